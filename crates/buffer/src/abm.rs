@@ -1,0 +1,255 @@
+//! The Active Buffer Manager: the event API a driver (threaded runtime or simulator)
+//! calls. Each event updates the shared [`AbmState`] and asks the policy for decisions.
+
+use crate::state::PendingScan;
+use crate::{
+    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, FrameId, Nanos, Policy, PolicyKind,
+    ScanId, ScanSlot, ScanSpec, TableGeometry,
+};
+
+/// A chunk handed to a scan. The scan must call [`Abm::release_chunk`] when done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub scan: ScanId,
+    pub chunk: ChunkId,
+    pub frame: FrameId,
+}
+
+/// Answer to [`Abm::next_chunk`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextChunk {
+    /// Process this chunk now (it is pinned for the scan).
+    Deliver(Delivery),
+    /// Nothing available: the chunk will come in a later event's [`Delivery`] list.
+    Wait,
+    /// The scan has received every chunk of its ranges; unregister it.
+    Finished,
+}
+
+/// Answer to [`Abm::next_load`]: read `chunk` into `frame`. `evicted` was in the frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadDecision {
+    pub chunk: ChunkId,
+    pub frame: FrameId,
+    pub evicted: Option<ChunkId>,
+    pub on_behalf_of: Option<ScanId>,
+}
+
+/// Answer to [`Abm::register_scan`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Registration {
+    pub scan: ScanId,
+    /// False when the scan waits for admission (see docs/abm.md, "Admission").
+    pub admitted: bool,
+}
+
+/// The ABM: shared state plus one policy. Generic so the hot path has no dynamic
+/// dispatch; use `Abm<AnyPolicy>` to choose the policy at run time.
+#[derive(Clone, Debug)]
+pub struct Abm<P: Policy = AnyPolicy> {
+    geometry: TableGeometry,
+    state: AbmState,
+    policy: P,
+}
+
+impl Abm<AnyPolicy> {
+    /// An ABM with a policy chosen by kind.
+    pub fn with_kind(
+        geometry: TableGeometry,
+        config: AbmConfig,
+        kind: PolicyKind,
+    ) -> Result<Self, BufferError> {
+        Abm::new(geometry, config, AnyPolicy::new(kind))
+    }
+}
+
+impl<P: Policy> Abm<P> {
+    pub fn new(geometry: TableGeometry, config: AbmConfig, policy: P) -> Result<Self, BufferError> {
+        config.validate()?;
+        let state = AbmState::new(geometry.chunk_count(), config);
+        Ok(Abm {
+            geometry,
+            state,
+            policy,
+        })
+    }
+
+    pub fn state(&self) -> &AbmState {
+        &self.state
+    }
+
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    pub fn geometry(&self) -> &TableGeometry {
+        &self.geometry
+    }
+
+    /// A CScan registers its ranges. It is admitted now, or queued (FIFO) until enough
+    /// frames per scan are free; either way it may call [`Abm::next_chunk`] at once.
+    pub fn register_scan(
+        &mut self,
+        spec: &ScanSpec,
+        now: Nanos,
+    ) -> Result<Registration, BufferError> {
+        let chunks = self.geometry.chunk_ranges(&spec.ranges)?;
+        let id = ScanId(self.state.next_scan_id);
+        self.state.next_scan_id += 1;
+        let pending = PendingScan {
+            id,
+            columns: spec.columns,
+            chunks,
+            registered_at: now,
+            blocked_since: None,
+        };
+        if self.state.pending.is_empty() && self.state.admission_open() {
+            self.admit(pending);
+            return Ok(Registration {
+                scan: id,
+                admitted: true,
+            });
+        }
+        self.state.pending.push_back(pending);
+        Ok(Registration {
+            scan: id,
+            admitted: false,
+        })
+    }
+
+    fn admit(&mut self, pending: PendingScan) -> ScanSlot {
+        let slot = self.state.admit(pending);
+        self.policy.on_admit(&self.state, slot);
+        slot
+    }
+
+    fn slot(&self, scan: ScanId) -> Result<ScanSlot, BufferError> {
+        self.state
+            .slot_of(scan)
+            .ok_or(BufferError::UnknownScan(scan))
+    }
+
+    /// Paper: selectChunk. Deliver an available chunk, or tell the scan to wait.
+    pub fn next_chunk(&mut self, scan: ScanId, now: Nanos) -> Result<NextChunk, BufferError> {
+        let Ok(slot) = self.slot(scan) else {
+            let pending = self.state.pending.iter_mut().find(|p| p.id == scan);
+            let pending = pending.ok_or(BufferError::UnknownScan(scan))?;
+            pending.blocked_since.get_or_insert(now);
+            return Ok(NextChunk::Wait);
+        };
+        let s = self.state.active_scan(slot);
+        if s.processing.is_some() {
+            return Err(BufferError::AlreadyProcessing(scan));
+        }
+        if s.needed == 0 {
+            return Ok(NextChunk::Finished);
+        }
+        match self.try_deliver(slot, now) {
+            Some(d) => Ok(NextChunk::Deliver(d)),
+            None => {
+                self.state.block(slot, now);
+                Ok(NextChunk::Wait)
+            }
+        }
+    }
+
+    fn try_deliver(&mut self, slot: ScanSlot, now: Nanos) -> Option<Delivery> {
+        let chunk = self.policy.choose_available(&self.state, slot)?;
+        let frame = self.state.deliver(slot, chunk, now);
+        self.policy.on_delivered(&self.state, slot, chunk);
+        Some(Delivery {
+            scan: self.state.active_scan(slot).id,
+            chunk,
+            frame,
+        })
+    }
+
+    /// Wakes blocked scans in `candidates` that now have an available chunk.
+    fn serve_blocked(&mut self, candidates: crate::ScanMask, now: Nanos, out: &mut Vec<Delivery>) {
+        for slot in crate::state::slots_of(candidates & self.state.blocked_mask()) {
+            out.extend(self.try_deliver(slot, now));
+        }
+    }
+
+    /// The scan finished processing its chunk: the chunk counts as consumed.
+    pub fn release_chunk(&mut self, scan: ScanId, _now: Nanos) -> Result<ChunkId, BufferError> {
+        let slot = self.slot(scan)?;
+        self.state
+            .release(slot)
+            .ok_or(BufferError::NotProcessing(scan))
+    }
+
+    /// The scan ends (finished, cancelled or failed): its pin and all its interest are
+    /// dropped; queued scans may be admitted and served (appended to `out`).
+    pub fn unregister_scan(
+        &mut self,
+        scan: ScanId,
+        now: Nanos,
+        out: &mut Vec<Delivery>,
+    ) -> Result<(), BufferError> {
+        if let Some(pos) = self.state.pending.iter().position(|p| p.id == scan) {
+            self.state.pending.remove(pos);
+            return Ok(());
+        }
+        let slot = self.slot(scan)?;
+        self.policy.on_retire(&self.state, slot);
+        self.state.retire(slot);
+        while self.state.admission_open() {
+            let Some(pending) = self.state.pending.pop_front() else {
+                break;
+            };
+            let slot = self.admit(pending);
+            self.serve_blocked(slot.bit(), now, out);
+        }
+        Ok(())
+    }
+
+    /// Loader: what to read next and into which frame, or `None` (nothing useful now, or
+    /// `max_inflight` loads running). The chunk is "loading" until
+    /// [`Abm::load_completed`] or [`Abm::load_failed`].
+    pub fn next_load(&mut self, now: Nanos) -> Option<LoadDecision> {
+        if self.state.inflight() >= self.state.config().max_inflight {
+            return None;
+        }
+        let choice = self.policy.choose_load(&self.state, now)?;
+        let on_behalf_of = choice
+            .on_behalf_of
+            .and_then(|s| self.state.scan(s))
+            .map(|s| s.id);
+        let evicted = self.state.start_load(choice.chunk, choice.frame);
+        Some(LoadDecision {
+            chunk: choice.chunk,
+            frame: choice.frame,
+            evicted,
+            on_behalf_of,
+        })
+    }
+
+    /// The chunk is in memory. Blocked scans that can use it are served (appended to
+    /// `out`), as the paper's ABM signals waiting queries.
+    pub fn load_completed(
+        &mut self,
+        chunk: ChunkId,
+        now: Nanos,
+        out: &mut Vec<Delivery>,
+    ) -> Result<(), BufferError> {
+        self.state.finish_load(chunk)?;
+        self.serve_blocked(self.state.interest(chunk), now, out);
+        Ok(())
+    }
+
+    /// The read failed: the chunk is absent again (a later `next_load` may retry it) and
+    /// the frame is free. Returns the scans that wanted it, so the driver can fail or
+    /// retry exactly those.
+    pub fn load_failed(&mut self, chunk: ChunkId, _now: Nanos) -> Result<Vec<ScanId>, BufferError> {
+        let mask = self.state.fail_load(chunk)?;
+        Ok(crate::state::slots_of(mask)
+            .map(|s| self.state.active_scan(s).id)
+            .collect())
+    }
+
+    /// Full consistency check, O(chunks + frames); see `invariants.rs`.
+    pub fn check_invariants(&self) -> Result<(), BufferError> {
+        self.state.check_invariants()
+    }
+}

@@ -1,0 +1,142 @@
+//! Table geometry: where each chunk starts, in tuples (rows).
+//!
+//! The buffer crate knows nothing about the storage format; the storage layer hands it
+//! the first row of every chunk. A scan's tuple ranges then map to chunk ranges.
+
+use crate::{BufferError, ChunkId, ChunkRanges};
+use std::ops::Range;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableGeometry {
+    /// `chunk_starts[i]` is the first row of chunk `i`; strictly increasing, starts at 0.
+    chunk_starts: Vec<u64>,
+    row_count: u64,
+}
+
+impl TableGeometry {
+    /// Chunks with the given first rows; the last chunk ends at `row_count`.
+    pub fn from_chunk_starts(chunk_starts: Vec<u64>, row_count: u64) -> Result<Self, BufferError> {
+        let invalid = |why: &str| Err(BufferError::InvalidGeometry(why.to_string()));
+        if chunk_starts.is_empty() {
+            return invalid("a table needs at least one chunk");
+        }
+        if chunk_starts.len() > u32::MAX as usize {
+            return invalid("too many chunks for a u32 ChunkId");
+        }
+        if chunk_starts[0] != 0 {
+            return invalid("the first chunk must start at row 0");
+        }
+        if chunk_starts.windows(2).any(|w| w[0] >= w[1]) {
+            return invalid("chunk starts must be strictly increasing");
+        }
+        if chunk_starts.last().is_some_and(|&last| last >= row_count) {
+            return invalid("every chunk must hold at least one row");
+        }
+        Ok(TableGeometry {
+            chunk_starts,
+            row_count,
+        })
+    }
+
+    /// `chunk_count` chunks of `rows_per_chunk` rows each.
+    pub fn uniform(chunk_count: u32, rows_per_chunk: u64) -> Result<Self, BufferError> {
+        if chunk_count == 0 || rows_per_chunk == 0 {
+            return Err(BufferError::InvalidGeometry(
+                "empty uniform geometry".into(),
+            ));
+        }
+        let starts = (0..u64::from(chunk_count))
+            .map(|i| i * rows_per_chunk)
+            .collect();
+        Self::from_chunk_starts(starts, u64::from(chunk_count) * rows_per_chunk)
+    }
+
+    pub fn chunk_count(&self) -> u32 {
+        self.chunk_starts.len() as u32
+    }
+
+    pub fn row_count(&self) -> u64 {
+        self.row_count
+    }
+
+    /// Rows of one chunk.
+    pub fn chunk_rows(&self, chunk: ChunkId) -> Range<u64> {
+        let i = chunk.0 as usize;
+        let end = self
+            .chunk_starts
+            .get(i + 1)
+            .copied()
+            .unwrap_or(self.row_count);
+        self.chunk_starts[i]..end
+    }
+
+    /// Rows covered by the chunk range `chunks` (e.g. to build a spec from chunk numbers).
+    pub fn rows_of_chunks(&self, chunks: Range<u32>) -> Range<u64> {
+        if chunks.is_empty() {
+            return 0..0;
+        }
+        let start = self.chunk_rows(ChunkId(chunks.start)).start;
+        let end = self.chunk_rows(ChunkId(chunks.end - 1)).end;
+        start..end
+    }
+
+    /// Chunks overlapping the row range `rows` (empty for an empty range).
+    pub fn chunks_of_rows(&self, rows: &Range<u64>) -> Result<Range<u32>, BufferError> {
+        if rows.end > self.row_count || rows.start > rows.end {
+            return Err(BufferError::RangeOutOfTable {
+                start: rows.start,
+                end: rows.end,
+                row_count: self.row_count,
+            });
+        }
+        if rows.is_empty() {
+            return Ok(0..0);
+        }
+        // partition_point gives the number of chunks starting at or before the row.
+        let first = self.chunk_starts.partition_point(|&s| s <= rows.start) - 1;
+        let last = self.chunk_starts.partition_point(|&s| s < rows.end);
+        Ok(first as u32..last as u32)
+    }
+
+    /// The merged, sorted set of chunks a list of row ranges touches.
+    pub fn chunk_ranges(&self, rows: &[Range<u64>]) -> Result<ChunkRanges, BufferError> {
+        let mut ranges = Vec::with_capacity(rows.len());
+        for r in rows {
+            ranges.push(self.chunks_of_rows(r)?);
+        }
+        Ok(ChunkRanges::from_ranges(ranges))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_map_to_overlapping_chunks() {
+        let g = TableGeometry::from_chunk_starts(vec![0, 10, 25, 40], 50).unwrap();
+        assert_eq!(g.chunks_of_rows(&(0..10)).unwrap(), 0..1);
+        assert_eq!(g.chunks_of_rows(&(9..11)).unwrap(), 0..2);
+        assert_eq!(g.chunks_of_rows(&(25..50)).unwrap(), 2..4);
+        assert_eq!(g.chunks_of_rows(&(30..30)).unwrap(), 0..0);
+        assert!(g.chunks_of_rows(&(0..51)).is_err());
+    }
+
+    #[test]
+    fn rejects_bad_geometry() {
+        assert!(TableGeometry::from_chunk_starts(vec![], 10).is_err());
+        assert!(TableGeometry::from_chunk_starts(vec![1, 5], 10).is_err());
+        assert!(TableGeometry::from_chunk_starts(vec![0, 5, 5], 10).is_err());
+        assert!(TableGeometry::from_chunk_starts(vec![0, 10], 10).is_err());
+    }
+
+    #[test]
+    fn several_ranges_merge_into_chunk_ranges() {
+        let g = TableGeometry::uniform(10, 100).unwrap();
+        let r = g
+            .chunk_ranges(&[(850..1000), (0..150), (120..180)])
+            .unwrap();
+        assert_eq!(r.ranges(), &[0..2, 8..10]);
+        assert_eq!(r.len(), 4);
+    }
+}

@@ -1,0 +1,88 @@
+//! # coopscan-buffer: the Active Buffer Manager (ABM) of Cooperative Scans
+//!
+//! The ABM keeps track of every active CScan and which chunks each still needs, and
+//! decides (a) which available chunk a scan processes next and (b) which chunk the
+//! loader reads next, into which frame, evicting what. Four policies make these
+//! decisions: `normal`, `attach`, `elevator` and `relevance` (Zukowski et al., VLDB 2007,
+//! Figure 3). Policies are pure state machines: no threads, clocks, locks or I/O; time
+//! comes in as a [`Nanos`] value, so the simulator (`coopscan-sim`) and the threaded
+//! runtime drive the very same code.
+//!
+//! ## The driver contract
+//!
+//! ```text
+//!   scan thread                         ABM                          loader
+//!   register_scan(spec) ───────────────► admitted or queued
+//!   next_chunk(scan) ──────────────────► Deliver(chunk, frame)  (pinned for the scan)
+//!                                       │ or Wait
+//!                                       │                 ◄────── next_load()  (loader idle)
+//!                                       │  LoadDecision{chunk, frame, evicted} ──►  read
+//!                                       │                 ◄────── load_completed(chunk)
+//!   ◄── Delivery (for a waiting scan) ──┘                          (or load_failed)
+//!   release_chunk(scan)  ──────────────► chunk consumed, unpinned
+//!   ...until next_chunk says Finished
+//!   unregister_scan(scan) ─────────────► pins and interest dropped; queued scans admitted
+//! ```
+//!
+//! * A scan processes one chunk at a time: `next_chunk` while holding one is an error.
+//! * `Wait` means the chunk arrives later in the `Delivery` list of some event
+//!   (`load_completed`, or `unregister_scan` when a queued scan is admitted). A threaded
+//!   driver parks the scan and hands it the delivery.
+//! * The loader calls `next_load` whenever it is idle and after any event (each event can
+//!   create work); `None` means "nothing useful now". `AbmConfig::max_inflight` (default 1,
+//!   the papers' exclusive chunk I/O) bounds loads in flight.
+//! * Every method is O(classes + scans), never O(chunks × scans); see `docs/abm.md`.
+//!
+//! ```
+//! use coopscan_buffer::*;
+//! let geometry = TableGeometry::uniform(8, 1000)?; // 8 chunks of 1000 rows
+//! let mut abm = Abm::with_kind(geometry, AbmConfig::new(4), PolicyKind::Relevance)?;
+//! let now = Nanos::ZERO;
+//! let scan = abm.register_scan(&ScanSpec::full(8000), now)?.scan;
+//! let mut deliveries = Vec::new();
+//! let mut seen = 0;
+//! loop {
+//!     match abm.next_chunk(scan, now)? {
+//!         NextChunk::Finished => break,
+//!         NextChunk::Deliver(_) => {}
+//!         NextChunk::Wait => {
+//!             // The loader reads what the ABM asks for; completion serves the scan.
+//!             let load = abm.next_load(now).expect("a waiting scan makes the loader busy");
+//!             abm.load_completed(load.chunk, now, &mut deliveries)?;
+//!             assert_eq!(deliveries.pop().map(|d| d.scan), Some(scan));
+//!         }
+//!     }
+//!     abm.release_chunk(scan, now)?;
+//!     seen += 1;
+//! }
+//! abm.unregister_scan(scan, now, &mut deliveries)?;
+//! assert_eq!(seen, 8);
+//! abm.check_invariants()?;
+//! # Ok::<(), BufferError>(())
+//! ```
+
+mod abm;
+mod config;
+mod error;
+mod geometry;
+mod ids;
+mod index;
+mod invariants;
+pub mod policy;
+mod spec;
+mod state;
+mod transitions;
+
+pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Registration};
+pub use config::{
+    AbmConfig, ADMISSION_FRAMES_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS, STARVED_BELOW,
+};
+pub use error::BufferError;
+pub use geometry::TableGeometry;
+pub use ids::{ChunkId, FrameId, Nanos, ScanId, ScanSlot};
+pub use index::ChunkClass;
+pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
+pub use spec::{ChunkRanges, ColumnMask, ScanSpec};
+pub use state::{
+    slots_of, AbmState, AbmStats, Frame, FrameContent, Residency, ScanMask, ScanState,
+};

@@ -1,0 +1,68 @@
+//! attach ("circular" or "shared" scans, 2007 paper §3): a new scan starts at the
+//! position of the running scan with the largest remaining overlap, reads to the end of
+//! its ranges and wraps around. Nothing keeps the two together afterwards: when one is
+//! faster, the LRU buffer drops pages before the slower one reaches them and they
+//! "detach" — that is the behaviour the paper describes, so it is not prevented here.
+
+use super::sequential::{ChunkOrder, Sequential};
+use super::{LoadChoice, Policy, PolicyKind};
+use crate::{AbmState, ChunkId, Nanos, ScanSlot};
+
+#[derive(Clone, Debug, Default)]
+pub struct AttachPolicy {
+    seq: Sequential,
+}
+
+impl AttachPolicy {
+    /// The running scan sharing most still-needed chunks with `slot`, and that overlap.
+    fn best_partner(&self, state: &AbmState, slot: ScanSlot) -> Option<(ScanSlot, u32)> {
+        let chunks = &state.active_scan(slot).chunks;
+        let mut best: Option<(ScanSlot, u32)> = None;
+        for other in state.active_slots().filter(|s| *s != slot) {
+            let bit = other.bit();
+            let overlap = chunks
+                .iter()
+                .filter(|c| state.interest(*c) & bit != 0)
+                .count() as u32;
+            if overlap > 0 && best.is_none_or(|(_, o)| overlap > o) {
+                best = Some((other, overlap));
+            }
+        }
+        best
+    }
+}
+
+impl Policy for AttachPolicy {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Attach
+    }
+
+    fn on_admit(&mut self, state: &AbmState, slot: ScanSlot) {
+        let chunks = &state.active_scan(slot).chunks;
+        let start = self
+            .best_partner(state, slot)
+            .and_then(|(partner, _)| self.seq.position(state, partner));
+        let order = match start {
+            Some(pos) => ChunkOrder::rotated(chunks, pos),
+            None => ChunkOrder::ascending(chunks),
+        };
+        debug_assert!(chunks.is_empty() || order.first().is_some());
+        self.seq.admit(slot, order);
+    }
+
+    fn on_retire(&mut self, _state: &AbmState, slot: ScanSlot) {
+        self.seq.retire(slot);
+    }
+
+    fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        self.seq.choose_available(state, slot)
+    }
+
+    fn on_delivered(&mut self, _state: &AbmState, slot: ScanSlot, chunk: ChunkId) {
+        self.seq.on_delivered(slot, chunk);
+    }
+
+    fn choose_load(&mut self, state: &AbmState, _now: Nanos) -> Option<LoadChoice> {
+        self.seq.choose_load(state)
+    }
+}

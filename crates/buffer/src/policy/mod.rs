@@ -1,0 +1,192 @@
+//! Scheduling policies. Each is a pure state machine over `&AbmState`: it chooses, the
+//! ABM applies. No policy reads a clock, takes a lock or does I/O.
+//!
+//! | policy    | chunk order per scan          | what gets loaded                          | eviction |
+//! |-----------|-------------------------------|-------------------------------------------|----------|
+//! | normal    | its own ranges in order       | next chunks of the longest-waiting scan   | LRU      |
+//! | attach    | rotated to join a running scan| same as normal                            | LRU      |
+//! | elevator  | whatever the cursor brought   | next chunk anyone needs after the cursor  | unneeded only |
+//! | relevance | useRelevance                  | queryRelevance → loadRelevance            | keepRelevance |
+
+mod attach;
+mod elevator;
+mod normal;
+mod relevance;
+mod sequential;
+
+pub use attach::AttachPolicy;
+pub use elevator::ElevatorPolicy;
+pub use normal::NormalPolicy;
+pub use relevance::RelevancePolicy;
+
+use crate::{AbmState, ChunkId, FrameId, Nanos, ScanSlot};
+use std::fmt;
+use std::str::FromStr;
+
+/// A load the policy wants: `chunk` into `frame`, evicting whatever `frame` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadChoice {
+    pub chunk: ChunkId,
+    pub frame: FrameId,
+    /// The scan whose need triggered this load (for per-query I/O accounting).
+    pub on_behalf_of: Option<ScanSlot>,
+}
+
+/// A scheduling policy.
+///
+/// The ABM guarantees: every call sees a consistent state; `choose_available` is only
+/// called for an active scan that holds no chunk and still needs one; `on_admit` runs
+/// after the scan's interest is in the state, `on_retire` before it is removed.
+///
+/// The policy MUST: return from `choose_available` only a resident chunk the scan needs;
+/// return from `choose_load` only an absent chunk and a frame that is empty or holds an
+/// unpinned resident chunk. The ABM asserts both.
+pub trait Policy {
+    fn kind(&self) -> PolicyKind;
+
+    fn on_admit(&mut self, _state: &AbmState, _slot: ScanSlot) {}
+
+    fn on_retire(&mut self, _state: &AbmState, _slot: ScanSlot) {}
+
+    /// Paper: chooseAvailableChunk. Which resident chunk the scan should process next.
+    fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId>;
+
+    fn on_delivered(&mut self, _state: &AbmState, _slot: ScanSlot, _chunk: ChunkId) {}
+
+    /// Paper: the ABM main loop body. What to load next and where, or nothing now.
+    fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice>;
+}
+
+/// Policy names as used on the command line and in reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PolicyKind {
+    Normal,
+    Attach,
+    Elevator,
+    Relevance,
+}
+
+impl PolicyKind {
+    pub const ALL: [PolicyKind; 4] = [
+        PolicyKind::Normal,
+        PolicyKind::Attach,
+        PolicyKind::Elevator,
+        PolicyKind::Relevance,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Normal => "normal",
+            PolicyKind::Attach => "attach",
+            PolicyKind::Elevator => "elevator",
+            PolicyKind::Relevance => "relevance",
+        }
+    }
+}
+
+impl fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance")]
+pub struct UnknownPolicy(pub String);
+
+impl FromStr for PolicyKind {
+    type Err = UnknownPolicy;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PolicyKind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| UnknownPolicy(s.to_string()))
+    }
+}
+
+/// Any policy, chosen at run time (CLI, simulator, benchmarks). Dispatch is one `match`
+/// per decision; code that fixes the policy at compile time uses `Abm<RelevancePolicy>`.
+#[derive(Clone, Debug)]
+pub enum AnyPolicy {
+    Normal(NormalPolicy),
+    Attach(AttachPolicy),
+    Elevator(ElevatorPolicy),
+    Relevance(RelevancePolicy),
+}
+
+impl AnyPolicy {
+    pub fn new(kind: PolicyKind) -> Self {
+        match kind {
+            PolicyKind::Normal => AnyPolicy::Normal(NormalPolicy::default()),
+            PolicyKind::Attach => AnyPolicy::Attach(AttachPolicy::default()),
+            PolicyKind::Elevator => AnyPolicy::Elevator(ElevatorPolicy::default()),
+            PolicyKind::Relevance => AnyPolicy::Relevance(RelevancePolicy::default()),
+        }
+    }
+}
+
+impl FromStr for AnyPolicy {
+    type Err = UnknownPolicy;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(AnyPolicy::new)
+    }
+}
+
+impl fmt::Display for AnyPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.kind().fmt(f)
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $p:ident => $e:expr) => {
+        match $self {
+            AnyPolicy::Normal($p) => $e,
+            AnyPolicy::Attach($p) => $e,
+            AnyPolicy::Elevator($p) => $e,
+            AnyPolicy::Relevance($p) => $e,
+        }
+    };
+}
+
+impl Policy for AnyPolicy {
+    fn kind(&self) -> PolicyKind {
+        dispatch!(self, p => p.kind())
+    }
+    fn on_admit(&mut self, state: &AbmState, slot: ScanSlot) {
+        dispatch!(self, p => p.on_admit(state, slot))
+    }
+    fn on_retire(&mut self, state: &AbmState, slot: ScanSlot) {
+        dispatch!(self, p => p.on_retire(state, slot))
+    }
+    fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        dispatch!(self, p => p.choose_available(state, slot))
+    }
+    fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) {
+        dispatch!(self, p => p.on_delivered(state, slot, chunk))
+    }
+    fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
+        dispatch!(self, p => p.choose_load(state, now))
+    }
+}
+
+/// The first chunk of `set` at or after `from`, wrapping around: the chunk the disk head
+/// reaches first when it moves forward (locality tie-break shared by several policies).
+pub(crate) fn next_cyclic(
+    set: &std::collections::BTreeSet<ChunkId>,
+    from: ChunkId,
+) -> Option<ChunkId> {
+    set.range(from..)
+        .next()
+        .or_else(|| set.iter().next())
+        .copied()
+}
+
+/// Forward distance from `from` to `to` on a table of `n` chunks.
+pub(crate) fn cyclic_distance(from: ChunkId, to: ChunkId, n: u32) -> u32 {
+    if to.0 >= from.0 {
+        to.0 - from.0
+    } else {
+        n - from.0 + to.0
+    }
+}

@@ -1,0 +1,146 @@
+//! relevance (2007 paper §4, Figure 3), on equivalence classes instead of chunks.
+//!
+//! ```text
+//! queryRelevance(q) = -inf if q is not starved, else -chunksNeeded(q) + waitingTime(q)/runningQueries()
+//! useRelevance(c)   = Qmax - numberInterestedQueries(c)
+//! loadRelevance(c)  = numberInterestedStarvedQueries(c) * Qmax + numberInterestedQueries(c)
+//! keepRelevance(c)  = numberInterestedAlmostStarvedQueries(c) * Qmax + numberInterestedQueries(c)
+//! queryStarved(q)   = numberOfAvailableChunks(q) < 2
+//! ```
+//!
+//! All four depend on a chunk only through its interest mask, so each decision walks the
+//! live classes (`index.rs`), never the chunks. Ties go to the chunk the disk head
+//! reaches first moving forward, which keeps loads sequential when nothing else matters.
+
+use super::{cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind};
+use crate::config::MAX_SCANS;
+use crate::{AbmState, ChunkId, FrameId, Nanos, Residency, ScanMask, ScanSlot};
+
+/// Paper: Qmax, the weight that makes starved scans dominate plain interest counts.
+const QMAX: u32 = MAX_SCANS as u32;
+
+#[derive(Clone, Debug, Default)]
+pub struct RelevancePolicy {
+    /// Scratch list of starved scans by priority, reused to avoid allocating per decision.
+    queue: Vec<(f64, ScanSlot)>,
+}
+
+/// Paper: queryRelevance, for a starved scan. Shorter scans first, aged by waiting time.
+pub fn query_relevance(state: &AbmState, slot: ScanSlot, now: Nanos) -> f64 {
+    let scan = state.active_scan(slot);
+    let waiting = scan
+        .blocked_since
+        .map_or(Nanos::ZERO, |t| now.saturating_sub(t));
+    let waiting_units = waiting.0 as f64 / state.config().aging_unit.0 as f64;
+    let running = f64::from(state.active_count().max(1));
+    -f64::from(scan.needed) + waiting_units / running
+}
+
+/// Paper: useRelevance. Prefer chunks few other scans want: they can be evicted soonest.
+pub fn use_relevance(mask: ScanMask) -> u32 {
+    QMAX - mask.count_ones()
+}
+
+/// Paper: loadRelevance.
+pub fn load_relevance(mask: ScanMask, starved: ScanMask) -> u32 {
+    (mask & starved).count_ones() * QMAX + mask.count_ones()
+}
+
+/// Paper: keepRelevance; almost-starved scans count as starved.
+pub fn keep_relevance(mask: ScanMask, almost_starved: ScanMask) -> u32 {
+    (mask & almost_starved).count_ones() * QMAX + mask.count_ones()
+}
+
+impl RelevancePolicy {
+    /// Paper: chooseChunkToLoad. Highest loadRelevance among chunks `q` needs that are
+    /// neither resident nor loading.
+    fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<ChunkId> {
+        let head = state
+            .last_loaded()
+            .map_or(ChunkId(0), |c| ChunkId((c.0 + 1) % state.chunk_count()));
+        let n = state.chunk_count();
+        let starved = state.starved_mask();
+        state
+            .classes()
+            .filter(|c| c.mask() & q.bit() != 0)
+            .filter_map(|c| {
+                Some((
+                    load_relevance(c.mask(), starved),
+                    next_cyclic(c.absent(), head)?,
+                ))
+            })
+            .max_by_key(|(score, chunk)| {
+                (*score, std::cmp::Reverse(cyclic_distance(head, *chunk, n)))
+            })
+            .map(|(_, chunk)| chunk)
+    }
+
+    /// Paper: findFreeSlot. An empty frame, else the lowest keepRelevance chunk that is
+    /// not in use, not wanted by `q` and not useful for any starved scan.
+    fn find_free_slot(state: &AbmState, q: ScanSlot) -> Option<FrameId> {
+        if let Some(f) = state.free_frame() {
+            return Some(f);
+        }
+        let protected = state.starved_mask() | q.bit();
+        let almost = state.almost_starved_mask();
+        state
+            .classes()
+            .filter(|c| c.mask() & protected == 0)
+            .filter_map(|c| {
+                // Pinned chunks are at most one per scan, so this skips few.
+                let chunk = c.resident().iter().find(|ch| !state.is_pinned(**ch))?;
+                let Residency::Resident(frame) = state.residency(*chunk) else {
+                    return None;
+                };
+                Some((
+                    keep_relevance(c.mask(), almost),
+                    state.frame(frame).lru_tick,
+                    frame,
+                ))
+            })
+            .min()
+            .map(|(_, _, frame)| frame)
+    }
+}
+
+impl Policy for RelevancePolicy {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Relevance
+    }
+
+    /// Paper: chooseAvailableChunk.
+    fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        state
+            .classes()
+            .filter(|c| c.mask() & slot.bit() != 0)
+            .filter_map(|c| Some((use_relevance(c.mask()), *c.resident().first()?)))
+            .max_by_key(|(score, chunk)| (*score, std::cmp::Reverse(*chunk)))
+            .map(|(_, chunk)| chunk)
+    }
+
+    /// Paper: the ABM main loop body: chooseQueryToProcess, chooseChunkToLoad,
+    /// findFreeSlot. When the most relevant query has nothing loadable or no frame can be
+    /// freed for it, the next one is tried rather than blocking the loader.
+    fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
+        self.queue.clear();
+        for slot in crate::state::slots_of(state.starved_mask()) {
+            self.queue.push((query_relevance(state, slot, now), slot));
+        }
+        self.queue
+            .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for &(_, q) in &self.queue {
+            let Some(chunk) = Self::choose_chunk_to_load(state, q) else {
+                continue;
+            };
+            let Some(frame) = Self::find_free_slot(state, q) else {
+                continue;
+            };
+            return Some(LoadChoice {
+                chunk,
+                frame,
+                on_behalf_of: Some(q),
+            });
+        }
+        None
+    }
+}

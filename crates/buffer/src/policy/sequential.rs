@@ -1,0 +1,190 @@
+//! The in-order core shared by normal and attach: every scan has a fixed chunk order
+//! and a cursor; the loader reads ahead `READ_AHEAD` chunks per scan (the one being
+//! processed counts), serving the scan that has waited longest first; eviction is LRU.
+
+use super::LoadChoice;
+use crate::config::MAX_SCANS;
+use crate::{AbmState, ChunkId, ChunkRanges, Nanos, ScanSlot};
+use std::ops::Range;
+
+/// Chunks per scan kept resident or loading ahead of consumption: the one in process
+/// plus one read-ahead, the same depth relevance uses before calling a scan starved.
+pub(crate) const READ_AHEAD: u32 = 2;
+
+/// A scan's chunk order and the position of the next chunk to deliver.
+#[derive(Clone, Debug)]
+pub(crate) struct ChunkOrder {
+    ranges: Vec<Range<u32>>,
+    /// `offsets[i]` is the position of `ranges[i].start` in the order.
+    offsets: Vec<u32>,
+    len: u32,
+    cursor: u32,
+}
+
+impl ChunkOrder {
+    pub(crate) fn ascending(chunks: &ChunkRanges) -> Self {
+        Self::from_ranges(chunks.ranges().to_vec())
+    }
+
+    /// Starts at the first chunk at or after `start` and wraps around to the beginning
+    /// ("circular scan").
+    pub(crate) fn rotated(chunks: &ChunkRanges, start: ChunkId) -> Self {
+        let (mut tail, mut head) = (Vec::new(), Vec::new());
+        for r in chunks.ranges() {
+            if r.end <= start.0 {
+                head.push(r.clone());
+            } else if r.start >= start.0 {
+                tail.push(r.clone());
+            } else {
+                tail.push(start.0..r.end);
+                head.push(r.start..start.0);
+            }
+        }
+        tail.extend(head);
+        Self::from_ranges(tail)
+    }
+
+    fn from_ranges(ranges: Vec<Range<u32>>) -> Self {
+        let mut offsets = Vec::with_capacity(ranges.len());
+        let mut len = 0;
+        for r in &ranges {
+            offsets.push(len);
+            len += r.end - r.start;
+        }
+        ChunkOrder {
+            ranges,
+            offsets,
+            len,
+            cursor: 0,
+        }
+    }
+
+    pub(crate) fn nth(&self, pos: u32) -> Option<ChunkId> {
+        if pos >= self.len {
+            return None;
+        }
+        let i = self.offsets.partition_point(|&o| o <= pos) - 1;
+        Some(ChunkId(self.ranges[i].start + (pos - self.offsets[i])))
+    }
+
+    /// The next chunk this scan will be given.
+    pub(crate) fn current(&self) -> Option<ChunkId> {
+        self.nth(self.cursor)
+    }
+
+    pub(crate) fn first(&self) -> Option<ChunkId> {
+        self.nth(0)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Sequential {
+    orders: Vec<Option<ChunkOrder>>,
+}
+
+impl Default for Sequential {
+    fn default() -> Self {
+        Sequential {
+            orders: vec![None; MAX_SCANS],
+        }
+    }
+}
+
+impl Sequential {
+    pub(crate) fn admit(&mut self, slot: ScanSlot, order: ChunkOrder) {
+        self.orders[slot.index()] = Some(order);
+    }
+
+    pub(crate) fn retire(&mut self, slot: ScanSlot) {
+        self.orders[slot.index()] = None;
+    }
+
+    pub(crate) fn order(&self, slot: ScanSlot) -> Option<&ChunkOrder> {
+        self.orders[slot.index()].as_ref()
+    }
+
+    /// Where the scan is: the chunk it processes, else the next one it will get.
+    pub(crate) fn position(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        state
+            .active_scan(slot)
+            .processing
+            .or_else(|| self.order(slot)?.current())
+    }
+
+    pub(crate) fn choose_available(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        let chunk = self.order(slot)?.current()?;
+        state.is_resident(chunk).then_some(chunk)
+    }
+
+    pub(crate) fn on_delivered(&mut self, slot: ScanSlot, chunk: ChunkId) {
+        if let Some(order) = self.orders[slot.index()].as_mut() {
+            debug_assert_eq!(order.current(), Some(chunk), "in-order delivery");
+            order.cursor += 1;
+        }
+    }
+
+    pub(crate) fn choose_load(&self, state: &AbmState) -> Option<LoadChoice> {
+        let mut best: Option<((bool, Nanos, ScanSlot), ChunkId)> = None;
+        for slot in state.active_slots() {
+            let Some(chunk) = self.read_ahead_candidate(state, slot) else {
+                continue;
+            };
+            let scan = state.active_scan(slot);
+            // Blocked scans first, longest waiting first; then the least recently served.
+            let key = (
+                scan.blocked_since.is_none(),
+                scan.blocked_since.unwrap_or(scan.last_served),
+                slot,
+            );
+            if best.is_none_or(|(k, _)| key < k) {
+                best = Some((key, chunk));
+            }
+        }
+        let ((_, _, slot), chunk) = best?;
+        let frame = state.free_frame().or_else(|| state.lru_frames().next())?;
+        Some(LoadChoice {
+            chunk,
+            frame,
+            on_behalf_of: Some(slot),
+        })
+    }
+
+    /// The first absent chunk among the scan's next `READ_AHEAD` chunks.
+    fn read_ahead_candidate(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        let order = self.order(slot)?;
+        let window = READ_AHEAD - u32::from(state.active_scan(slot).processing.is_some());
+        (0..window)
+            .map_while(|i| order.nth(order.cursor + i))
+            .find(|c| state.is_absent(*c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(o: &ChunkOrder) -> Vec<u32> {
+        (0..o.len).filter_map(|i| o.nth(i)).map(|c| c.0).collect()
+    }
+
+    #[test]
+    fn rotation_wraps_around_the_ranges() {
+        let chunks = ChunkRanges::from_ranges(vec![2..5, 8..10]);
+        assert_eq!(
+            collect(&ChunkOrder::ascending(&chunks)),
+            vec![2, 3, 4, 8, 9]
+        );
+        assert_eq!(
+            collect(&ChunkOrder::rotated(&chunks, ChunkId(3))),
+            vec![3, 4, 8, 9, 2]
+        );
+        assert_eq!(
+            collect(&ChunkOrder::rotated(&chunks, ChunkId(6))),
+            vec![8, 9, 2, 3, 4]
+        );
+        assert_eq!(
+            collect(&ChunkOrder::rotated(&chunks, ChunkId(11))),
+            vec![2, 3, 4, 8, 9]
+        );
+    }
+}

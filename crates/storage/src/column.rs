@@ -1,0 +1,243 @@
+//! In-memory column values: the bridge between Arrow arrays and the on-disk encodings.
+//!
+//! Strings (both `CHAR(n)` and `VARCHAR`) are held as offsets + bytes; `CHAR(n)` padding
+//! is added only when encoding and stripped when decoding, so the logical value is the
+//! same in every layout.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Decimal128Type, Int32Type, Int64Type};
+use arrow_array::{
+    Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, StringArray,
+};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::DataType;
+
+use crate::error::{Result, StorageError};
+use crate::types::{ColumnType, Physical};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnValues {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    /// `offsets.len() == rows + 1`, `offsets[0] == 0`.
+    Bytes {
+        offsets: Vec<u32>,
+        data: Vec<u8>,
+    },
+}
+
+impl ColumnValues {
+    pub fn empty(physical: Physical) -> Self {
+        match physical {
+            Physical::I32 => ColumnValues::I32(Vec::new()),
+            Physical::I64 => ColumnValues::I64(Vec::new()),
+            Physical::FixedBytes(_) | Physical::VarBytes => ColumnValues::Bytes {
+                offsets: vec![0],
+                data: Vec::new(),
+            },
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnValues::I32(v) => v.len(),
+            ColumnValues::I64(v) => v.len(),
+            ColumnValues::Bytes { offsets, .. } => offsets.len() - 1,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of string value `i` (panics if this is not a string column).
+    pub fn str_at(&self, i: usize) -> &[u8] {
+        match self {
+            ColumnValues::Bytes { offsets, data } => {
+                &data[offsets[i] as usize..offsets[i + 1] as usize]
+            }
+            _ => panic!("str_at on a numeric column"),
+        }
+    }
+
+    pub fn push_str(&mut self, s: &[u8]) -> Result<()> {
+        match self {
+            ColumnValues::Bytes { offsets, data } => {
+                data.extend_from_slice(s);
+                offsets.push(offset_u32(data.len())?);
+                Ok(())
+            }
+            _ => Err(StorageError::Invalid(
+                "string value for a numeric column".into(),
+            )),
+        }
+    }
+
+    /// Appends rows `range` of `other` (same physical kind).
+    pub fn extend_from(
+        &mut self,
+        other: &ColumnValues,
+        range: std::ops::Range<usize>,
+    ) -> Result<()> {
+        match (self, other) {
+            (ColumnValues::I32(a), ColumnValues::I32(b)) => a.extend_from_slice(&b[range]),
+            (ColumnValues::I64(a), ColumnValues::I64(b)) => a.extend_from_slice(&b[range]),
+            (
+                ColumnValues::Bytes { offsets, data },
+                ColumnValues::Bytes {
+                    offsets: bo,
+                    data: bd,
+                },
+            ) => {
+                let (lo, hi) = (bo[range.start] as usize, bo[range.end] as usize);
+                let base = data.len() as i64 - lo as i64;
+                data.extend_from_slice(&bd[lo..hi]);
+                offset_u32(data.len())?;
+                offsets.extend(
+                    bo[range.start + 1..=range.end]
+                        .iter()
+                        .map(|&o| (o as i64 + base) as u32),
+                );
+            }
+            _ => return Err(StorageError::Invalid("mismatched column kinds".into())),
+        }
+        Ok(())
+    }
+
+    /// Removes the first `n` rows.
+    pub fn drain_front(&mut self, n: usize) {
+        match self {
+            ColumnValues::I32(v) => drop(v.drain(..n)),
+            ColumnValues::I64(v) => drop(v.drain(..n)),
+            ColumnValues::Bytes { offsets, data } => {
+                let cut = offsets[n];
+                data.drain(..cut as usize);
+                offsets.drain(..n);
+                for o in offsets.iter_mut() {
+                    *o -= cut;
+                }
+            }
+        }
+    }
+
+    /// Converts an Arrow array holding values of `ty`. Nulls are rejected.
+    pub fn from_arrow(array: &dyn Array, ty: ColumnType, column: &str) -> Result<Self> {
+        if array.null_count() > 0 {
+            return Err(StorageError::Schema(format!(
+                "column {column:?} contains nulls; coopscan columns are NOT NULL"
+            )));
+        }
+        let mismatch = || {
+            StorageError::Schema(format!(
+                "column {column:?}: Arrow type {} does not fit {ty}",
+                array.data_type()
+            ))
+        };
+        let values = match (ty.physical(), array.data_type()) {
+            (Physical::I32, DataType::Int32) => {
+                ColumnValues::I32(array.as_primitive::<Int32Type>().values().to_vec())
+            }
+            (Physical::I32, DataType::Date32) => {
+                ColumnValues::I32(array.as_primitive::<Date32Type>().values().to_vec())
+            }
+            (Physical::I64, DataType::Int64) => {
+                ColumnValues::I64(array.as_primitive::<Int64Type>().values().to_vec())
+            }
+            (Physical::I64, DataType::Decimal128(_, s)) => {
+                let want = match ty {
+                    ColumnType::Decimal { scale, .. } => scale,
+                    _ => return Err(mismatch()),
+                };
+                if *s != want {
+                    return Err(mismatch());
+                }
+                let arr = array.as_primitive::<Decimal128Type>();
+                let v = arr
+                    .values()
+                    .iter()
+                    .map(|&x| {
+                        i64::try_from(x).map_err(|_| {
+                            StorageError::Schema(format!(
+                                "column {column:?}: decimal {x} overflows 64 bits"
+                            ))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                ColumnValues::I64(v)
+            }
+            (Physical::FixedBytes(_) | Physical::VarBytes, DataType::Utf8) => {
+                strings_from(array.as_string::<i32>().iter().flatten())?
+            }
+            (Physical::FixedBytes(_) | Physical::VarBytes, DataType::LargeUtf8) => {
+                strings_from(array.as_string::<i64>().iter().flatten())?
+            }
+            (Physical::FixedBytes(_) | Physical::VarBytes, DataType::Utf8View) => {
+                strings_from(array.as_string_view().iter().flatten())?
+            }
+            _ => return Err(mismatch()),
+        };
+        if let Physical::FixedBytes(n) = ty.physical() {
+            check_fixed(&values, n, column)?;
+        }
+        Ok(values)
+    }
+
+    /// Builds the Arrow array for `ty`. Fails (instead of panicking) on invalid UTF-8.
+    pub fn into_arrow(self, ty: ColumnType) -> Result<ArrayRef> {
+        Ok(match (self, ty) {
+            (ColumnValues::I32(v), ColumnType::Date32) => {
+                Arc::new(Date32Array::new(ScalarBuffer::from(v), None))
+            }
+            (ColumnValues::I32(v), _) => Arc::new(Int32Array::new(ScalarBuffer::from(v), None)),
+            (ColumnValues::I64(v), ColumnType::Decimal { precision, scale }) => {
+                let wide: Vec<i128> = v.into_iter().map(i128::from).collect();
+                Arc::new(
+                    Decimal128Array::new(ScalarBuffer::from(wide), None)
+                        .with_precision_and_scale(precision, scale)?,
+                )
+            }
+            (ColumnValues::I64(v), _) => Arc::new(Int64Array::new(ScalarBuffer::from(v), None)),
+            (ColumnValues::Bytes { offsets, data }, _) => {
+                let offsets: Vec<i32> = offsets
+                    .into_iter()
+                    .map(|o| {
+                        i32::try_from(o).map_err(|_| {
+                            StorageError::Invalid("string data over 2 GiB in one batch".into())
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+                Arc::new(StringArray::try_new(offsets, Buffer::from_vec(data), None)?)
+            }
+        })
+    }
+}
+
+fn strings_from<'a>(values: impl Iterator<Item = &'a str>) -> Result<ColumnValues> {
+    let mut out = ColumnValues::empty(Physical::VarBytes);
+    for s in values {
+        out.push_str(s.as_bytes())?;
+    }
+    Ok(out)
+}
+
+/// `CHAR(n)` values must fit `n` bytes and must not contain the zero padding byte.
+fn check_fixed(values: &ColumnValues, n: usize, column: &str) -> Result<()> {
+    for i in 0..values.len() {
+        let s = values.str_at(i);
+        if s.len() > n || s.contains(&0) {
+            return Err(StorageError::Schema(format!(
+                "column {column:?}: value {:?} does not fit CHAR({n})",
+                String::from_utf8_lossy(s)
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn offset_u32(len: usize) -> Result<u32> {
+    u32::try_from(len)
+        .map_err(|_| StorageError::Invalid("string data over 4 GiB in one batch".into()))
+}

@@ -1,0 +1,149 @@
+//! `IO_ALIGN` and the owned, aligned byte buffer that O_DIRECT reads land in.
+//!
+//! Linux rejects an O_DIRECT request with `EINVAL` unless the buffer address, the file
+//! offset and the length are all multiples of the device's logical block size. This disk
+//! needs 512 B; coopscan uses 4096 everywhere so files and frames stay valid on 4Kn
+//! drives too (see ../shared/ECOSYSTEM.md, "Direct I/O on these machines").
+
+use std::alloc::{self, Layout};
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+/// Alignment of buffer addresses, file offsets and request lengths for O_DIRECT.
+/// Writers pad every file to a multiple of it.
+pub const IO_ALIGN: usize = 4096;
+
+/// True when `value` is a multiple of [`IO_ALIGN`].
+pub fn is_io_aligned(value: u64) -> bool {
+    value % IO_ALIGN as u64 == 0
+}
+
+/// Rounds `len` up to the next multiple of [`IO_ALIGN`] (the padding a writer adds).
+pub fn round_up_to_io_align(len: u64) -> u64 {
+    len.div_ceil(IO_ALIGN as u64) * IO_ALIGN as u64
+}
+
+/// An owned, zero-initialised, `IO_ALIGN`-aligned heap allocation of `len` bytes.
+///
+/// It behaves like a `Box<[u8]>` whose start address is a multiple of [`IO_ALIGN`], so it
+/// can be handed to an O_DIRECT read (when `len` is a multiple of `IO_ALIGN` too) or
+/// wrapped zero-copy by Arrow (`Buffer::from_custom_allocation`).
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    /// The layout `ptr` was allocated with; its size is `max(len, 1)` because a zero-size
+    /// allocation is not allowed, and an empty buffer should still have an aligned address.
+    layout: Layout,
+}
+
+// SAFETY: `AlignedBuf` owns its allocation exclusively (no aliasing pointers escape except
+// through `&self`/`&mut self` borrows), exactly like `Box<[u8]>`, which is Send + Sync.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: see `Send`; shared access only hands out `&[u8]`.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocates `len` zero bytes at an `IO_ALIGN`-aligned address.
+    ///
+    /// # Panics
+    /// If `len` is so large that no layout exists (over `isize::MAX`), like
+    /// `Vec::with_capacity`; aborts through `handle_alloc_error` if memory runs out.
+    pub fn zeroed(len: usize) -> AlignedBuf {
+        let layout = match Layout::from_size_align(len.max(1), IO_ALIGN) {
+            Ok(layout) => layout,
+            Err(_) => panic!("AlignedBuf: {len} bytes exceed the largest possible allocation"),
+        };
+        // SAFETY: `layout` has a non-zero size (at least 1) and a valid power-of-two alignment.
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let Some(ptr) = NonNull::new(raw) else {
+            alloc::handle_alloc_error(layout)
+        };
+        AlignedBuf { ptr, len, layout }
+    }
+
+    /// Number of usable bytes (not the padded allocation size).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the buffer holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Deref for AlignedBuf {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr` points to an allocation of at least `len` bytes that was zeroed at
+        // creation (so every byte is initialised) and lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`; `&mut self` guarantees this is the only live reference.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` and is freed only here.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+impl fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AlignedBuf")
+            .field("len", &self.len)
+            .field("addr", &self.ptr)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_io_aligned_and_zeroed() {
+        for len in [0, 1, 511, IO_ALIGN, 3 * IO_ALIGN + 17, 4 << 20] {
+            let buf = AlignedBuf::zeroed(len);
+            assert_eq!(buf.len(), len);
+            assert_eq!(buf.as_ptr() as usize % IO_ALIGN, 0, "len {len}");
+            assert!(buf.iter().all(|&b| b == 0), "len {len} not zeroed");
+        }
+    }
+
+    #[test]
+    fn writes_are_visible_through_deref() {
+        let mut buf = AlignedBuf::zeroed(IO_ALIGN);
+        buf[0] = 7;
+        buf[IO_ALIGN - 1] = 9;
+        assert_eq!((buf[0], buf[1], buf[IO_ALIGN - 1]), (7, 0, 9));
+    }
+
+    #[test]
+    fn buffer_moves_between_threads() {
+        let mut buf = AlignedBuf::zeroed(IO_ALIGN);
+        buf.fill(3);
+        let sum = std::thread::spawn(move || buf.iter().map(|&b| u64::from(b)).sum::<u64>())
+            .join()
+            .expect("thread panicked");
+        assert_eq!(sum, 3 * IO_ALIGN as u64);
+    }
+
+    #[test]
+    fn alignment_helpers() {
+        assert!(is_io_aligned(0) && is_io_aligned(8192));
+        assert!(!is_io_aligned(4095));
+        assert_eq!(round_up_to_io_align(0), 0);
+        assert_eq!(round_up_to_io_align(1), 4096);
+        assert_eq!(round_up_to_io_align(4096), 4096);
+    }
+}

@@ -1,0 +1,232 @@
+//! `Device`: validates a request, takes the exclusive gate, reads, then waits out the
+//! emulated disk's service time and records the counters.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, MutexGuard};
+
+use super::aligned::{is_io_aligned, AlignedBuf};
+use super::config::{DeviceConfig, DirectMode};
+use super::error::DeviceError;
+use super::file::{self, DeviceFile};
+use super::pread;
+use super::stats::{Counters, DeviceStats, RequestTimes};
+use super::throttle::{Pacer, THROTTLE_BURST};
+
+/// One storage device: all reads of the files it opened go through it. `Send + Sync`;
+/// share it with `Arc`.
+#[derive(Debug)]
+pub struct Device {
+    config: DeviceConfig,
+    /// Held for the whole of a request when `config.exclusive`, so chunk reads never
+    /// interleave (2004 report §3.2). Released fairly, so waiting readers go in turn.
+    gate: Option<Mutex<()>>,
+    /// The emulated disk's timeline; `None` when neither bandwidth nor latency is emulated.
+    /// Locked only to book a request, never while sleeping.
+    pacer: Option<Mutex<Pacer>>,
+    counters: Counters,
+    /// Some file of this device fell back to buffered reads; the warning prints once.
+    fell_back: AtomicBool,
+}
+
+impl Device {
+    pub fn new(config: DeviceConfig) -> Device {
+        let pacer = Pacer::new(config.bandwidth, config.latency_per_request, THROTTLE_BURST);
+        Device {
+            gate: config.exclusive.then(|| Mutex::new(())),
+            pacer: (!pacer.is_unlimited()).then(|| Mutex::new(pacer)),
+            config,
+            counters: Counters::default(),
+            fell_back: AtomicBool::new(false),
+        }
+    }
+
+    pub fn config(&self) -> &DeviceConfig {
+        &self.config
+    }
+
+    /// Opens `path` read-only, with O_DIRECT as the config's [`DirectMode`] says.
+    pub fn open(&self, path: &Path) -> Result<DeviceFile, DeviceError> {
+        let opened = file::open(path, self.config.direct)?;
+        if let Some(reason) = &opened.refused {
+            self.warn_fallback(path, reason);
+        }
+        Ok(opened.file)
+    }
+
+    /// Reads `len` bytes at `offset` into a new aligned buffer, as one request. Both must
+    /// be multiples of [`IO_ALIGN`](super::IO_ALIGN); reading past the end is an error.
+    pub fn read(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        len: usize,
+    ) -> Result<AlignedBuf, DeviceError> {
+        // Checked before allocating, so a bad length cannot ask for absurd memory.
+        check_range(file, offset, len)?;
+        let mut buf = AlignedBuf::zeroed(len);
+        self.submit(file, offset, &mut [&mut buf])?;
+        Ok(buf)
+    }
+
+    /// Fills `buf` from `offset` as one request; `buf` must start at an aligned address.
+    pub fn read_into(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<(), DeviceError> {
+        self.read_vectored(file, offset, &mut [buf]).map(|_| ())
+    }
+
+    /// Fills `bufs` in order from `offset` as one request (`preadv`): a chunk read straight
+    /// into page frames. Every buffer must be aligned in address and length. Returns the
+    /// bytes read, which is always the buffers' total.
+    pub fn read_vectored(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        bufs: &mut [&mut [u8]],
+    ) -> Result<usize, DeviceError> {
+        let len = check_buffers(file, offset, bufs)?;
+        check_range(file, offset, len)?;
+        self.submit(file, offset, bufs)
+    }
+
+    pub fn stats(&self) -> DeviceStats {
+        let fell_back = self.fell_back.load(Ordering::Relaxed);
+        DeviceStats {
+            buffered_fallback: fell_back,
+            direct: self.config.direct != DirectMode::Off && !fell_back,
+            ..self.counters.snapshot()
+        }
+    }
+
+    /// Zeroes the counters; `buffered_fallback` stays, as it describes open files.
+    pub fn reset_stats(&self) {
+        self.counters.reset();
+    }
+
+    /// Performs one validated request: gate, read, emulated service time, counters.
+    fn submit(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        bufs: &mut [&mut [u8]],
+    ) -> Result<usize, DeviceError> {
+        let len: usize = bufs.iter().map(|buf| buf.len()).sum();
+        let arrived = Instant::now();
+        let gate = self.gate.as_ref().map(Mutex::lock);
+        let started = Instant::now();
+        let due = self
+            .pacer
+            .as_ref()
+            .map(|pacer| pacer.lock().reserve(len as u64, started));
+        let result = pread::read_full(file.file(), offset, bufs);
+        let io_done = Instant::now();
+        let throttle = due.map_or(Duration::ZERO, |due| sleep_until(due, io_done));
+        let finished = Instant::now();
+        if let Some(gate) = gate {
+            MutexGuard::unlock_fair(gate);
+        }
+        let times = RequestTimes {
+            queue: started - arrived,
+            busy: finished - started,
+            io: io_done - started,
+            throttle,
+        };
+        self.counters
+            .record(result.as_ref().map_or(0, |&got| got), times);
+        match result {
+            Ok(got) if got == len => Ok(len),
+            Ok(got) => Err(short_read(file, offset, len, got)),
+            Err(source) => Err(DeviceError::Read {
+                path: file.path().to_path_buf(),
+                offset,
+                len,
+                source,
+            }),
+        }
+    }
+
+    fn warn_fallback(&self, path: &Path, reason: &std::io::Error) {
+        if !self.fell_back.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "coopscan: warning: {}: the filesystem refuses O_DIRECT ({reason}); reading \
+                 through the page cache instead, so I/O figures measure memory, not the disk \
+                 (later fallbacks on this device are not reported)",
+                path.display()
+            );
+        }
+    }
+}
+
+/// Sleeps until `due` if it is after `now`; returns the time actually slept.
+fn sleep_until(due: Instant, now: Instant) -> Duration {
+    if due <= now {
+        return Duration::ZERO;
+    }
+    thread::sleep(due - now);
+    now.elapsed()
+}
+
+/// Offset and length alignment, and the request lying inside the file.
+fn check_range(file: &DeviceFile, offset: u64, len: usize) -> Result<(), DeviceError> {
+    let misaligned = |what| DeviceError::Misaligned {
+        path: file.path().to_path_buf(),
+        what,
+        offset,
+        len,
+    };
+    if !is_io_aligned(offset) {
+        return Err(misaligned("offset"));
+    }
+    if !is_io_aligned(len as u64) {
+        return Err(misaligned("length"));
+    }
+    let available = file.len().saturating_sub(offset);
+    if (len as u64) > available {
+        // usize::try_from only fails when more than usize::MAX is available: then len fits.
+        let got = usize::try_from(available).unwrap_or(len);
+        return Err(short_read(file, offset, len, got));
+    }
+    Ok(())
+}
+
+/// Each buffer's address and length alignment; returns the buffers' total length. The
+/// rules hold in buffered mode too, so code tested buffered also works with O_DIRECT.
+fn check_buffers(file: &DeviceFile, offset: u64, bufs: &[&mut [u8]]) -> Result<usize, DeviceError> {
+    let mut total = 0usize;
+    for buf in bufs {
+        let what = if !is_io_aligned(buf.as_ptr() as u64) {
+            Some("buffer address")
+        } else if !is_io_aligned(buf.len() as u64) {
+            Some("buffer length")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            let (path, len) = (file.path().to_path_buf(), buf.len());
+            return Err(DeviceError::Misaligned {
+                path,
+                what,
+                offset,
+                len,
+            });
+        }
+        total += buf.len();
+    }
+    Ok(total)
+}
+
+fn short_read(file: &DeviceFile, offset: u64, expected: usize, got: usize) -> DeviceError {
+    DeviceError::ShortRead {
+        path: file.path().to_path_buf(),
+        offset,
+        expected,
+        got,
+    }
+}

@@ -1,0 +1,43 @@
+//! The device layer: every byte coopscan reads from disk goes through a [`Device`].
+//!
+//! A `Device` stands for one disk subsystem. It opens read-only [`DeviceFile`]s and serves
+//! read requests on them — one chunk, or one chunk scattered into page frames with
+//! [`Device::read_vectored`] — as single positional reads (`preadv`).
+//!
+//! Rules (docs/device.md explains each):
+//! 1. **Alignment.** Offsets, lengths and buffer addresses are multiples of [`IO_ALIGN`],
+//!    in every mode, so code tested with buffered reads also works with O_DIRECT. Writers
+//!    pad files to `IO_ALIGN`; a request reaching past the end is a `ShortRead` error.
+//! 2. **O_DIRECT.** [`DirectMode::Auto`] opens with O_DIRECT and probes one block; if the
+//!    filesystem refuses (`EINVAL`/`EOPNOTSUPP`), the file is read buffered and the device
+//!    prints one warning. A file's mode never changes after it is opened.
+//! 3. **Exclusive I/O.** With `exclusive` (the default) one request is in flight at a
+//!    time, as the 2004 report's §3.2 prescribes for chunk reads: concurrent large reads
+//!    make a disk seek between them.
+//! 4. **Throttle.** An optional bandwidth and per-request latency make the device behave
+//!    like a slower disk: after the real read, the calling thread sleeps until the
+//!    emulated disk ([`Pacer`]) would have finished. This is the only place coopscan
+//!    sleeps to emulate hardware.
+//! 5. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
+//!
+//! Entry points: [`Device::new`], [`Device::open`], [`Device::read`],
+//! [`Device::read_into`], [`Device::read_vectored`], [`Device::stats`].
+
+mod aligned;
+mod config;
+mod error;
+mod file;
+mod io;
+mod pread;
+mod stats;
+mod throttle;
+
+pub use aligned::{is_io_aligned, round_up_to_io_align, AlignedBuf, IO_ALIGN};
+pub use config::{
+    Bandwidth, DeviceConfig, DirectMode, InvalidBandwidth, BANDWIDTH_MB_S_MIN, BYTES_PER_MB,
+};
+pub use error::DeviceError;
+pub use file::DeviceFile;
+pub use io::Device;
+pub use stats::DeviceStats;
+pub use throttle::{Pacer, THROTTLE_BURST};

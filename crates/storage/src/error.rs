@@ -1,0 +1,72 @@
+//! Errors of the storage layer. Every variant that concerns data on disk names the
+//! file and, where it applies, the byte offset and what was expected — damage must be
+//! reported precisely, never as a panic and never as wrong data.
+
+use std::path::PathBuf;
+
+use crate::device::DeviceError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: invalid manifest: {reason}", path.display())]
+    Manifest { path: PathBuf, reason: String },
+    #[error("{} at offset {offset}: unsupported format version {found} (this build reads version {expected})", path.display())]
+    Version {
+        path: PathBuf,
+        offset: u64,
+        found: u32,
+        expected: u32,
+    },
+    #[error("{} at offset {offset}: bad magic: expected {expected:#010x}, found {found:#010x}", path.display())]
+    Magic {
+        path: PathBuf,
+        offset: u64,
+        expected: u32,
+        found: u32,
+    },
+    #[error("{} at offset {offset}: checksum mismatch: expected crc32c {expected:#010x}, computed {found:#010x}", path.display())]
+    Checksum {
+        path: PathBuf,
+        offset: u64,
+        expected: u32,
+        found: u32,
+    },
+    #[error("{} at offset {offset}: truncated: expected {expected} bytes, found {found}", path.display())]
+    Truncated {
+        path: PathBuf,
+        offset: u64,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{} at offset {offset}: corrupt page: {reason}", path.display())]
+    Corrupt {
+        path: PathBuf,
+        offset: u64,
+        reason: String,
+    },
+    #[error("schema: {0}")]
+    Schema(String),
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+impl StorageError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StorageError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! coopscan storage: tables in NSM, PAX and DSM layouts, the chunk map, and the
+//! direct-I/O device every read goes through.
+//!
+//! ```text
+//!   RecordBatch ──► write::TableWriter ──► DIR/{manifest.json, data files}
+//!                                                   │
+//!   device::Device (O_DIRECT, throttle, stats) ◄────┘ read::Table::read_chunk
+//!                                                   │
+//!   RecordBatch ◄── read::decode_chunk (verify pages, project, slice tuples)
+//! ```
+//! See `docs/storage.md` for the byte-level formats.
+
+pub mod chunk_map;
+pub mod column;
+pub mod device;
+pub mod digest;
+pub mod encoding;
+pub mod error;
+pub mod manifest;
+pub mod page;
+pub mod read;
+pub mod types;
+pub mod write;
+pub mod zonemap;
+
+pub use error::{Result, StorageError};
+pub use manifest::{ChunkMeta, Extent, Layout, Manifest};
+pub use read::{decode_chunk, ChunkBytes, Table, TableFiles};
+pub use types::{ColumnDef, ColumnType, TableSchema};
+pub use write::{TableWriter, WriteOptions};

@@ -1,0 +1,147 @@
+//! The page: the unit of integrity checking in every layout.
+//!
+//! ```text
+//!  0        4        6      7      8          12         16                 24         28         32      36      40
+//!  +--------+--------+------+------+----------+----------+------------------+----------+----------+-------+-------+---------+
+//!  | magic  |version |layout|flags | page_no  | row_count|   row_start      |stored_len| raw_len  | crc32c| zero  | payload |
+//!  +--------+--------+------+------+----------+----------+------------------+----------+----------+-------+-------+---------+
+//! ```
+//! All integers little-endian. `crc32c` covers bytes 0..32 and the stored payload.
+//! The page is zero-padded to the table's page size, so page `i` of a file starts at
+//! `i * page_bytes` and every page can be read with aligned direct I/O.
+
+use std::path::Path;
+
+use crate::error::{Result, StorageError};
+use crate::manifest::Layout;
+
+pub const PAGE_MAGIC: u32 = u32::from_le_bytes(*b"CSPG");
+pub const PAGE_FORMAT_VERSION: u16 = 1;
+pub const PAGE_HEADER_LEN: usize = 40;
+const CRC_AT: usize = 32;
+/// Flag bit: the payload is LZ4-compressed (DSM pages).
+pub const FLAG_LZ4: u8 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageHeader {
+    pub layout: Layout,
+    pub flags: u8,
+    pub page_no: u32,
+    pub row_count: u32,
+    pub row_start: u64,
+    pub stored_len: u32,
+    pub raw_len: u32,
+}
+
+impl PageHeader {
+    /// Bytes a page with `stored_len` payload bytes needs.
+    pub fn page_len(stored_len: usize) -> usize {
+        PAGE_HEADER_LEN + stored_len
+    }
+}
+
+fn layout_code(l: Layout) -> u8 {
+    match l {
+        Layout::Nsm => 0,
+        Layout::Pax => 1,
+        Layout::Dsm => 2,
+    }
+}
+
+/// Writes header and payload into `page` (which must be zeroed and large enough).
+pub fn write_page(page: &mut [u8], header: &PageHeader, payload: &[u8]) {
+    debug_assert_eq!(header.stored_len as usize, payload.len());
+    debug_assert!(page.len() >= PageHeader::page_len(payload.len()));
+    page[0..4].copy_from_slice(&PAGE_MAGIC.to_le_bytes());
+    page[4..6].copy_from_slice(&PAGE_FORMAT_VERSION.to_le_bytes());
+    page[6] = layout_code(header.layout);
+    page[7] = header.flags;
+    page[8..12].copy_from_slice(&header.page_no.to_le_bytes());
+    page[12..16].copy_from_slice(&header.row_count.to_le_bytes());
+    page[16..24].copy_from_slice(&header.row_start.to_le_bytes());
+    page[24..28].copy_from_slice(&header.stored_len.to_le_bytes());
+    page[28..32].copy_from_slice(&header.raw_len.to_le_bytes());
+    page[PAGE_HEADER_LEN..PAGE_HEADER_LEN + payload.len()].copy_from_slice(payload);
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&page[..CRC_AT]), payload);
+    page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Parses and verifies the page at `page` (read from `path` at `offset`): magic, format
+/// version, layout, lengths and checksum. Returns the header and the stored payload.
+pub fn read_page<'a>(
+    page: &'a [u8],
+    path: &Path,
+    offset: u64,
+    layout: Layout,
+) -> Result<(PageHeader, &'a [u8])> {
+    let corrupt = |reason: String| StorageError::Corrupt {
+        path: path.to_path_buf(),
+        offset,
+        reason,
+    };
+    if page.len() < PAGE_HEADER_LEN {
+        return Err(StorageError::Truncated {
+            path: path.to_path_buf(),
+            offset,
+            expected: PAGE_HEADER_LEN as u64,
+            found: page.len() as u64,
+        });
+    }
+    let magic = le_u32(page, 0);
+    if magic != PAGE_MAGIC {
+        return Err(StorageError::Magic {
+            path: path.to_path_buf(),
+            offset,
+            expected: PAGE_MAGIC,
+            found: magic,
+        });
+    }
+    let version = u16::from_le_bytes([page[4], page[5]]);
+    if version != PAGE_FORMAT_VERSION {
+        return Err(StorageError::Version {
+            path: path.to_path_buf(),
+            offset,
+            found: u32::from(version),
+            expected: u32::from(PAGE_FORMAT_VERSION),
+        });
+    }
+    if page[6] != layout_code(layout) {
+        return Err(corrupt(format!(
+            "page layout code {} where {layout} was expected",
+            page[6]
+        )));
+    }
+    let stored_len = le_u32(page, 24);
+    let end = PAGE_HEADER_LEN + stored_len as usize;
+    if end > page.len() {
+        return Err(corrupt(format!(
+            "payload of {stored_len} bytes does not fit a page of {} bytes",
+            page.len()
+        )));
+    }
+    let payload = &page[PAGE_HEADER_LEN..end];
+    let expected = le_u32(page, CRC_AT);
+    let found = crc32c::crc32c_append(crc32c::crc32c(&page[..CRC_AT]), payload);
+    if found != expected {
+        return Err(StorageError::Checksum {
+            path: path.to_path_buf(),
+            offset,
+            expected,
+            found,
+        });
+    }
+    let header = PageHeader {
+        layout,
+        flags: page[7],
+        page_no: le_u32(page, 8),
+        row_count: le_u32(page, 12),
+        row_start: u64::from_le_bytes(page[16..24].try_into().unwrap_or([0; 8])),
+        stored_len,
+        raw_len: le_u32(page, 28),
+    };
+    Ok((header, payload))
+}

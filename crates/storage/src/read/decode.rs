@@ -1,0 +1,301 @@
+//! Decoding a loaded chunk into an Arrow record batch, verifying every page.
+
+use std::ops::Range;
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
+
+use crate::column::ColumnValues;
+use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
+use crate::error::{Result, StorageError};
+use crate::manifest::{Extent, Layout};
+use crate::page::{read_page, PageHeader, FLAG_LZ4};
+use crate::read::Table;
+use crate::types::Physical;
+use crate::write::DSM_MAX_PAGE_ROWS;
+
+/// Decodes chunk `k` from its loaded extents (as returned by
+/// [`Table::chunk_extents`]): the tuples of `rows ∩ chunk` for `projection`.
+/// Every page touched is verified (magic, version, checksum, position).
+pub fn decode_chunk(
+    table: &Table,
+    k: usize,
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+) -> Result<RecordBatch> {
+    table.check_projection(projection)?;
+    let chunk = table.chunk(k);
+    let chunk_rows = chunk.rows();
+    let wanted = match rows {
+        Some(r) => r.start.max(chunk_rows.start)..r.end.min(chunk_rows.end),
+        None => chunk_rows.clone(),
+    };
+    let wanted = if wanted.is_empty() {
+        chunk_rows.start..chunk_rows.start
+    } else {
+        wanted
+    };
+    let schema = table.schema();
+    let mut outs: Vec<ColumnValues> = projection
+        .iter()
+        .map(|&c| ColumnValues::empty(schema.columns[c].ty.physical()))
+        .collect();
+    if !wanted.is_empty() {
+        let ctx = Decoder {
+            table,
+            wanted: wanted.clone(),
+        };
+        match table.layout() {
+            Layout::Nsm | Layout::Pax => {
+                ctx.row_pages(chunk.columns[0].extent, data, projection, &mut outs)?
+            }
+            Layout::Dsm => {
+                for (out, &c) in outs.iter_mut().zip(projection) {
+                    ctx.dsm_column(chunk.columns[c].extent, data, c, out)?;
+                }
+            }
+        }
+    }
+    let n = wanted.end - wanted.start;
+    let arrays = outs
+        .into_iter()
+        .zip(projection)
+        .map(|(values, &c)| {
+            if values.len() as u64 != n {
+                return Err(StorageError::Invalid(format!(
+                    "chunk {k} column {c}: decoded {} of {n} tuples (pages do not cover the chunk)",
+                    values.len()
+                )));
+            }
+            values.into_arrow(schema.columns[c].ty)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
+    Ok(RecordBatch::try_new_with_options(
+        schema.arrow_projection(projection),
+        arrays,
+        &options,
+    )?)
+}
+
+struct Decoder<'a> {
+    table: &'a Table,
+    /// Absolute rows to decode.
+    wanted: Range<u64>,
+}
+
+/// One verified page and where it came from.
+struct Page<'b> {
+    header: PageHeader,
+    payload: &'b [u8],
+    offset: u64,
+}
+
+impl<'a> Decoder<'a> {
+    fn find<'b>(&self, extent: Extent, data: &[(Extent, &'b [u8])]) -> Result<&'b [u8]> {
+        data.iter()
+            .find(|(e, _)| {
+                e.file == extent.file
+                    && e.offset <= extent.offset
+                    && extent.offset + extent.len <= e.offset + e.len
+            })
+            .map(|(e, b)| {
+                &b[(extent.offset - e.offset) as usize
+                    ..(extent.offset - e.offset + extent.len) as usize]
+            })
+            .ok_or_else(|| {
+                StorageError::Invalid(format!(
+                    "extent {}+{} of file {} was not loaded",
+                    extent.offset, extent.len, extent.file
+                ))
+            })
+    }
+
+    /// Verified pages of `extent`.
+    fn pages<'b>(
+        &self,
+        extent: Extent,
+        bytes: &'b [u8],
+    ) -> impl Iterator<Item = Result<Page<'b>>> + 'b {
+        let page_bytes = self.table.manifest().page_bytes as usize;
+        let path = self.table.file_path(extent.file);
+        let layout = self.table.layout();
+        bytes.chunks(page_bytes).enumerate().map(move |(i, page)| {
+            let offset = extent.offset + (i * page_bytes) as u64;
+            let (header, payload) = read_page(page, &path, offset, layout)?;
+            if u64::from(header.page_no) * page_bytes as u64 != offset {
+                let reason = format!(
+                    "page says it is page {}, found at page {}",
+                    header.page_no,
+                    offset / page_bytes as u64
+                );
+                return Err(StorageError::Corrupt {
+                    path: path.clone(),
+                    offset,
+                    reason,
+                });
+            }
+            Ok(Page {
+                header,
+                payload,
+                offset,
+            })
+        })
+    }
+
+    fn corrupt(&self, file: u32, offset: u64, reason: String) -> StorageError {
+        StorageError::Corrupt {
+            path: self.table.file_path(file),
+            offset,
+            reason,
+        }
+    }
+
+    /// The part of page `h` to decode, as rows local to the page.
+    fn local(&self, h: &PageHeader) -> Range<usize> {
+        let page = h.row_start..h.row_start + u64::from(h.row_count);
+        let lo = self.wanted.start.max(page.start);
+        let hi = self.wanted.end.min(page.end).max(lo);
+        (lo - page.start) as usize..(hi - page.start) as usize
+    }
+
+    fn row_pages(
+        &self,
+        extent: Extent,
+        data: &[(Extent, &[u8])],
+        projection: &[usize],
+        outs: &mut [ColumnValues],
+    ) -> Result<()> {
+        let bytes = self.find(extent, data)?;
+        let physicals: Vec<Physical> = self
+            .table
+            .schema()
+            .columns
+            .iter()
+            .map(|c| c.ty.physical())
+            .collect();
+        let mut expected_row = self.table.chunk_row_start_for_offset(extent.offset);
+        for page in self.pages(extent, bytes) {
+            let page = page?;
+            let h = page.header;
+            if Some(h.row_start) != expected_row {
+                return Err(self.corrupt(
+                    extent.file,
+                    page.offset,
+                    format!(
+                        "page starts at row {}, expected {:?}",
+                        h.row_start, expected_row
+                    ),
+                ));
+            }
+            expected_row = Some(h.row_start + u64::from(h.row_count));
+            let local = self.local(&h);
+            if local.is_empty() {
+                continue;
+            }
+            let rows = h.row_count as usize;
+            let res = match self.table.layout() {
+                Layout::Pax => decode_pax(page.payload, &physicals, rows, local, projection, outs),
+                _ => {
+                    let mut slots: Vec<Option<&mut ColumnValues>> =
+                        (0..physicals.len()).map(|_| None).collect();
+                    for (out, &c) in outs.iter_mut().zip(projection) {
+                        slots[c] = Some(out);
+                    }
+                    decode_nsm_rows(page.payload, &physicals, rows, local, &mut slots)
+                }
+            };
+            res.map_err(|DecodeError(reason)| self.corrupt(extent.file, page.offset, reason))?;
+        }
+        Ok(())
+    }
+
+    fn dsm_column(
+        &self,
+        extent: Extent,
+        data: &[(Extent, &[u8])],
+        column: usize,
+        out: &mut ColumnValues,
+    ) -> Result<()> {
+        let bytes = self.find(extent, data)?;
+        let physical = self.table.schema().columns[column].ty.physical();
+        let starts = &self.table.manifest().files[column].page_row_starts;
+        let page_bytes = u64::from(self.table.manifest().page_bytes);
+        let mut raw = Vec::new();
+        for page in self.pages(extent, bytes) {
+            let page = page?;
+            let h = page.header;
+            let corrupt = |reason: String| self.corrupt(extent.file, page.offset, reason);
+            let expected = starts.get((page.offset / page_bytes) as usize).copied();
+            if Some(h.row_start) != expected {
+                return Err(corrupt(format!(
+                    "page starts at row {}, directory says {expected:?}",
+                    h.row_start
+                )));
+            }
+            let local = self.local(&h);
+            if local.is_empty() {
+                continue;
+            }
+            if h.flags & FLAG_LZ4 == 0
+                || h.row_count as usize > DSM_MAX_PAGE_ROWS
+                || h.raw_len as usize > raw_limit(physical)
+            {
+                return Err(corrupt(format!(
+                    "implausible DSM page: flags {:#x}, {} rows, {} raw bytes",
+                    h.flags, h.row_count, h.raw_len
+                )));
+            }
+            raw.resize(h.raw_len as usize, 0);
+            let n = lz4_flex::block::decompress_into(page.payload, &mut raw)
+                .map_err(|e| corrupt(format!("LZ4: {e}")))?;
+            if n != raw.len() {
+                return Err(corrupt(format!(
+                    "LZ4 produced {n} bytes, header says {}",
+                    raw.len()
+                )));
+            }
+            decode_minipage(&raw, physical, h.row_count as usize, local, out)
+                .map_err(|DecodeError(r)| corrupt(r))?;
+        }
+        Ok(())
+    }
+}
+
+/// Largest raw size a valid DSM page of this kind can have (bounds allocation on
+/// corrupt input).
+fn raw_limit(physical: Physical) -> usize {
+    const MAX_VARCHAR_PAGE_RAW: usize = 64 << 20;
+    match physical {
+        Physical::I32 => 4 * DSM_MAX_PAGE_ROWS,
+        Physical::I64 => 8 * DSM_MAX_PAGE_ROWS,
+        Physical::FixedBytes(w) => w * DSM_MAX_PAGE_ROWS,
+        Physical::VarBytes => MAX_VARCHAR_PAGE_RAW,
+    }
+}
+
+fn decode_pax(
+    payload: &[u8],
+    physicals: &[Physical],
+    rows: usize,
+    local: Range<usize>,
+    projection: &[usize],
+    outs: &mut [ColumnValues],
+) -> std::result::Result<(), DecodeError> {
+    use crate::write::PAX_DIR_ENTRY_BYTES;
+    for (out, &c) in outs.iter_mut().zip(projection) {
+        let at = c * PAX_DIR_ENTRY_BYTES;
+        let entry = payload
+            .get(at..at + PAX_DIR_ENTRY_BYTES)
+            .ok_or_else(|| DecodeError("PAX directory runs past the page".into()))?;
+        let off = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) as usize;
+        let len = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]) as usize;
+        let mini = payload.get(off..off + len).ok_or_else(|| {
+            DecodeError(format!(
+                "minipage of column {c} at {off}+{len} runs past the page"
+            ))
+        })?;
+        decode_minipage(mini, physicals[c], rows, local.clone(), out)?;
+    }
+    Ok(())
+}

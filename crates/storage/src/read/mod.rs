@@ -1,0 +1,255 @@
+//! Reading tables: open a table directory, find the byte extents of a chunk (or of any
+//! tuple range of a column), read them through the [`Device`], and decode them into
+//! Arrow record batches.
+//!
+//! I/O and decoding are separate steps on purpose: the Active Buffer Manager loads a
+//! chunk's extents into buffer frames (I/O, one loader), and each scan decodes only
+//! the columns and tuples it needs (CPU, many scans).
+
+mod decode;
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+pub use decode::decode_chunk;
+
+use crate::chunk_map::{chunk_range, dsm_page_range};
+use crate::device::{AlignedBuf, Device, DeviceFile};
+use crate::error::{Result, StorageError};
+use crate::manifest::{ChunkMeta, Extent, Layout, Manifest};
+use crate::types::TableSchema;
+
+/// An open table: its directory and validated manifest.
+#[derive(Debug, Clone)]
+pub struct Table {
+    dir: PathBuf,
+    manifest: Manifest,
+    chunk_row_starts: Vec<u64>,
+}
+
+impl Table {
+    /// Opens `dir`, validates the manifest and checks that every data file exists and
+    /// has the size the manifest expects (a shorter file is reported as truncated).
+    pub fn open(dir: &Path) -> Result<Table> {
+        let manifest = Manifest::load(dir)?;
+        for (i, f) in manifest.files.iter().enumerate() {
+            let path = dir.join(&f.name);
+            let len = std::fs::metadata(&path)
+                .map_err(|e| StorageError::io(&path, e))?
+                .len();
+            let expected = manifest.file_len(i);
+            if len < expected {
+                return Err(StorageError::Truncated {
+                    path,
+                    offset: len,
+                    expected,
+                    found: len,
+                });
+            }
+        }
+        let chunk_row_starts = manifest.chunks.iter().map(|c| c.row_start).collect();
+        Ok(Table {
+            dir: dir.to_path_buf(),
+            manifest,
+            chunk_row_starts,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn schema(&self) -> &TableSchema {
+        &self.manifest.schema
+    }
+
+    pub fn arrow_schema(&self) -> SchemaRef {
+        self.manifest.schema.arrow_schema()
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.manifest.layout
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.manifest.rows
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.manifest.chunks.len()
+    }
+
+    pub fn chunk(&self, k: usize) -> &ChunkMeta {
+        &self.manifest.chunks[k]
+    }
+
+    /// First row of every chunk, ascending.
+    pub fn chunk_row_starts(&self) -> &[u64] {
+        &self.chunk_row_starts
+    }
+
+    /// Chunks whose tuples intersect `rows`.
+    pub fn chunks_for_rows(&self, rows: Range<u64>) -> Range<usize> {
+        chunk_range(&self.chunk_row_starts, self.rows(), rows)
+    }
+
+    pub fn file_path(&self, file: u32) -> PathBuf {
+        self.dir.join(&self.manifest.files[file as usize].name)
+    }
+
+    /// Checks a projection (column indices) against the schema.
+    pub fn check_projection(&self, projection: &[usize]) -> Result<()> {
+        match projection.iter().find(|&&c| c >= self.schema().len()) {
+            Some(c) => Err(StorageError::Invalid(format!(
+                "column {c} out of range: table has {} columns",
+                self.schema().len()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The I/O requests that load chunk `k` for `projection`: the chunk's pages in
+    /// NSM/PAX (whatever the projection), one extent per projected column in DSM.
+    pub fn chunk_extents(&self, k: usize, projection: &[usize]) -> Vec<Extent> {
+        let chunk = self.chunk(k);
+        match self.layout() {
+            Layout::Nsm | Layout::Pax => vec![chunk.columns[0].extent],
+            Layout::Dsm => {
+                let mut extents: Vec<Extent> = projection
+                    .iter()
+                    .map(|&c| chunk.columns[c].extent)
+                    .collect();
+                extents.sort_by_key(|e| (e.file, e.offset));
+                extents.dedup();
+                extents
+            }
+        }
+    }
+
+    /// The byte extents of column `column` that hold tuples `rows`: for DSM the
+    /// column's pages (found in its page directory), for NSM/PAX the pages of the
+    /// chunks holding those tuples.
+    pub fn column_extents_for_rows(&self, column: usize, rows: Range<u64>) -> Vec<Extent> {
+        let page = u64::from(self.manifest.page_bytes);
+        match self.layout() {
+            Layout::Dsm => {
+                let file = &self.manifest.files[column];
+                let pages = dsm_page_range(&file.page_row_starts, self.rows(), rows);
+                if pages.is_empty() {
+                    return Vec::new();
+                }
+                vec![Extent {
+                    file: column as u32,
+                    offset: pages.start * page,
+                    len: (pages.end - pages.start) * page,
+                }]
+            }
+            Layout::Nsm | Layout::Pax => {
+                let chunks = self.chunks_for_rows(rows);
+                if chunks.is_empty() {
+                    return Vec::new();
+                }
+                let first = self.chunk(chunks.start).columns[0].extent;
+                let last = self.chunk(chunks.end - 1).columns[0].extent;
+                vec![Extent {
+                    file: 0,
+                    offset: first.offset,
+                    len: last.offset + last.len - first.offset,
+                }]
+            }
+        }
+    }
+
+    /// Opens the table's data files on `device`.
+    pub fn open_files(&self, device: &Device) -> Result<TableFiles> {
+        let files = (0..self.manifest.files.len() as u32)
+            .map(|i| device.open(&self.file_path(i)).map_err(StorageError::from))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(TableFiles { files })
+    }
+
+    /// Reads chunk `k`'s extents for `projection` (one device request per extent).
+    pub fn read_chunk(
+        &self,
+        device: &Device,
+        files: &TableFiles,
+        k: usize,
+        projection: &[usize],
+    ) -> Result<ChunkBytes> {
+        if k >= self.chunk_count() {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} out of range: table has {} chunks",
+                self.chunk_count()
+            )));
+        }
+        self.check_projection(projection)?;
+        let extents = self
+            .chunk_extents(k, projection)
+            .into_iter()
+            .map(|e| {
+                let buf = device.read(&files.files[e.file as usize], e.offset, e.len as usize)?;
+                Ok((e, buf))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ChunkBytes { chunk: k, extents })
+    }
+
+    /// Reads and decodes chunk `k`: the tuples of `rows` (all of the chunk's if `None`)
+    /// for `projection`, as one record batch.
+    pub fn read_chunk_batch(
+        &self,
+        device: &Device,
+        files: &TableFiles,
+        k: usize,
+        projection: &[usize],
+        rows: Option<Range<u64>>,
+    ) -> Result<RecordBatch> {
+        let bytes = self.read_chunk(device, files, k, projection)?;
+        decode_chunk(self, k, projection, rows, &bytes.views())
+    }
+}
+
+/// A table's data files opened on a device (index = [`Extent::file`]).
+pub struct TableFiles {
+    files: Vec<DeviceFile>,
+}
+
+impl TableFiles {
+    pub fn file(&self, i: u32) -> &DeviceFile {
+        &self.files[i as usize]
+    }
+}
+
+/// The loaded bytes of one chunk: one buffer per extent.
+pub struct ChunkBytes {
+    pub chunk: usize,
+    pub extents: Vec<(Extent, AlignedBuf)>,
+}
+
+impl ChunkBytes {
+    pub fn views(&self) -> Vec<(Extent, &[u8])> {
+        self.extents.iter().map(|(e, b)| (*e, &b[..])).collect()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.extents.iter().map(|(e, _)| e.len).sum()
+    }
+}
+
+impl Table {
+    /// NSM/PAX: the first row of the chunk whose extent starts at `offset`.
+    fn chunk_row_start_for_offset(&self, offset: u64) -> Option<u64> {
+        self.manifest
+            .chunks
+            .iter()
+            .find(|c| c.columns[0].extent.offset == offset)
+            .map(|c| c.row_start)
+    }
+}

@@ -1,0 +1,190 @@
+//! Column types of coopscan tables and their mapping to Arrow.
+//!
+//! Everything TPC-H needs: 32/64-bit integers, decimals held as scaled `i64`
+//! (TPC-H's decimal(15,2)), dates (days since the epoch), fixed-width strings
+//! (`CHAR(n)`, stored zero-padded to `n` bytes) and variable-length strings.
+//! Columns are never null: TPC-H has no nulls and the writer rejects them.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StorageError};
+
+/// Largest decimal precision that fits a scaled `i64`.
+pub const MAX_DECIMAL_PRECISION: u8 = 18;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ColumnType {
+    Int32,
+    Int64,
+    /// Scaled integer: the value `v` means `v / 10^scale`.
+    Decimal {
+        precision: u8,
+        scale: i8,
+    },
+    /// Days since 1970-01-01.
+    Date32,
+    /// Fixed-width string of `len` bytes, right-padded with zero bytes on disk.
+    Char {
+        len: u16,
+    },
+    Utf8,
+}
+
+/// How a column's values are held in memory and in minipages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Physical {
+    I32,
+    I64,
+    /// Fixed `n` bytes per value (zero-padded).
+    FixedBytes(usize),
+    /// Offsets + data.
+    VarBytes,
+}
+
+impl ColumnType {
+    pub fn physical(self) -> Physical {
+        match self {
+            ColumnType::Int32 | ColumnType::Date32 => Physical::I32,
+            ColumnType::Int64 | ColumnType::Decimal { .. } => Physical::I64,
+            ColumnType::Char { len } => Physical::FixedBytes(usize::from(len)),
+            ColumnType::Utf8 => Physical::VarBytes,
+        }
+    }
+
+    pub fn arrow_type(self) -> DataType {
+        match self {
+            ColumnType::Int32 => DataType::Int32,
+            ColumnType::Int64 => DataType::Int64,
+            ColumnType::Decimal { precision, scale } => DataType::Decimal128(precision, scale),
+            ColumnType::Date32 => DataType::Date32,
+            ColumnType::Char { .. } | ColumnType::Utf8 => DataType::Utf8,
+        }
+    }
+
+    /// The coopscan type for an Arrow type (strings become `Utf8`; callers that know a
+    /// column is `CHAR(n)` override it).
+    pub fn from_arrow(dt: &DataType) -> Result<Self> {
+        Ok(match dt {
+            DataType::Int32 => ColumnType::Int32,
+            DataType::Int64 => ColumnType::Int64,
+            DataType::Date32 => ColumnType::Date32,
+            DataType::Decimal128(p, s) if *p <= MAX_DECIMAL_PRECISION => ColumnType::Decimal {
+                precision: *p,
+                scale: *s,
+            },
+            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => ColumnType::Utf8,
+            other => {
+                return Err(StorageError::Schema(format!(
+                    "unsupported Arrow type {other}"
+                )))
+            }
+        })
+    }
+
+    pub fn validate(self) -> Result<()> {
+        match self {
+            ColumnType::Decimal { precision, .. }
+                if precision == 0 || precision > MAX_DECIMAL_PRECISION =>
+            {
+                Err(StorageError::Schema(format!(
+                    "decimal precision {precision} outside 1..={MAX_DECIMAL_PRECISION}"
+                )))
+            }
+            ColumnType::Char { len: 0 } => {
+                Err(StorageError::Schema("CHAR(0) is not allowed".into()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for ColumnType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ColumnType::Int32 => write!(f, "int32"),
+            ColumnType::Int64 => write!(f, "int64"),
+            ColumnType::Decimal { precision, scale } => write!(f, "decimal({precision},{scale})"),
+            ColumnType::Date32 => write!(f, "date"),
+            ColumnType::Char { len } => write!(f, "char({len})"),
+            ColumnType::Utf8 => write!(f, "varchar"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: ColumnType,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableSchema {
+    pub columns: Vec<ColumnDef>,
+}
+
+impl TableSchema {
+    pub fn new(columns: Vec<ColumnDef>) -> Result<Self> {
+        if columns.is_empty() {
+            return Err(StorageError::Schema(
+                "a table needs at least one column".into(),
+            ));
+        }
+        for (i, c) in columns.iter().enumerate() {
+            c.ty.validate()?;
+            if columns[..i].iter().any(|o| o.name == c.name) {
+                return Err(StorageError::Schema(format!(
+                    "duplicate column name {:?}",
+                    c.name
+                )));
+            }
+        }
+        Ok(TableSchema { columns })
+    }
+
+    /// Schema derived from an Arrow schema (all strings as `Utf8`).
+    pub fn from_arrow(schema: &Schema) -> Result<Self> {
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                Ok(ColumnDef {
+                    name: f.name().clone(),
+                    ty: ColumnType::from_arrow(f.data_type())?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        TableSchema::new(columns)
+    }
+
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn arrow_schema(&self) -> SchemaRef {
+        self.arrow_projection(&(0..self.columns.len()).collect::<Vec<_>>())
+    }
+
+    pub fn arrow_projection(&self, projection: &[usize]) -> SchemaRef {
+        let fields: Vec<Field> = projection
+            .iter()
+            .map(|&i| {
+                let c = &self.columns[i];
+                Field::new(&c.name, c.ty.arrow_type(), false)
+            })
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+}
