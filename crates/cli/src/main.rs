@@ -1,1 +1,42 @@
-fn main() {}
+//! `coopscan`: generate, inspect, verify and simulate cooperative scans.
+
+mod cmd_gen;
+mod cmd_inspect;
+mod cmd_verify;
+mod data_dir;
+mod device_args;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "coopscan", version, about = "Cooperative scans: an Active Buffer Manager for concurrent table scans")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate TPC-H tables (tpchgen) into coopscan tables.
+    Gen(cmd_gen::GenArgs),
+    /// Print a table's manifest summary as JSON.
+    Inspect(cmd_inspect::InspectArgs),
+    /// Read every chunk through the device, check every checksum, print a content digest.
+    Verify(cmd_verify::VerifyArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(a) => cmd_gen::run(&a),
+        Command::Inspect(a) => cmd_inspect::run(&a),
+        Command::Verify(a) => cmd_verify::run(&a),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -104,6 +104,15 @@ impl ChunkMeta {
     pub fn rows(&self) -> std::ops::Range<u64> {
         self.row_start..self.row_start + self.row_count
     }
+
+    /// Bytes read to load this chunk with every column (DSM extents of different
+    /// columns are distinct; NSM/PAX columns share the chunk's pages).
+    pub fn extent_bytes(&self, layout: Layout) -> u64 {
+        match layout {
+            Layout::Dsm => self.columns.iter().map(|c| c.extent.len).sum(),
+            Layout::Nsm | Layout::Pax => self.columns.first().map_or(0, |c| c.extent.len),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::column::ColumnValues;
+use crate::types::ColumnType;
 
 /// Strings longer than this are not summarised (a truncated max would be wrong).
 pub const ZONEMAP_MAX_STR_BYTES: usize = 32;
@@ -75,5 +76,86 @@ impl ZonemapBuilder {
             }),
             _ => None,
         }
+    }
+}
+
+impl Zonemap {
+    /// The smaller of two zonemaps' minimums (`None` if their kinds differ).
+    pub fn min_with(&self, other: &Zonemap) -> Option<Zonemap> {
+        match (self, other) {
+            (Zonemap::Int { min: a, .. }, Zonemap::Int { min: b, .. }) => Some(Zonemap::Int { min: *a.min(b), max: *a.min(b) }),
+            (Zonemap::Str { min: a, .. }, Zonemap::Str { min: b, .. }) => {
+                let m = a.min(b).clone();
+                Some(Zonemap::Str { min: m.clone(), max: m })
+            }
+            _ => None,
+        }
+    }
+
+    /// The larger of two zonemaps' maximums (`None` if their kinds differ).
+    pub fn max_with(&self, other: &Zonemap) -> Option<Zonemap> {
+        match (self, other) {
+            (Zonemap::Int { max: a, .. }, Zonemap::Int { max: b, .. }) => Some(Zonemap::Int { min: *a.max(b), max: *a.max(b) }),
+            (Zonemap::Str { max: a, .. }, Zonemap::Str { max: b, .. }) => {
+                let m = a.max(b).clone();
+                Some(Zonemap::Str { min: m.clone(), max: m })
+            }
+            _ => None,
+        }
+    }
+
+    /// Human-readable bounds for a column of type `ty`: dates as ISO dates, decimals
+    /// with their scale.
+    pub fn render(&self, ty: ColumnType) -> (String, String) {
+        match self {
+            Zonemap::Int { min, max } => (render_int(*min, ty), render_int(*max, ty)),
+            Zonemap::Str { min, max } => (min.clone(), max.clone()),
+        }
+    }
+}
+
+fn render_int(v: i64, ty: ColumnType) -> String {
+    match ty {
+        ColumnType::Date32 => civil_date(v),
+        ColumnType::Decimal { scale, .. } if scale > 0 => {
+            let p = 10i64.pow(u32::from(scale.unsigned_abs()));
+            let sign = if v < 0 { "-" } else { "" };
+            format!("{sign}{}.{:0width$}", (v / p).abs(), (v % p).abs(), width = scale as usize)
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// `YYYY-MM-DD` for days since 1970-01-01 (proleptic Gregorian; Howard Hinnant's
+/// `civil_from_days`).
+pub fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_date_matches_known_days() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(8035), "1992-01-01"); // TPC-H STARTDATE
+        assert_eq!(civil_date(10_591), "1998-12-31");
+        assert_eq!(civil_date(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn decimals_render_with_their_scale() {
+        let ty = ColumnType::Decimal { precision: 15, scale: 2 };
+        assert_eq!(Zonemap::Int { min: -5, max: 90_105 }.render(ty), ("-0.05".to_string(), "901.05".to_string()));
     }
 }

@@ -1,0 +1,89 @@
+//! `coopscan gen`: TPC-H tables via tpchgen, with a progress bar.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use coopscan_storage::write::{MAX_CHUNK_BYTES, MIB, MIN_CHUNK_BYTES};
+use coopscan_storage::Layout;
+use coopscan_tpch::{import_table, ImportOptions, TpchTable};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::data_dir::dataset_dir;
+
+#[derive(clap::Args, Debug)]
+pub struct GenArgs {
+    /// TPC-H scale factor (1 = 6 M lineitem rows, about 0.8 GB).
+    #[arg(long, default_value_t = 1.0)]
+    pub sf: f64,
+    /// Storage layout: nsm, pax or dsm.
+    #[arg(long, default_value = "pax")]
+    pub layout: Layout,
+    /// Chunk size in MB (1-64): the unit of I/O and of scan scheduling.
+    #[arg(long, default_value_t = 4)]
+    pub chunk_mb: u64,
+    /// Output directory (one sub-directory per table). Default: a cache directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Tables to generate: `lineitem`, `all`, or a comma-separated list.
+    #[arg(long, default_value = "lineitem")]
+    pub tables: String,
+    /// Generator threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Replace tables that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(args: &GenArgs) -> anyhow::Result<()> {
+    let chunk_bytes = args.chunk_mb.saturating_mul(MIB);
+    anyhow::ensure!(
+        (MIN_CHUNK_BYTES..=MAX_CHUNK_BYTES).contains(&chunk_bytes),
+        "--chunk-mb must be between {} and {}",
+        MIN_CHUNK_BYTES / MIB,
+        MAX_CHUNK_BYTES / MIB
+    );
+    let tables = parse_tables(&args.tables)?;
+    let out = args.out.clone().unwrap_or_else(|| dataset_dir(args.sf, args.layout, args.chunk_mb));
+    let opts = ImportOptions {
+        sf: args.sf,
+        layout: args.layout,
+        chunk_bytes,
+        out_dir: out.clone(),
+        overwrite: args.force,
+        threads: args.threads.max(1),
+    };
+    for table in tables {
+        if !args.force && out.join(table.name()).join(coopscan_storage::manifest::MANIFEST_FILE).exists() {
+            eprintln!("{table}: already in {} (use --force to regenerate)", out.display());
+            continue;
+        }
+        let bar = ProgressBar::new(table.estimated_rows(args.sf));
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}")
+                .context("progress template")?
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(table.name());
+        let summary = import_table(table, &opts, &|rows| bar.set_position(rows)).with_context(|| format!("generating {table}"))?;
+        bar.finish_and_clear();
+        let m = &summary.manifest;
+        eprintln!(
+            "{table}: {} rows, {} chunks, {} layout, in {:.1} s -> {}",
+            m.rows,
+            m.chunks.len(),
+            m.layout,
+            summary.elapsed.as_secs_f64(),
+            out.join(table.name()).display()
+        );
+    }
+    println!("{}", out.display());
+    Ok(())
+}
+
+fn parse_tables(spec: &str) -> anyhow::Result<Vec<TpchTable>> {
+    if spec.eq_ignore_ascii_case("all") {
+        return Ok(TpchTable::ALL.to_vec());
+    }
+    spec.split(',').map(|s| s.trim().parse::<TpchTable>().map_err(anyhow::Error::from)).collect()
+}

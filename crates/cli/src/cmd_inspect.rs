@@ -1,0 +1,79 @@
+//! `coopscan inspect DIR`: a JSON summary of a table's manifest.
+
+use std::path::PathBuf;
+
+use coopscan_storage::zonemap::Zonemap;
+use coopscan_storage::{Layout, Table};
+use serde_json::{json, Value};
+
+use crate::data_dir::dataset_dir;
+
+#[derive(clap::Args, Debug)]
+pub struct InspectArgs {
+    /// Table directory. Default: lineitem of the default `gen` dataset.
+    pub dir: Option<PathBuf>,
+}
+
+pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
+    let dir = args.dir.clone().unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4).join("lineitem"));
+    let table = Table::open(&dir)?;
+    println!("{}", serde_json::to_string_pretty(&summary(&table))?);
+    Ok(())
+}
+
+fn summary(table: &Table) -> Value {
+    let m = table.manifest();
+    let columns: Vec<Value> = m
+        .schema
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(c, def)| {
+            let encoded: u64 = m.chunks.iter().map(|k| k.columns[c].bytes).sum();
+            // On-disk bytes: the column's own file in DSM; in NSM/PAX columns share pages.
+            let on_disk = (m.layout == Layout::Dsm).then(|| m.file_len(c));
+            json!({ "name": def.name, "type": def.ty.to_string(), "bytes": encoded, "file_bytes": on_disk })
+        })
+        .collect();
+    let zonemap: serde_json::Map<String, Value> = m
+        .schema
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(c, def)| {
+            let (lo, hi) = table_min_max(m.chunks.iter().map(|k| k.columns[c].zonemap.as_ref()))?;
+            Some((def.name.clone(), json!({ "min": lo.render(def.ty).0, "max": hi.render(def.ty).1 })))
+        })
+        .collect();
+    let rows: Vec<u64> = m.chunks.iter().map(|k| k.row_count).collect();
+    let extents: u64 = m.chunks.iter().map(|k| k.extent_bytes(m.layout)).sum();
+    json!({
+        "dir": table.dir().display().to_string(),
+        "name": m.name,
+        "layout": m.layout.to_string(),
+        "rows": m.rows,
+        "chunks": m.chunks.len(),
+        "chunk_summary": {
+            "chunk_bytes": m.chunk_bytes,
+            "rows_min": rows.iter().min(),
+            "rows_max": rows.iter().max(),
+            "extent_bytes_avg": extents.checked_div(m.chunks.len() as u64),
+        },
+        "page_bytes": m.page_bytes,
+        "files": m.files.iter().enumerate().map(|(i, f)| json!({"name": f.name, "bytes": m.file_len(i)})).collect::<Vec<_>>(),
+        "columns": columns,
+        "zonemap": zonemap,
+    })
+}
+
+/// Table-wide min and max of per-chunk zonemaps; `None` if any chunk lacks one.
+fn table_min_max<'a>(mut maps: impl Iterator<Item = Option<&'a Zonemap>>) -> Option<(Zonemap, Zonemap)> {
+    let first = maps.next()??.clone();
+    let (mut lo, mut hi) = (first.clone(), first);
+    for z in maps {
+        let z = z?;
+        lo = lo.min_with(z)?;
+        hi = hi.max_with(z)?;
+    }
+    Some((lo, hi))
+}

@@ -1,0 +1,36 @@
+//! Device options shared by the commands that read tables.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use coopscan_storage::device::{Bandwidth, DeviceConfig, DirectMode};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DeviceArgs {
+    /// Emulate a disk of this bandwidth (MB/s, 10^6 bytes) with a token-bucket throttle.
+    #[arg(long)]
+    pub bandwidth_mb: Option<f64>,
+    /// Emulated fixed latency per request, in milliseconds.
+    #[arg(long, default_value_t = 0.0)]
+    pub latency_ms: f64,
+    /// Read through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+}
+
+impl DeviceArgs {
+    pub fn config(&self) -> anyhow::Result<DeviceConfig> {
+        let bandwidth = self
+            .bandwidth_mb
+            .map(Bandwidth::mb_per_s)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--bandwidth-mb: {e}"))?;
+        anyhow::ensure!(self.latency_ms >= 0.0 && self.latency_ms.is_finite(), "--latency-ms must be a non-negative number");
+        Ok(DeviceConfig {
+            direct: if self.buffered { DirectMode::Off } else { DirectMode::Auto },
+            bandwidth,
+            latency_per_request: Duration::try_from_secs_f64(self.latency_ms / 1000.0).context("--latency-ms")?,
+            ..DeviceConfig::default()
+        })
+    }
+}
