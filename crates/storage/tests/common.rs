@@ -1,0 +1,82 @@
+//! Helpers shared by the storage integration tests.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use coopscan_storage::device::{Device, DeviceConfig};
+use coopscan_storage::write::WriteOptions;
+use coopscan_storage::{ColumnDef, ColumnType, Layout, Table, TableSchema, TableWriter};
+
+/// One column of test data, as the Arrow array the writer receives.
+pub fn array_for(ty: ColumnType, ints: &[i64], strs: &[String]) -> ArrayRef {
+    match ty {
+        ColumnType::Int32 => Arc::new(Int32Array::from(ints.iter().map(|&x| x as i32).collect::<Vec<_>>())),
+        ColumnType::Date32 => Arc::new(Date32Array::from(ints.iter().map(|&x| x as i32).collect::<Vec<_>>())),
+        ColumnType::Int64 => Arc::new(Int64Array::from(ints.to_vec())),
+        ColumnType::Decimal { precision, scale } => Arc::new(
+            Decimal128Array::from(ints.iter().map(|&x| i128::from(x)).collect::<Vec<_>>())
+                .with_precision_and_scale(precision, scale)
+                .expect("decimal"),
+        ),
+        ColumnType::Char { .. } | ColumnType::Utf8 => Arc::new(StringArray::from(strs.to_vec())),
+    }
+}
+
+/// Writes `batches` as a table in `dir`.
+pub fn write_table(dir: &std::path::Path, schema: &TableSchema, layout: Layout, page_bytes: u32, chunk_pages: u64, batches: &[RecordBatch]) -> Table {
+    let mut opts = WriteOptions::new(layout);
+    opts.page_bytes = page_bytes;
+    opts.chunk_bytes = u64::from(page_bytes) * chunk_pages;
+    let mut w = TableWriter::create(dir, "t", schema.clone(), opts).expect("create");
+    for b in batches {
+        w.write_batch(b).expect("write batch");
+    }
+    w.finish().expect("finish");
+    Table::open(dir).expect("open")
+}
+
+/// Reads every chunk with `projection` and concatenates each column.
+pub fn read_all(table: &Table, projection: &[usize]) -> Vec<ArrayRef> {
+    let device = Device::new(DeviceConfig::default());
+    let files = table.open_files(&device).expect("open files");
+    let batches: Vec<RecordBatch> = (0..table.chunk_count())
+        .map(|k| table.read_chunk_batch(&device, &files, k, projection, None).expect("read chunk"))
+        .collect();
+    (0..projection.len())
+        .map(|i| {
+            let cols: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
+            if cols.is_empty() {
+                return arrow_array::new_empty_array(&table.schema().columns[projection[i]].ty.arrow_type());
+            }
+            arrow_select::concat::concat(&cols).expect("concat")
+        })
+        .collect()
+}
+
+/// A small fixed table: an int64 key, a decimal, a date, a CHAR(1) flag and a comment.
+pub fn sample_schema() -> TableSchema {
+    TableSchema::new(vec![
+        ColumnDef { name: "k".into(), ty: ColumnType::Int64 },
+        ColumnDef { name: "price".into(), ty: ColumnType::Decimal { precision: 15, scale: 2 } },
+        ColumnDef { name: "day".into(), ty: ColumnType::Date32 },
+        ColumnDef { name: "flag".into(), ty: ColumnType::Char { len: 1 } },
+        ColumnDef { name: "comment".into(), ty: ColumnType::Utf8 },
+    ])
+    .expect("schema")
+}
+
+pub fn sample_batch(start: i64, rows: usize) -> RecordBatch {
+    let schema = sample_schema();
+    let ints: Vec<i64> = (start..start + rows as i64).collect();
+    let flags: Vec<String> = ints.iter().map(|i| ["A", "N", "R"][(i % 3) as usize].to_string()).collect();
+    let comments: Vec<String> = ints.iter().map(|i| format!("comment number {i} {}", "x".repeat((i % 40) as usize))).collect();
+    let cols = vec![
+        array_for(ColumnType::Int64, &ints, &[]),
+        array_for(schema.columns[1].ty, &ints.iter().map(|i| i * 7 % 100_000).collect::<Vec<_>>(), &[]),
+        array_for(ColumnType::Date32, &ints.iter().map(|i| 8000 + i % 2500).collect::<Vec<_>>(), &[]),
+        array_for(schema.columns[3].ty, &[], &flags),
+        array_for(ColumnType::Utf8, &[], &comments),
+    ];
+    RecordBatch::try_new(schema.arrow_schema(), cols).expect("batch")
+}

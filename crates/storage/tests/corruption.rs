@@ -1,0 +1,141 @@
+//! Damage on disk gives an error naming the file, the offset and what was expected —
+//! never a panic, never wrong data.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use coopscan_storage::device::{Device, DeviceConfig};
+use coopscan_storage::page::PAGE_HEADER_LEN;
+use coopscan_storage::{Layout, StorageError, Table};
+
+use common::{sample_batch, sample_schema, write_table};
+
+const PAGE_BYTES: u32 = 4096;
+
+/// A table of several chunks; returns its directory.
+fn table(dir: &Path, layout: Layout) -> Table {
+    let batches: Vec<_> = (0..4).map(|i| sample_batch(i * 500, 500)).collect();
+    write_table(dir, &sample_schema(), layout, PAGE_BYTES, 2, &batches)
+}
+
+fn read_everything(dir: &Path) -> Result<(), StorageError> {
+    let table = Table::open(dir)?;
+    let device = Device::new(DeviceConfig::default());
+    let files = table.open_files(&device)?;
+    let all: Vec<usize> = (0..table.schema().len()).collect();
+    for k in 0..table.chunk_count() {
+        table.read_chunk_batch(&device, &files, k, &all, None)?;
+    }
+    Ok(())
+}
+
+fn patch(path: &Path, offset: u64, f: impl FnOnce(&mut u8)) {
+    let mut data = std::fs::read(path).expect("read");
+    f(&mut data[offset as usize]);
+    std::fs::write(path, data).expect("write");
+}
+
+/// The first data file and the offset of its second page.
+fn second_page(t: &Table) -> (PathBuf, u64) {
+    (t.file_path(0), u64::from(PAGE_BYTES))
+}
+
+#[test]
+fn a_flipped_payload_byte_is_a_checksum_error_naming_file_and_page() {
+    for layout in Layout::ALL {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let t = table(tmp.path(), layout);
+        let (path, page) = second_page(&t);
+        patch(&path, page + PAGE_HEADER_LEN as u64 + 3, |b| *b ^= 0x40);
+        match read_everything(tmp.path()) {
+            Err(StorageError::Checksum { path: p, offset, expected, found }) => {
+                assert_eq!((p, offset), (path.clone(), page), "{layout}");
+                assert_ne!(expected, found);
+            }
+            other => panic!("{layout}: expected a checksum error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_wrong_magic_is_reported_as_such() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = table(tmp.path(), Layout::Pax);
+    let (path, page) = second_page(&t);
+    patch(&path, page, |b| *b = b'X');
+    let err = read_everything(tmp.path()).expect_err("bad magic must fail");
+    assert!(matches!(&err, StorageError::Magic { path: p, offset, .. } if *p == path && *offset == page), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("bad magic") && msg.contains(&page.to_string()) && msg.contains("data.pax"), "{msg}");
+}
+
+#[test]
+fn an_unknown_page_version_is_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = table(tmp.path(), Layout::Dsm);
+    let (path, page) = second_page(&t);
+    patch(&path, page + 4, |b| *b = 9);
+    let err = read_everything(tmp.path()).expect_err("unknown version must fail");
+    assert!(matches!(err, StorageError::Version { found: 9, expected: 1, offset, .. } if offset == page), "{err:?}");
+}
+
+#[test]
+fn a_truncated_data_file_is_reported_with_its_expected_size() {
+    for layout in Layout::ALL {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let t = table(tmp.path(), layout);
+        let path = t.file_path(0);
+        let full = std::fs::metadata(&path).expect("stat").len();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).expect("open");
+        file.set_len(full - 100).expect("truncate");
+        match Table::open(tmp.path()) {
+            Err(StorageError::Truncated { path: p, expected, found, .. }) => {
+                assert_eq!((p, expected, found), (path.clone(), full, full - 100), "{layout}");
+            }
+            other => panic!("{layout}: expected truncation, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn an_unknown_manifest_version_is_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    table(tmp.path(), Layout::Nsm);
+    let path = tmp.path().join("manifest.json");
+    let text = std::fs::read_to_string(&path).expect("read").replace("\"version\": 1", "\"version\": 7");
+    std::fs::write(&path, text).expect("write");
+    let err = Table::open(tmp.path()).expect_err("must refuse");
+    assert!(matches!(&err, StorageError::Version { found: 7, expected: 1, path: p, .. } if *p == path), "{err:?}");
+}
+
+#[test]
+fn a_garbled_or_inconsistent_manifest_is_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    table(tmp.path(), Layout::Pax);
+    let path = tmp.path().join("manifest.json");
+    let good = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, &good[..good.len() / 2]).expect("write");
+    assert!(matches!(Table::open(tmp.path()), Err(StorageError::Manifest { .. })));
+    // Rows that do not match the chunks.
+    let v: serde_json::Value = serde_json::from_str(&good).expect("json");
+    let rows = v["rows"].as_u64().expect("rows");
+    std::fs::write(&path, good.replace(&format!("\"rows\": {rows}"), &format!("\"rows\": {}", rows + 1))).expect("write");
+    let err = Table::open(tmp.path()).expect_err("must refuse");
+    assert!(err.to_string().contains("chunks cover"), "{err}");
+}
+
+#[test]
+fn a_page_swapped_with_another_is_detected() {
+    // A page with a valid checksum in the wrong place must not be decoded as data.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = table(tmp.path(), Layout::Pax);
+    let path = t.file_path(0);
+    let mut data = std::fs::read(&path).expect("read");
+    let p = PAGE_BYTES as usize;
+    let (a, b) = data.split_at_mut(p);
+    a.swap_with_slice(&mut b[..p]);
+    std::fs::write(&path, data).expect("write");
+    let err = read_everything(tmp.path()).expect_err("swapped pages must fail");
+    assert!(matches!(err, StorageError::Corrupt { .. }), "{err:?}");
+}
