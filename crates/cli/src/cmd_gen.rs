@@ -44,7 +44,10 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         MAX_CHUNK_BYTES / MIB
     );
     let tables = parse_tables(&args.tables)?;
-    let out = args.out.clone().unwrap_or_else(|| dataset_dir(args.sf, args.layout, args.chunk_mb));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| dataset_dir(args.sf, args.layout, args.chunk_mb));
     let opts = ImportOptions {
         sf: args.sf,
         layout: args.layout,
@@ -54,18 +57,29 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         threads: args.threads.max(1),
     };
     for table in tables {
-        if !args.force && out.join(table.name()).join(coopscan_storage::manifest::MANIFEST_FILE).exists() {
-            eprintln!("{table}: already in {} (use --force to regenerate)", out.display());
+        if !args.force
+            && out
+                .join(table.name())
+                .join(coopscan_storage::manifest::MANIFEST_FILE)
+                .exists()
+        {
+            eprintln!(
+                "{table}: already in {} (use --force to regenerate)",
+                out.display()
+            );
             continue;
         }
         let bar = ProgressBar::new(table.estimated_rows(args.sf));
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}")
-                .context("progress template")?
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}",
+            )
+            .context("progress template")?
+            .progress_chars("=> "),
         );
         bar.set_prefix(table.name());
-        let summary = import_table(table, &opts, &|rows| bar.set_position(rows)).with_context(|| format!("generating {table}"))?;
+        let summary = import_table(table, &opts, &|rows| bar.set_position(rows))
+            .with_context(|| format!("generating {table}"))?;
         bar.finish_and_clear();
         let m = &summary.manifest;
         eprintln!(
@@ -85,5 +99,7 @@ fn parse_tables(spec: &str) -> anyhow::Result<Vec<TpchTable>> {
     if spec.eq_ignore_ascii_case("all") {
         return Ok(TpchTable::ALL.to_vec());
     }
-    spec.split(',').map(|s| s.trim().parse::<TpchTable>().map_err(anyhow::Error::from)).collect()
+    spec.split(',')
+        .map(|s| s.trim().parse::<TpchTable>().map_err(anyhow::Error::from))
+        .collect()
 }

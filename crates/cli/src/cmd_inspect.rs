@@ -15,7 +15,10 @@ pub struct InspectArgs {
 }
 
 pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
-    let dir = args.dir.clone().unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4).join("lineitem"));
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4).join("lineitem"));
     let table = Table::open(&dir)?;
     println!("{}", serde_json::to_string_pretty(&summary(&table))?);
     Ok(())
@@ -42,7 +45,10 @@ fn summary(table: &Table) -> Value {
         .enumerate()
         .filter_map(|(c, def)| {
             let (lo, hi) = table_min_max(m.chunks.iter().map(|k| k.columns[c].zonemap.as_ref()))?;
-            Some((def.name.clone(), json!({ "min": lo.render(def.ty).0, "max": hi.render(def.ty).1 })))
+            Some((
+                def.name.clone(),
+                json!({ "min": lo.render(def.ty).0, "max": hi.render(def.ty).1 }),
+            ))
         })
         .collect();
     let rows: Vec<u64> = m.chunks.iter().map(|k| k.row_count).collect();
@@ -67,7 +73,9 @@ fn summary(table: &Table) -> Value {
 }
 
 /// Table-wide min and max of per-chunk zonemaps; `None` if any chunk lacks one.
-fn table_min_max<'a>(mut maps: impl Iterator<Item = Option<&'a Zonemap>>) -> Option<(Zonemap, Zonemap)> {
+fn table_min_max<'a>(
+    mut maps: impl Iterator<Item = Option<&'a Zonemap>>,
+) -> Option<(Zonemap, Zonemap)> {
     let first = maps.next()??.clone();
     let (mut lo, mut hi) = (first.clone(), first);
     for z in maps {

@@ -23,24 +23,37 @@ pub struct VerifyArgs {
 }
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
-    let dir = args.dir.clone().unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4).join("lineitem"));
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4).join("lineitem"));
     let table = Table::open(&dir)?;
     let device = Device::new(args.device.config()?);
     let files = table.open_files(&device)?;
     let all: Vec<usize> = (0..table.schema().len()).collect();
     let mut digest = ContentDigest::new(all.len());
     let bar = ProgressBar::new(table.chunk_count() as u64);
-    bar.set_style(ProgressStyle::with_template("verify [{bar:40}] {pos}/{len} chunks eta {eta}").context("progress template")?);
+    bar.set_style(
+        ProgressStyle::with_template("verify [{bar:40}] {pos}/{len} chunks eta {eta}")
+            .context("progress template")?,
+    );
     let start = Instant::now();
     for k in 0..table.chunk_count() {
-        let batch = table.read_chunk_batch(&device, &files, k, &all, None).with_context(|| format!("chunk {k}"))?;
+        let batch = table
+            .read_chunk_batch(&device, &files, k, &all, None)
+            .with_context(|| format!("chunk {k}"))?;
         digest.update(&batch)?;
         bar.inc(1);
     }
     bar.finish_and_clear();
     let stats = device.stats();
     let elapsed = start.elapsed().as_secs_f64();
-    anyhow::ensure!(digest.rows() == table.rows(), "decoded {} rows, manifest says {}", digest.rows(), table.rows());
+    anyhow::ensure!(
+        digest.rows() == table.rows(),
+        "decoded {} rows, manifest says {}",
+        digest.rows(),
+        table.rows()
+    );
     let report = json!({
         "dir": dir.display().to_string(),
         "layout": table.layout().to_string(),

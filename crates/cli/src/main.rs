@@ -9,7 +9,11 @@ mod device_args;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "coopscan", version, about = "Cooperative scans: an Active Buffer Manager for concurrent table scans")]
+#[command(
+    name = "coopscan",
+    version,
+    about = "Cooperative scans: an Active Buffer Manager for concurrent table scans"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

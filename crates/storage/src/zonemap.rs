@@ -83,10 +83,16 @@ impl Zonemap {
     /// The smaller of two zonemaps' minimums (`None` if their kinds differ).
     pub fn min_with(&self, other: &Zonemap) -> Option<Zonemap> {
         match (self, other) {
-            (Zonemap::Int { min: a, .. }, Zonemap::Int { min: b, .. }) => Some(Zonemap::Int { min: *a.min(b), max: *a.min(b) }),
+            (Zonemap::Int { min: a, .. }, Zonemap::Int { min: b, .. }) => Some(Zonemap::Int {
+                min: *a.min(b),
+                max: *a.min(b),
+            }),
             (Zonemap::Str { min: a, .. }, Zonemap::Str { min: b, .. }) => {
                 let m = a.min(b).clone();
-                Some(Zonemap::Str { min: m.clone(), max: m })
+                Some(Zonemap::Str {
+                    min: m.clone(),
+                    max: m,
+                })
             }
             _ => None,
         }
@@ -95,10 +101,16 @@ impl Zonemap {
     /// The larger of two zonemaps' maximums (`None` if their kinds differ).
     pub fn max_with(&self, other: &Zonemap) -> Option<Zonemap> {
         match (self, other) {
-            (Zonemap::Int { max: a, .. }, Zonemap::Int { max: b, .. }) => Some(Zonemap::Int { min: *a.max(b), max: *a.max(b) }),
+            (Zonemap::Int { max: a, .. }, Zonemap::Int { max: b, .. }) => Some(Zonemap::Int {
+                min: *a.max(b),
+                max: *a.max(b),
+            }),
             (Zonemap::Str { max: a, .. }, Zonemap::Str { max: b, .. }) => {
                 let m = a.max(b).clone();
-                Some(Zonemap::Str { min: m.clone(), max: m })
+                Some(Zonemap::Str {
+                    min: m.clone(),
+                    max: m,
+                })
             }
             _ => None,
         }
@@ -120,7 +132,12 @@ fn render_int(v: i64, ty: ColumnType) -> String {
         ColumnType::Decimal { scale, .. } if scale > 0 => {
             let p = 10i64.pow(u32::from(scale.unsigned_abs()));
             let sign = if v < 0 { "-" } else { "" };
-            format!("{sign}{}.{:0width$}", (v / p).abs(), (v % p).abs(), width = scale as usize)
+            format!(
+                "{sign}{}.{:0width$}",
+                (v / p).abs(),
+                (v % p).abs(),
+                width = scale as usize
+            )
         }
         _ => v.to_string(),
     }
@@ -155,7 +172,17 @@ mod tests {
 
     #[test]
     fn decimals_render_with_their_scale() {
-        let ty = ColumnType::Decimal { precision: 15, scale: 2 };
-        assert_eq!(Zonemap::Int { min: -5, max: 90_105 }.render(ty), ("-0.05".to_string(), "901.05".to_string()));
+        let ty = ColumnType::Decimal {
+            precision: 15,
+            scale: 2,
+        };
+        assert_eq!(
+            Zonemap::Int {
+                min: -5,
+                max: 90_105
+            }
+            .render(ty),
+            ("-0.05".to_string(), "901.05".to_string())
+        );
     }
 }

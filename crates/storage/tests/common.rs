@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray,
+};
 use coopscan_storage::device::{Device, DeviceConfig};
 use coopscan_storage::write::WriteOptions;
 use coopscan_storage::{ColumnDef, ColumnType, Layout, Table, TableSchema, TableWriter};
@@ -11,8 +13,12 @@ use coopscan_storage::{ColumnDef, ColumnType, Layout, Table, TableSchema, TableW
 /// One column of test data, as the Arrow array the writer receives.
 pub fn array_for(ty: ColumnType, ints: &[i64], strs: &[String]) -> ArrayRef {
     match ty {
-        ColumnType::Int32 => Arc::new(Int32Array::from(ints.iter().map(|&x| x as i32).collect::<Vec<_>>())),
-        ColumnType::Date32 => Arc::new(Date32Array::from(ints.iter().map(|&x| x as i32).collect::<Vec<_>>())),
+        ColumnType::Int32 => Arc::new(Int32Array::from(
+            ints.iter().map(|&x| x as i32).collect::<Vec<_>>(),
+        )),
+        ColumnType::Date32 => Arc::new(Date32Array::from(
+            ints.iter().map(|&x| x as i32).collect::<Vec<_>>(),
+        )),
         ColumnType::Int64 => Arc::new(Int64Array::from(ints.to_vec())),
         ColumnType::Decimal { precision, scale } => Arc::new(
             Decimal128Array::from(ints.iter().map(|&x| i128::from(x)).collect::<Vec<_>>())
@@ -24,7 +30,14 @@ pub fn array_for(ty: ColumnType, ints: &[i64], strs: &[String]) -> ArrayRef {
 }
 
 /// Writes `batches` as a table in `dir`.
-pub fn write_table(dir: &std::path::Path, schema: &TableSchema, layout: Layout, page_bytes: u32, chunk_pages: u64, batches: &[RecordBatch]) -> Table {
+pub fn write_table(
+    dir: &std::path::Path,
+    schema: &TableSchema,
+    layout: Layout,
+    page_bytes: u32,
+    chunk_pages: u64,
+    batches: &[RecordBatch],
+) -> Table {
     let mut opts = WriteOptions::new(layout);
     opts.page_bytes = page_bytes;
     opts.chunk_bytes = u64::from(page_bytes) * chunk_pages;
@@ -41,13 +54,19 @@ pub fn read_all(table: &Table, projection: &[usize]) -> Vec<ArrayRef> {
     let device = Device::new(DeviceConfig::default());
     let files = table.open_files(&device).expect("open files");
     let batches: Vec<RecordBatch> = (0..table.chunk_count())
-        .map(|k| table.read_chunk_batch(&device, &files, k, projection, None).expect("read chunk"))
+        .map(|k| {
+            table
+                .read_chunk_batch(&device, &files, k, projection, None)
+                .expect("read chunk")
+        })
         .collect();
     (0..projection.len())
         .map(|i| {
             let cols: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
             if cols.is_empty() {
-                return arrow_array::new_empty_array(&table.schema().columns[projection[i]].ty.arrow_type());
+                return arrow_array::new_empty_array(
+                    &table.schema().columns[projection[i]].ty.arrow_type(),
+                );
             }
             arrow_select::concat::concat(&cols).expect("concat")
         })
@@ -57,11 +76,29 @@ pub fn read_all(table: &Table, projection: &[usize]) -> Vec<ArrayRef> {
 /// A small fixed table: an int64 key, a decimal, a date, a CHAR(1) flag and a comment.
 pub fn sample_schema() -> TableSchema {
     TableSchema::new(vec![
-        ColumnDef { name: "k".into(), ty: ColumnType::Int64 },
-        ColumnDef { name: "price".into(), ty: ColumnType::Decimal { precision: 15, scale: 2 } },
-        ColumnDef { name: "day".into(), ty: ColumnType::Date32 },
-        ColumnDef { name: "flag".into(), ty: ColumnType::Char { len: 1 } },
-        ColumnDef { name: "comment".into(), ty: ColumnType::Utf8 },
+        ColumnDef {
+            name: "k".into(),
+            ty: ColumnType::Int64,
+        },
+        ColumnDef {
+            name: "price".into(),
+            ty: ColumnType::Decimal {
+                precision: 15,
+                scale: 2,
+            },
+        },
+        ColumnDef {
+            name: "day".into(),
+            ty: ColumnType::Date32,
+        },
+        ColumnDef {
+            name: "flag".into(),
+            ty: ColumnType::Char { len: 1 },
+        },
+        ColumnDef {
+            name: "comment".into(),
+            ty: ColumnType::Utf8,
+        },
     ])
     .expect("schema")
 }
@@ -69,12 +106,26 @@ pub fn sample_schema() -> TableSchema {
 pub fn sample_batch(start: i64, rows: usize) -> RecordBatch {
     let schema = sample_schema();
     let ints: Vec<i64> = (start..start + rows as i64).collect();
-    let flags: Vec<String> = ints.iter().map(|i| ["A", "N", "R"][(i % 3) as usize].to_string()).collect();
-    let comments: Vec<String> = ints.iter().map(|i| format!("comment number {i} {}", "x".repeat((i % 40) as usize))).collect();
+    let flags: Vec<String> = ints
+        .iter()
+        .map(|i| ["A", "N", "R"][(i % 3) as usize].to_string())
+        .collect();
+    let comments: Vec<String> = ints
+        .iter()
+        .map(|i| format!("comment number {i} {}", "x".repeat((i % 40) as usize)))
+        .collect();
     let cols = vec![
         array_for(ColumnType::Int64, &ints, &[]),
-        array_for(schema.columns[1].ty, &ints.iter().map(|i| i * 7 % 100_000).collect::<Vec<_>>(), &[]),
-        array_for(ColumnType::Date32, &ints.iter().map(|i| 8000 + i % 2500).collect::<Vec<_>>(), &[]),
+        array_for(
+            schema.columns[1].ty,
+            &ints.iter().map(|i| i * 7 % 100_000).collect::<Vec<_>>(),
+            &[],
+        ),
+        array_for(
+            ColumnType::Date32,
+            &ints.iter().map(|i| 8000 + i % 2500).collect::<Vec<_>>(),
+            &[],
+        ),
         array_for(schema.columns[3].ty, &[], &flags),
         array_for(ColumnType::Utf8, &[], &comments),
     ];

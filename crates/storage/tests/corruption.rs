@@ -49,7 +49,12 @@ fn a_flipped_payload_byte_is_a_checksum_error_naming_file_and_page() {
         let (path, page) = second_page(&t);
         patch(&path, page + PAGE_HEADER_LEN as u64 + 3, |b| *b ^= 0x40);
         match read_everything(tmp.path()) {
-            Err(StorageError::Checksum { path: p, offset, expected, found }) => {
+            Err(StorageError::Checksum {
+                path: p,
+                offset,
+                expected,
+                found,
+            }) => {
                 assert_eq!((p, offset), (path.clone(), page), "{layout}");
                 assert_ne!(expected, found);
             }
@@ -65,9 +70,15 @@ fn a_wrong_magic_is_reported_as_such() {
     let (path, page) = second_page(&t);
     patch(&path, page, |b| *b = b'X');
     let err = read_everything(tmp.path()).expect_err("bad magic must fail");
-    assert!(matches!(&err, StorageError::Magic { path: p, offset, .. } if *p == path && *offset == page), "{err:?}");
+    assert!(
+        matches!(&err, StorageError::Magic { path: p, offset, .. } if *p == path && *offset == page),
+        "{err:?}"
+    );
     let msg = err.to_string();
-    assert!(msg.contains("bad magic") && msg.contains(&page.to_string()) && msg.contains("data.pax"), "{msg}");
+    assert!(
+        msg.contains("bad magic") && msg.contains(&page.to_string()) && msg.contains("data.pax"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -77,7 +88,10 @@ fn an_unknown_page_version_is_refused() {
     let (path, page) = second_page(&t);
     patch(&path, page + 4, |b| *b = 9);
     let err = read_everything(tmp.path()).expect_err("unknown version must fail");
-    assert!(matches!(err, StorageError::Version { found: 9, expected: 1, offset, .. } if offset == page), "{err:?}");
+    assert!(
+        matches!(err, StorageError::Version { found: 9, expected: 1, offset, .. } if offset == page),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -87,11 +101,23 @@ fn a_truncated_data_file_is_reported_with_its_expected_size() {
         let t = table(tmp.path(), layout);
         let path = t.file_path(0);
         let full = std::fs::metadata(&path).expect("stat").len();
-        let file = std::fs::OpenOptions::new().write(true).open(&path).expect("open");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
         file.set_len(full - 100).expect("truncate");
         match Table::open(tmp.path()) {
-            Err(StorageError::Truncated { path: p, expected, found, .. }) => {
-                assert_eq!((p, expected, found), (path.clone(), full, full - 100), "{layout}");
+            Err(StorageError::Truncated {
+                path: p,
+                expected,
+                found,
+                ..
+            }) => {
+                assert_eq!(
+                    (p, expected, found),
+                    (path.clone(), full, full - 100),
+                    "{layout}"
+                );
             }
             other => panic!("{layout}: expected truncation, got {other:?}"),
         }
@@ -103,10 +129,15 @@ fn an_unknown_manifest_version_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     table(tmp.path(), Layout::Nsm);
     let path = tmp.path().join("manifest.json");
-    let text = std::fs::read_to_string(&path).expect("read").replace("\"version\": 1", "\"version\": 7");
+    let text = std::fs::read_to_string(&path)
+        .expect("read")
+        .replace("\"version\": 1", "\"version\": 7");
     std::fs::write(&path, text).expect("write");
     let err = Table::open(tmp.path()).expect_err("must refuse");
-    assert!(matches!(&err, StorageError::Version { found: 7, expected: 1, path: p, .. } if *p == path), "{err:?}");
+    assert!(
+        matches!(&err, StorageError::Version { found: 7, expected: 1, path: p, .. } if *p == path),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -116,11 +147,21 @@ fn a_garbled_or_inconsistent_manifest_is_refused() {
     let path = tmp.path().join("manifest.json");
     let good = std::fs::read_to_string(&path).expect("read");
     std::fs::write(&path, &good[..good.len() / 2]).expect("write");
-    assert!(matches!(Table::open(tmp.path()), Err(StorageError::Manifest { .. })));
+    assert!(matches!(
+        Table::open(tmp.path()),
+        Err(StorageError::Manifest { .. })
+    ));
     // Rows that do not match the chunks.
     let v: serde_json::Value = serde_json::from_str(&good).expect("json");
     let rows = v["rows"].as_u64().expect("rows");
-    std::fs::write(&path, good.replace(&format!("\"rows\": {rows}"), &format!("\"rows\": {}", rows + 1))).expect("write");
+    std::fs::write(
+        &path,
+        good.replace(
+            &format!("\"rows\": {rows}"),
+            &format!("\"rows\": {}", rows + 1),
+        ),
+    )
+    .expect("write");
     let err = Table::open(tmp.path()).expect_err("must refuse");
     assert!(err.to_string().contains("chunks cover"), "{err}");
 }

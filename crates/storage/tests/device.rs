@@ -50,7 +50,9 @@ fn fixture(direct: DirectMode) -> (tempfile::TempDir, PathBuf, Device) {
 fn device_is_send_and_sync() {
     fn shareable<T: Send + Sync>() {}
     shareable::<Device>();
-    shareable::<AlignedBuf>();
+    // RefUnwindSafe too: Arrow's `Allocation` needs it to wrap an AlignedBuf zero-copy.
+    fn arrow_allocation<T: Send + Sync + std::panic::RefUnwindSafe>() {}
+    arrow_allocation::<AlignedBuf>();
 }
 
 #[test]

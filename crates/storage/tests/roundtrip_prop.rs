@@ -17,7 +17,10 @@ fn column_type() -> impl Strategy<Value = ColumnType> {
         Just(ColumnType::Int32),
         Just(ColumnType::Int64),
         Just(ColumnType::Date32),
-        (1u8..=18, 0i8..=4).prop_map(|(p, s)| ColumnType::Decimal { precision: p.max(s as u8 + 1), scale: s }),
+        (1u8..=18, 0i8..=4).prop_map(|(p, s)| ColumnType::Decimal {
+            precision: p.max(s as u8 + 1),
+            scale: s
+        }),
         (1u16..=30).prop_map(|len| ColumnType::Char { len }),
         Just(ColumnType::Utf8),
     ]
@@ -26,16 +29,32 @@ fn column_type() -> impl Strategy<Value = ColumnType> {
 /// Values for one column: integers in range of the type, strings that fit it.
 fn column_values(ty: ColumnType, rows: usize) -> BoxedStrategy<(Vec<i64>, Vec<String>)> {
     match ty {
-        ColumnType::Int32 | ColumnType::Date32 => proptest::collection::vec(any::<i32>().prop_map(i64::from), rows).prop_map(|v| (v, vec![])).boxed(),
-        ColumnType::Int64 => proptest::collection::vec(any::<i64>(), rows).prop_map(|v| (v, vec![])).boxed(),
+        ColumnType::Int32 | ColumnType::Date32 => {
+            proptest::collection::vec(any::<i32>().prop_map(i64::from), rows)
+                .prop_map(|v| (v, vec![]))
+                .boxed()
+        }
+        ColumnType::Int64 => proptest::collection::vec(any::<i64>(), rows)
+            .prop_map(|v| (v, vec![]))
+            .boxed(),
         ColumnType::Decimal { precision, .. } => {
             let max = 10i64.pow(u32::from(precision)) - 1;
-            proptest::collection::vec(-max..=max, rows).prop_map(|v| (v, vec![])).boxed()
+            proptest::collection::vec(-max..=max, rows)
+                .prop_map(|v| (v, vec![]))
+                .boxed()
         }
-        ColumnType::Char { len } => proptest::collection::vec(proptest::string::string_regex(&format!("[a-zA-Z0-9 ]{{0,{len}}}")).expect("regex"), rows)
-            .prop_map(|v| (vec![], v))
-            .boxed(),
-        ColumnType::Utf8 => proptest::collection::vec(proptest::string::string_regex("[a-zé€ ]{0,300}").expect("regex"), rows).prop_map(|v| (vec![], v)).boxed(),
+        ColumnType::Char { len } => proptest::collection::vec(
+            proptest::string::string_regex(&format!("[a-zA-Z0-9 ]{{0,{len}}}")).expect("regex"),
+            rows,
+        )
+        .prop_map(|v| (vec![], v))
+        .boxed(),
+        ColumnType::Utf8 => proptest::collection::vec(
+            proptest::string::string_regex("[a-zé€ ]{0,300}").expect("regex"),
+            rows,
+        )
+        .prop_map(|v| (vec![], v))
+        .boxed(),
     }
 }
 
@@ -48,14 +67,41 @@ struct Case {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (proptest::collection::vec(column_type(), 1..6), 0usize..2500, 1usize..700, 1u64..4).prop_flat_map(|(types, rows, batch_rows, chunk_pages)| {
-        let values: Vec<_> = types.iter().map(|&t| column_values(t, rows)).collect();
-        (Just(types), values, Just(batch_rows), Just(chunk_pages)).prop_map(|(types, values, batch_rows, chunk_pages)| {
-            let schema = TableSchema::new(types.iter().enumerate().map(|(i, &ty)| ColumnDef { name: format!("c{i}"), ty }).collect()).expect("schema");
-            let columns = types.iter().zip(&values).map(|(&ty, (ints, strs))| array_for(ty, ints, strs)).collect();
-            Case { schema, columns, batch_rows, chunk_pages }
+    (
+        proptest::collection::vec(column_type(), 1..6),
+        0usize..2500,
+        1usize..700,
+        1u64..4,
+    )
+        .prop_flat_map(|(types, rows, batch_rows, chunk_pages)| {
+            let values: Vec<_> = types.iter().map(|&t| column_values(t, rows)).collect();
+            (Just(types), values, Just(batch_rows), Just(chunk_pages)).prop_map(
+                |(types, values, batch_rows, chunk_pages)| {
+                    let schema = TableSchema::new(
+                        types
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &ty)| ColumnDef {
+                                name: format!("c{i}"),
+                                ty,
+                            })
+                            .collect(),
+                    )
+                    .expect("schema");
+                    let columns = types
+                        .iter()
+                        .zip(&values)
+                        .map(|(&ty, (ints, strs))| array_for(ty, ints, strs))
+                        .collect();
+                    Case {
+                        schema,
+                        columns,
+                        batch_rows,
+                        chunk_pages,
+                    }
+                },
+            )
         })
-    })
 }
 
 fn batches(case: &Case) -> Vec<RecordBatch> {

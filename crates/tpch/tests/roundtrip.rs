@@ -9,11 +9,18 @@ use coopscan_storage::device::{Device, DeviceConfig};
 use coopscan_storage::{Layout, Table};
 use coopscan_tpch::{generate, import_table, ImportOptions, TpchTable};
 
-const SF: f64 = 0.01;
+/// SF 0.01 by default; the release-mode check runs `COOPSCAN_TEST_SF=1 cargo test
+/// --release -p coopscan-tpch --test roundtrip lineitem` (see docs/performance.md).
+fn sf() -> f64 {
+    std::env::var("COOPSCAN_TEST_SF")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.01)
+}
 
 /// tpchgen's output for the whole table, one array per column, strings as Utf8.
 fn expected_columns(table: TpchTable) -> Vec<ArrayRef> {
-    let batches: Vec<RecordBatch> = generate(table, SF, 1, 1, 10_000)
+    let batches: Vec<RecordBatch> = generate(table, sf(), 1, 1, 10_000)
         .map(|b| b.expect("tpchgen batch"))
         .collect();
     let ncols = batches[0].num_columns();
@@ -38,7 +45,7 @@ fn expected_columns(table: TpchTable) -> Vec<ArrayRef> {
 
 fn import(table: TpchTable, layout: Layout, dir: &std::path::Path, chunk_bytes: u64) -> Table {
     let opts = ImportOptions {
-        sf: SF,
+        sf: sf(),
         layout,
         chunk_bytes,
         out_dir: dir.to_path_buf(),

@@ -16,7 +16,7 @@ pub const IO_ALIGN: usize = 4096;
 
 /// True when `value` is a multiple of [`IO_ALIGN`].
 pub fn is_io_aligned(value: u64) -> bool {
-    value % IO_ALIGN as u64 == 0
+    value.is_multiple_of(IO_ALIGN as u64)
 }
 
 /// Rounds `len` up to the next multiple of [`IO_ALIGN`] (the padding a writer adds).

@@ -11,7 +11,8 @@ const IOVECS_PER_CALL_MAX: usize = 1024;
 
 /// Reads into `bufs`, in order, starting at file `offset`, until every buffer is full or
 /// the file ends. Returns the number of bytes read; fewer than the buffers' total means
-/// end of file. `EINTR` is retried.
+/// end of file. `EINTR` is retried. With O_DIRECT the kernel returns a short count only
+/// at end of file, so a continuing loop still issues aligned requests.
 pub(super) fn read_full(file: &File, offset: u64, bufs: &mut [&mut [u8]]) -> io::Result<usize> {
     let total: usize = bufs.iter().map(|buf| buf.len()).sum();
     let mut done = 0;
