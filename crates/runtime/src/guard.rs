@@ -1,0 +1,95 @@
+//! A chunk delivered to a scan: its bytes, and its decoded tuples restricted to the
+//! scan's own ranges. Dropping the guard releases the chunk (unpins its frame).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use coopscan_buffer::{ChunkId, ScanId};
+use coopscan_storage::{decode_chunk, ChunkBytes};
+
+use crate::error::{Result, RuntimeError};
+use crate::scan::{rows_in, CScan};
+
+/// One chunk being processed by one scan. Holds the scan mutably, so the scan asks for
+/// its next chunk only after this one is released.
+pub struct ChunkGuard<'a> {
+    scan: &'a mut CScan,
+    id: ScanId,
+    chunk: ChunkId,
+    /// Shared with the frame; kept alive here even if the loader retires the scan.
+    bytes: Arc<ChunkBytes>,
+}
+
+impl<'a> ChunkGuard<'a> {
+    pub(crate) fn new(
+        scan: &'a mut CScan,
+        id: ScanId,
+        chunk: ChunkId,
+        bytes: Arc<ChunkBytes>,
+    ) -> Self {
+        ChunkGuard {
+            scan,
+            id,
+            chunk,
+            bytes,
+        }
+    }
+
+    pub fn chunk(&self) -> ChunkId {
+        self.chunk
+    }
+
+    /// All tuples of the chunk.
+    pub fn chunk_rows(&self) -> Range<u64> {
+        self.scan.table().chunk(self.chunk.0 as usize).rows()
+    }
+
+    /// The scan's tuples in this chunk: sorted, disjoint, non-empty ranges.
+    pub fn rows(&self) -> Vec<Range<u64>> {
+        rows_in(self.scan.ranges(), &self.chunk_rows())
+    }
+
+    /// The chunk's raw bytes as loaded (and verified) by the loader.
+    pub fn bytes(&self) -> &ChunkBytes {
+        &self.bytes
+    }
+
+    /// The scan's tuples of this chunk for its projection, in row order. Decodes the
+    /// span covering all of the scan's ranges once, then keeps only their slices.
+    pub fn batch(&self) -> Result<RecordBatch> {
+        let rows = self.rows();
+        let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+            return self.decode(None).map(|b| b.slice(0, 0));
+        };
+        let span = first.start..last.end;
+        let decoded = self.decode(Some(span.clone()))?;
+        if rows.len() == 1 {
+            return Ok(decoded);
+        }
+        let slices: Vec<RecordBatch> = rows
+            .iter()
+            .map(|r| decoded.slice((r.start - span.start) as usize, (r.end - r.start) as usize))
+            .collect();
+        arrow_select::concat::concat_batches(&decoded.schema(), &slices)
+            .map_err(|e| RuntimeError::from(coopscan_storage::StorageError::Arrow(e)))
+    }
+
+    fn decode(&self, rows: Option<Range<u64>>) -> Result<RecordBatch> {
+        let table = self.scan.table();
+        let k = self.chunk.0 as usize;
+        Ok(decode_chunk(
+            table,
+            k,
+            self.scan.projection(),
+            rows,
+            &self.bytes.views(),
+        )?)
+    }
+}
+
+impl Drop for ChunkGuard<'_> {
+    fn drop(&mut self) {
+        self.scan.release(self.id);
+    }
+}

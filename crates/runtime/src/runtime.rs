@@ -1,0 +1,168 @@
+//! The runtime for one table: builds the ABM from the table's chunk map, starts the
+//! loader thread(s), registers CScans, and stops everything on drop.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use coopscan_buffer::{Abm, AbmConfig, AbmStats, ColumnMask, PolicyKind, ScanSpec, TableGeometry};
+use coopscan_storage::device::{Device, DeviceStats};
+use coopscan_storage::Table;
+use parking_lot::Mutex;
+
+use crate::error::{Result, RuntimeError};
+use crate::scan::CScan;
+use crate::shared::{Inner, Shared};
+use crate::stats::{Counters, RuntimeStats};
+
+/// Bits in a [`ColumnMask`]; projections with wider columns ask for all columns.
+const COLUMN_MASK_BITS: usize = 64;
+
+/// How to run: the ABM's buffer and I/O limits, and the policy.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Frames, `max_inflight` (= number of loader threads) and aging unit.
+    pub abm: AbmConfig,
+    pub policy: PolicyKind,
+}
+
+impl RuntimeConfig {
+    pub fn new(frames: u32, policy: PolicyKind) -> Self {
+        RuntimeConfig {
+            abm: AbmConfig::new(frames),
+            policy,
+        }
+    }
+}
+
+/// A running Active Buffer Manager over one table. Dropping it stops and joins the
+/// loaders; scans still running then get [`RuntimeError::ShutDown`].
+pub struct Runtime {
+    shared: Arc<Shared>,
+    loaders: Vec<JoinHandle<()>>,
+}
+
+impl Runtime {
+    /// Opens the table's files on `device` and starts `config.abm.max_inflight` loaders.
+    pub fn new(table: Table, device: Arc<Device>, config: RuntimeConfig) -> Result<Runtime> {
+        let geometry =
+            TableGeometry::from_chunk_starts(table.chunk_row_starts().to_vec(), table.rows())?;
+        let loader_count = config.abm.max_inflight;
+        let abm = Abm::with_kind(geometry, config.abm.clone(), config.policy)?;
+        let frames = vec![None; config.abm.frames as usize];
+        let files = table.open_files(&device)?;
+        let load_projection = (0..table.schema().len()).collect();
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner {
+                abm,
+                frames,
+                delivered: HashMap::new(),
+                failed: HashMap::new(),
+                shutdown: false,
+            }),
+            loader_wakeup: Default::default(),
+            scan_wakeup: Default::default(),
+            table,
+            device,
+            files,
+            load_projection,
+            started: Instant::now(),
+            counters: Counters::default(),
+        });
+        let mut runtime = Runtime {
+            shared,
+            loaders: Vec::new(),
+        };
+        for i in 0..loader_count {
+            let shared = Arc::clone(&runtime.shared);
+            let handle = std::thread::Builder::new()
+                .name(format!("coopscan-loader-{i}"))
+                .spawn(move || crate::loader::run(shared))
+                .map_err(|e| RuntimeError::Spawn(e.to_string()))?;
+            runtime.loaders.push(handle);
+        }
+        Ok(runtime)
+    }
+
+    /// Registers a CScan over tuple `ranges` (any order, may overlap) reading columns
+    /// `projection`. It may be queued for admission; `next_chunk` then just waits longer.
+    pub fn register(&self, ranges: Vec<Range<u64>>, projection: Vec<usize>) -> Result<CScan> {
+        self.shared.table.check_projection(&projection)?;
+        let ranges = normalize(ranges);
+        let spec = ScanSpec::new(ranges.clone(), column_mask(&projection));
+        let mut inner = self.shared.inner.lock();
+        if inner.shutdown {
+            return Err(RuntimeError::ShutDown);
+        }
+        let now = self.shared.now();
+        // A scan touching no chunk never enters the ABM: it is finished at once.
+        let id = if ranges.is_empty() {
+            inner.abm.geometry().chunk_ranges(&spec.ranges)?;
+            None
+        } else {
+            Some(inner.abm.register_scan(&spec, now)?.scan)
+        };
+        drop(inner);
+        self.shared.counters.registered();
+        self.shared.wake_loaders();
+        Ok(CScan::new(Arc::clone(&self.shared), id, ranges, projection))
+    }
+
+    pub fn table(&self) -> &Table {
+        &self.shared.table
+    }
+
+    pub fn stats(&self) -> RuntimeStats {
+        self.shared.counters.snapshot()
+    }
+
+    /// The device's own counters (requests, bytes, busy and throttle time).
+    pub fn device_stats(&self) -> DeviceStats {
+        self.shared.device.stats()
+    }
+
+    /// The ABM's counters (loads, evictions, deliveries, failures).
+    pub fn abm_stats(&self) -> AbmStats {
+        self.shared.inner.lock().abm.state().stats().clone()
+    }
+
+    /// Runs the ABM's full consistency check (for tests and debugging).
+    pub fn check_invariants(&self) -> Result<()> {
+        Ok(self.shared.inner.lock().abm.check_invariants()?)
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shared.inner.lock().shutdown = true;
+        self.shared.loader_wakeup.notify_all();
+        self.shared.scan_wakeup.notify_all();
+        for handle in self.loaders.drain(..) {
+            // A loader that panicked has nothing left to clean up; shutting down goes on.
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Sorted, merged, non-empty ranges: what the guard intersects chunks with.
+fn normalize(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    ranges.retain(|r| r.start < r.end);
+    ranges.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
+}
+
+fn column_mask(projection: &[usize]) -> ColumnMask {
+    if projection.iter().any(|&c| c >= COLUMN_MASK_BITS) {
+        return ColumnMask::ALL;
+    }
+    ColumnMask(projection.iter().fold(0, |m, &c| m | 1u64 << c))
+}

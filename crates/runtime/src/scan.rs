@@ -1,0 +1,249 @@
+//! The CScan handle: a scan that takes its chunks in whatever order the ABM chooses.
+//!
+//! Access rules (checked by the borrow checker where possible):
+//! 1. A scan processes one chunk at a time: [`ChunkGuard`] borrows the [`CScan`]
+//!    mutably, so `next_chunk` cannot be called while a chunk is held.
+//! 2. Dropping the guard releases the chunk (`release_chunk`): the frame is unpinned.
+//! 3. Dropping the scan — finished, cancelled, failed or unwinding — unregisters it,
+//!    dropping every pin and all interest, and may admit queued scans.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Instant;
+
+use coopscan_buffer::{ChunkId, NextChunk, ScanId};
+use coopscan_storage::{ChunkBytes, Table};
+
+use crate::error::{Result, RuntimeError};
+use crate::guard::ChunkGuard;
+use crate::shared::{Inner, Shared};
+use crate::stats::ScanStats;
+
+/// Where a scan is in its life.
+#[derive(Debug)]
+enum Phase {
+    /// Registered with the ABM under this id.
+    Active(ScanId),
+    /// Unregistered after `Finished`; `next_chunk` keeps returning `None`.
+    Finished,
+    /// Failed (load error, shutdown); `next_chunk` keeps returning the error.
+    Failed(RuntimeError),
+}
+
+/// A registered cooperative scan. See the module doc for its rules.
+pub struct CScan {
+    shared: Arc<Shared>,
+    phase: Phase,
+    /// The scan's tuple ranges, sorted and merged.
+    ranges: Vec<Range<u64>>,
+    projection: Vec<usize>,
+    /// The ABM answered `Wait` and no delivery has been taken since: asking again
+    /// would re-block the scan and reset its waiting time, so we only check the mail.
+    waiting: bool,
+    stats: ScanStats,
+}
+
+/// What a wait in `next_chunk` ended with.
+enum Woken {
+    Chunk(ChunkId, Arc<ChunkBytes>),
+    Finished,
+    Failed(RuntimeError),
+}
+
+impl CScan {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        id: Option<ScanId>,
+        ranges: Vec<Range<u64>>,
+        projection: Vec<usize>,
+    ) -> CScan {
+        let phase = id.map_or(Phase::Finished, Phase::Active);
+        CScan {
+            shared,
+            phase,
+            ranges,
+            projection,
+            waiting: false,
+            stats: ScanStats::default(),
+        }
+    }
+
+    /// The ABM's id for this scan, while it is registered.
+    pub fn id(&self) -> Option<ScanId> {
+        match self.phase {
+            Phase::Active(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    pub fn ranges(&self) -> &[Range<u64>] {
+        &self.ranges
+    }
+
+    pub fn projection(&self) -> &[usize] {
+        &self.projection
+    }
+
+    pub fn stats(&self) -> ScanStats {
+        self.stats
+    }
+
+    pub(crate) fn table(&self) -> &Table {
+        &self.shared.table
+    }
+
+    /// The next chunk of the scan's ranges, blocking until one is resident; `None` when
+    /// every chunk was delivered. After an error the scan is over (it has been
+    /// unregistered) and every later call returns the same error.
+    pub fn next_chunk(&mut self) -> Result<Option<ChunkGuard<'_>>> {
+        self.next(true)
+    }
+
+    /// Like [`CScan::next_chunk`] but never blocks: `Ok(None)` also means "nothing
+    /// yet" — check [`CScan::is_finished`] to tell the two apart. Polling keeps the
+    /// scan registered as waiting, so the loader works on its behalf meanwhile.
+    pub fn try_next_chunk(&mut self) -> Result<Option<ChunkGuard<'_>>> {
+        self.next(false)
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Finished)
+    }
+
+    fn next(&mut self, block: bool) -> Result<Option<ChunkGuard<'_>>> {
+        let id = match &self.phase {
+            Phase::Active(id) => *id,
+            Phase::Finished => return Ok(None),
+            Phase::Failed(e) => return Err(e.clone()),
+        };
+        let started = Instant::now();
+        let woken = self.wait_for_chunk(id, block);
+        let waited = started.elapsed();
+        match woken {
+            Ok(Some(Woken::Chunk(chunk, bytes))) => {
+                self.stats.wait += waited;
+                self.stats.chunks += 1;
+                Ok(Some(ChunkGuard::new(self, id, chunk, bytes)))
+            }
+            Ok(Some(Woken::Finished)) => {
+                self.stats.wait += waited;
+                self.unregister();
+                self.phase = Phase::Finished;
+                Ok(None)
+            }
+            Ok(Some(Woken::Failed(e))) | Err(e) => {
+                self.stats.wait += waited;
+                self.unregister();
+                self.phase = Phase::Failed(e.clone());
+                Err(e)
+            }
+            Ok(None) => Ok(None),
+        }
+    }
+
+    /// Asks the ABM for a chunk; if told to wait, parks until an event posts a delivery
+    /// or a failure for this scan. `Ok(None)`: nothing yet and `block` is false.
+    fn wait_for_chunk(&mut self, id: ScanId, block: bool) -> Result<Option<Woken>> {
+        let shared = Arc::clone(&self.shared);
+        let mut inner = shared.inner.lock();
+        if !self.waiting {
+            if let Some(woken) = take_mail(&mut inner, id) {
+                return Ok(Some(woken));
+            }
+            match inner.abm.next_chunk(id, shared.now())? {
+                NextChunk::Deliver(d) => return Ok(Some(chunk_of(&inner, d.chunk, d.frame))),
+                NextChunk::Finished => return Ok(Some(Woken::Finished)),
+                NextChunk::Wait => {
+                    self.waiting = true;
+                    shared.wake_loaders();
+                }
+            }
+        }
+        loop {
+            if let Some(woken) = take_mail(&mut inner, id) {
+                self.waiting = false;
+                return Ok(Some(woken));
+            }
+            if inner.shutdown {
+                return Err(RuntimeError::ShutDown);
+            }
+            if !block {
+                return Ok(None);
+            }
+            shared.scan_wakeup.wait(&mut inner);
+        }
+    }
+
+    /// Unregisters from the ABM (idempotent; a scan the loader failed is already out).
+    fn unregister(&mut self) {
+        let Phase::Active(id) = self.phase else {
+            return;
+        };
+        self.phase = Phase::Finished;
+        let mut inner = self.shared.inner.lock();
+        inner.delivered.remove(&id);
+        let was_failed = inner.failed.remove(&id).is_some();
+        if !was_failed {
+            let mut deliveries = Vec::new();
+            // UnknownScan can only mean the loader already retired it; nothing to undo.
+            let _ = inner
+                .abm
+                .unregister_scan(id, self.shared.now(), &mut deliveries);
+            inner.post(&mut deliveries);
+        }
+        drop(inner);
+        self.shared.counters.scan_done(self.stats.wait);
+        self.shared.wake_loaders();
+        self.shared.scan_wakeup.notify_all();
+    }
+}
+
+impl Drop for CScan {
+    fn drop(&mut self) {
+        self.unregister();
+    }
+}
+
+/// A delivery or failure an event left for scan `id`.
+fn take_mail(inner: &mut Inner, id: ScanId) -> Option<Woken> {
+    if let Some(e) = inner.failed.remove(&id) {
+        // Keep the mark so `unregister` knows the loader already retired the scan.
+        inner.failed.insert(id, e.clone());
+        return Some(Woken::Failed(e));
+    }
+    let d = inner.delivered.remove(&id)?;
+    Some(chunk_of(inner, d.chunk, d.frame))
+}
+
+fn chunk_of(inner: &Inner, chunk: ChunkId, frame: coopscan_buffer::FrameId) -> Woken {
+    match inner.frame_bytes(frame) {
+        Some(bytes) => Woken::Chunk(chunk, bytes),
+        None => Woken::Failed(RuntimeError::Buffer(
+            coopscan_buffer::BufferError::Invariant(format!(
+                "{chunk} delivered from {frame}, which holds no bytes"
+            )),
+        )),
+    }
+}
+
+/// Used by the guard: the scan's tuples within `chunk_rows`, as sorted disjoint ranges.
+pub(crate) fn rows_in(ranges: &[Range<u64>], chunk_rows: &Range<u64>) -> Vec<Range<u64>> {
+    ranges
+        .iter()
+        .map(|r| r.start.max(chunk_rows.start)..r.end.min(chunk_rows.end))
+        .filter(|r| r.start < r.end)
+        .collect()
+}
+
+impl CScan {
+    /// The guard's release: the chunk counts as consumed and its frame is unpinned.
+    pub(crate) fn release(&mut self, id: ScanId) {
+        let mut inner = self.shared.inner.lock();
+        // UnknownScan here means the loader already retired this scan after a failed
+        // load (which dropped its pin); there is nothing left to release.
+        let _ = inner.abm.release_chunk(id, self.shared.now());
+        drop(inner);
+        // An unpinned frame may be the victim the loader was waiting for.
+        self.shared.wake_loaders();
+    }
+}

@@ -1,0 +1,78 @@
+//! State shared by the loader thread(s) and every scan thread.
+//!
+//! One mutex protects the ABM, the frame table and the scans' mailboxes together,
+//! because every ABM event changes all three at once (a load completion makes a frame
+//! resident *and* hands deliveries to blocked scans). No I/O and no decoding happen
+//! under it: the loader reads with the lock released, scans decode from an `Arc` of the
+//! frame's bytes after dropping it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use coopscan_buffer::{Abm, Delivery, FrameId, Nanos, ScanId};
+use coopscan_storage::device::Device;
+use coopscan_storage::{ChunkBytes, Table, TableFiles};
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::RuntimeError;
+use crate::stats::Counters;
+
+/// Everything behind the lock.
+pub(crate) struct Inner {
+    pub(crate) abm: Abm,
+    /// `frames[f]` holds the bytes of the chunk resident in ABM frame `f`, or `None`
+    /// while the frame is empty or loading. Bytes are shared with the scans processing
+    /// them through the `Arc`, so evicting a frame never frees memory a scan still reads.
+    pub(crate) frames: Vec<Option<Arc<ChunkBytes>>>,
+    /// Deliveries made by an event on behalf of a scan parked in `next_chunk`.
+    pub(crate) delivered: HashMap<ScanId, Delivery>,
+    /// Scans failed by the loader (already unregistered from the ABM), with the error.
+    pub(crate) failed: HashMap<ScanId, RuntimeError>,
+    /// Set once by `Runtime::drop`: loaders exit, parked scans return `ShutDown`.
+    pub(crate) shutdown: bool,
+}
+
+impl Inner {
+    /// Hands `deliveries` (from an ABM event) to the parked scans they are for.
+    pub(crate) fn post(&mut self, deliveries: &mut Vec<Delivery>) {
+        for d in deliveries.drain(..) {
+            self.delivered.insert(d.scan, d);
+        }
+    }
+
+    pub(crate) fn frame_bytes(&self, frame: FrameId) -> Option<Arc<ChunkBytes>> {
+        self.frames.get(frame.0 as usize).cloned().flatten()
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) inner: Mutex<Inner>,
+    /// Loaders park here when `next_load` has nothing; every event that can create
+    /// work (register, a scan starting to wait, release, unregister) notifies it.
+    pub(crate) loader_wakeup: Condvar,
+    /// Scans park here in `next_chunk`; notified after every event that posts a
+    /// delivery or a failure, and at shutdown.
+    pub(crate) scan_wakeup: Condvar,
+    pub(crate) table: Table,
+    pub(crate) device: Arc<Device>,
+    pub(crate) files: TableFiles,
+    /// Projection the loader reads: every column, so one resident chunk serves every
+    /// scan's projection (NSM/PAX read the same pages whatever the projection).
+    pub(crate) load_projection: Vec<usize>,
+    /// Origin of the runtime's clock; the ABM only ever sees `Nanos` since then.
+    pub(crate) started: Instant,
+    pub(crate) counters: Counters,
+}
+
+impl Shared {
+    /// The runtime clock: the policy never reads one, it is handed this value.
+    pub(crate) fn now(&self) -> Nanos {
+        Nanos(u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// Something may have created loader work.
+    pub(crate) fn wake_loaders(&self) {
+        self.loader_wakeup.notify_all();
+    }
+}

@@ -1,0 +1,67 @@
+//! Runtime counters: relaxed atomics, bumped outside the ABM lock where possible.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// A snapshot of the runtime's counters since it started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Chunks loaded and verified.
+    pub chunk_loads: u64,
+    /// Loads that failed (I/O or verification).
+    pub load_failures: u64,
+    /// Bytes read from the device by the loader(s).
+    pub bytes_read: u64,
+    /// Scans registered.
+    pub scans: u64,
+    /// Sum over finished (dropped) scans of the time spent blocked in `next_chunk`.
+    pub scan_wait: Duration,
+}
+
+/// Per-scan counters, kept by the [`crate::CScan`] itself (no sharing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Chunks delivered to the scan.
+    pub chunks: u64,
+    /// Time spent blocked in `next_chunk` waiting for a chunk.
+    pub wait: Duration,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    chunk_loads: AtomicU64,
+    load_failures: AtomicU64,
+    bytes_read: AtomicU64,
+    scans: AtomicU64,
+    scan_wait_ns: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn loaded(&self, bytes: u64) {
+        self.chunk_loads.fetch_add(1, Ordering::Relaxed);
+        self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    pub(crate) fn load_failed(&self) {
+        self.load_failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn registered(&self) {
+        self.scans.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn scan_done(&self, wait: Duration) {
+        let ns = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+        self.scan_wait_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> RuntimeStats {
+        RuntimeStats {
+            chunk_loads: self.chunk_loads.load(Ordering::Relaxed),
+            load_failures: self.load_failures.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            scans: self.scans.load(Ordering::Relaxed),
+            scan_wait: Duration::from_nanos(self.scan_wait_ns.load(Ordering::Relaxed)),
+        }
+    }
+}
