@@ -181,7 +181,9 @@ impl Manifest {
     /// Structural consistency: chunks tile `0..rows`, extents lie inside their files,
     /// every chunk describes every column.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        if self.page_bytes == 0 || self.page_bytes as usize % crate::device::IO_ALIGN != 0 {
+        if self.page_bytes == 0
+            || !(self.page_bytes as usize).is_multiple_of(crate::device::IO_ALIGN)
+        {
             return Err(format!(
                 "page_bytes {} is not a positive multiple of {}",
                 self.page_bytes,
@@ -245,7 +247,7 @@ impl Manifest {
             .get(e.file as usize)
             .ok_or_else(|| format!("extent names file {}", e.file))?;
         let page = u64::from(self.page_bytes);
-        if e.offset % page != 0 || e.len % page != 0 || e.len == 0 {
+        if !e.offset.is_multiple_of(page) || !e.len.is_multiple_of(page) || e.len == 0 {
             return Err(format!("extent {}+{} is not page aligned", e.offset, e.len));
         }
         if e.offset + e.len > file.pages * page {

@@ -57,7 +57,7 @@ impl WriteOptions {
 
     fn validate(&self) -> Result<()> {
         let align = crate::device::IO_ALIGN as u32;
-        if self.page_bytes < align || self.page_bytes % align != 0 {
+        if self.page_bytes < align || !self.page_bytes.is_multiple_of(align) {
             return Err(StorageError::Invalid(format!(
                 "page size {} is not a positive multiple of {align}",
                 self.page_bytes
@@ -87,7 +87,7 @@ pub struct TableWriter {
 }
 
 enum LayoutWriter {
-    Rows(row_pages::RowPagesWriter),
+    Rows(Box<row_pages::RowPagesWriter>),
     Dsm(dsm::DsmWriter),
 }
 
@@ -106,9 +106,9 @@ impl TableWriter {
             std::fs::remove_file(&manifest).map_err(|e| StorageError::io(&manifest, e))?;
         }
         let inner = match opts.layout {
-            Layout::Nsm | Layout::Pax => {
-                LayoutWriter::Rows(row_pages::RowPagesWriter::create(dir, &schema, &opts)?)
-            }
+            Layout::Nsm | Layout::Pax => LayoutWriter::Rows(Box::new(
+                row_pages::RowPagesWriter::create(dir, &schema, &opts)?,
+            )),
             Layout::Dsm => LayoutWriter::Dsm(dsm::DsmWriter::create(dir, &schema, &opts)?),
         };
         Ok(TableWriter {
