@@ -7,7 +7,7 @@ use arrow_array::{RecordBatch, RecordBatchOptions};
 use crate::column::ColumnValues;
 use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
 use crate::error::{Result, StorageError};
-use crate::manifest::{Extent, Layout};
+use crate::manifest::{ChunkMeta, Extent, Layout};
 use crate::page::{read_page, PageHeader, FLAG_LZ4};
 use crate::read::Table;
 use crate::types::Physical;
@@ -46,9 +46,7 @@ pub fn decode_chunk(
             wanted: wanted.clone(),
         };
         match table.layout() {
-            Layout::Nsm | Layout::Pax => {
-                ctx.row_pages(chunk.columns[0].extent, data, projection, &mut outs)?
-            }
+            Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, projection, &mut outs)?,
             Layout::Dsm => {
                 for (out, &c) in outs.iter_mut().zip(projection) {
                     ctx.dsm_column(chunk.columns[c].extent, data, c, out)?;
@@ -161,11 +159,12 @@ impl<'a> Decoder<'a> {
 
     fn row_pages(
         &self,
-        extent: Extent,
+        chunk: &ChunkMeta,
         data: &[(Extent, &[u8])],
         projection: &[usize],
         outs: &mut [ColumnValues],
     ) -> Result<()> {
+        let extent = chunk.columns[0].extent;
         let bytes = self.find(extent, data)?;
         let physicals: Vec<Physical> = self
             .table
@@ -174,7 +173,7 @@ impl<'a> Decoder<'a> {
             .iter()
             .map(|c| c.ty.physical())
             .collect();
-        let mut expected_row = self.table.chunk_row_start_for_offset(extent.offset);
+        let mut expected_row = Some(chunk.row_start);
         for page in self.pages(extent, bytes) {
             let page = page?;
             let h = page.header;

@@ -242,14 +242,3 @@ impl ChunkBytes {
         self.extents.iter().map(|(e, _)| e.len).sum()
     }
 }
-
-impl Table {
-    /// NSM/PAX: the first row of the chunk whose extent starts at `offset`.
-    fn chunk_row_start_for_offset(&self, offset: u64) -> Option<u64> {
-        self.manifest
-            .chunks
-            .iter()
-            .find(|c| c.columns[0].extent.offset == offset)
-            .map(|c| c.row_start)
-    }
-}
