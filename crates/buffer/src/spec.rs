@@ -28,7 +28,7 @@ impl ScanSpec {
 
     /// All rows of a table with `row_count` rows, all columns.
     pub fn full(row_count: u64) -> Self {
-        ScanSpec::new(vec![0..row_count], ColumnMask::ALL)
+        ScanSpec::new(std::iter::once(0..row_count).collect(), ColumnMask::ALL)
     }
 }
 

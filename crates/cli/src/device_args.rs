@@ -25,11 +25,19 @@ impl DeviceArgs {
             .map(Bandwidth::mb_per_s)
             .transpose()
             .map_err(|e| anyhow::anyhow!("--bandwidth-mb: {e}"))?;
-        anyhow::ensure!(self.latency_ms >= 0.0 && self.latency_ms.is_finite(), "--latency-ms must be a non-negative number");
+        anyhow::ensure!(
+            self.latency_ms >= 0.0 && self.latency_ms.is_finite(),
+            "--latency-ms must be a non-negative number"
+        );
         Ok(DeviceConfig {
-            direct: if self.buffered { DirectMode::Off } else { DirectMode::Auto },
+            direct: if self.buffered {
+                DirectMode::Off
+            } else {
+                DirectMode::Auto
+            },
             bandwidth,
-            latency_per_request: Duration::try_from_secs_f64(self.latency_ms / 1000.0).context("--latency-ms")?,
+            latency_per_request: Duration::try_from_secs_f64(self.latency_ms / 1000.0)
+                .context("--latency-ms")?,
             ..DeviceConfig::default()
         })
     }

@@ -2,6 +2,7 @@
 
 mod cmd_gen;
 mod cmd_inspect;
+mod cmd_sim;
 mod cmd_verify;
 mod data_dir;
 mod device_args;
@@ -27,6 +28,8 @@ enum Command {
     Inspect(cmd_inspect::InspectArgs),
     /// Read every chunk through the device, check every checksum, print a content digest.
     Verify(cmd_verify::VerifyArgs),
+    /// Run the buffer policies on virtual time (the 2004 report's simulator).
+    Sim(cmd_sim::SimArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -35,6 +38,7 @@ fn main() -> std::process::ExitCode {
         Command::Gen(a) => cmd_gen::run(&a),
         Command::Inspect(a) => cmd_inspect::run(&a),
         Command::Verify(a) => cmd_verify::run(&a),
+        Command::Sim(a) => cmd_sim::run(&a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,1 +1,32 @@
-//! placeholder
+//! # coopscan-sim: the ABM policies on virtual time
+//!
+//! Drives the very same `coopscan_buffer::Abm` the threaded runtime uses, with a
+//! simulated device (fixed cost per chunk, or bandwidth + latency) and a simulated CPU
+//! (queries cost cycles per byte on a 2 GHz clock; cores shared by the running queries),
+//! as in the simulator of the 2004 CWI report §3.1. Runs are deterministic: the same
+//! preset and seed give the same numbers.
+//!
+//! Presets (see `docs/simulation.md`): `homogeneous` and `heterogeneous` (2004 report
+//! Figures 3 and 4), `table2` (2007 paper Table 2 workload) and `fig8` (scheduling cost
+//! against the number of chunks).
+
+mod engine;
+mod error;
+mod fig8;
+mod model;
+pub mod presets;
+mod report;
+mod result;
+pub mod svg;
+mod timeline;
+mod workload;
+
+pub use engine::{simulate, SimConfig, DEFAULT_MAX_EVENTS};
+pub use error::SimError;
+pub use fig8::{fig8, Fig8Point, Fig8Report, FIG8_DEFAULT_CHUNKS};
+pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+pub use presets::{run_preset, PresetName, PresetReport};
+pub use report::{PaperNumbers, PolicyReport};
+pub use result::{QueryResult, RunResult};
+pub use timeline::{Interval, Processing, Timeline};
+pub use workload::{QuerySpec, StreamSpec, Workload};

@@ -58,7 +58,10 @@ pub trait Policy {
 }
 
 /// Policy names as used on the command line and in reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum PolicyKind {
     Normal,
     Attach,

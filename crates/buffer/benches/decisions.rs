@@ -1,0 +1,50 @@
+//! Cost per ABM decision at 1k, 10k and 100k chunks with 16 and 64 scans.
+//! Target (BENCHMARKS.md): ≤ 10 µs per decision at 100k chunks and 64 scans.
+//!
+//! `cargo bench -p coopscan-buffer --bench decisions`
+
+#[path = "support/driver.rs"]
+mod driver;
+
+use coopscan_buffer::PolicyKind;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use driver::Driver;
+use std::time::Duration;
+
+const CHUNK_COUNTS: [u32; 3] = [1_000, 10_000, 100_000];
+const SCAN_COUNTS: [usize; 2] = [16, 64];
+/// Decisions run before measuring, after the buffer first fills (so that evictions are
+/// part of the measured steady state), letting classes fragment as in a long run.
+const WARMUP_DECISIONS: u64 = 20_000;
+const WARMUP_BATCH: u64 = 10_000;
+
+fn decisions(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decision");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1));
+    for kind in PolicyKind::ALL {
+        for chunks in CHUNK_COUNTS {
+            for scans in SCAN_COUNTS {
+                let mut driver = Driver::new(kind, chunks, scans, 42);
+                while driver.abm().state().stats().evictions == 0 {
+                    driver.run(WARMUP_BATCH);
+                }
+                driver.run(WARMUP_DECISIONS);
+                let id = BenchmarkId::new(kind.name(), format!("{chunks}chunks/{scans}scans"));
+                group.bench_function(id, |b| b.iter_custom(|iters| driver.run(iters)));
+                let stats = driver.abm().state().stats();
+                let classes = driver.abm().state().class_count();
+                eprintln!(
+                    "  {kind} {chunks}/{scans}: {classes} live classes, {} loads, {} evictions",
+                    stats.loads, stats.evictions
+                );
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, decisions);
+criterion_main!(benches);

@@ -1,0 +1,471 @@
+//! The discrete-event loop: virtual time, the same `Abm` the runtime uses, a device
+//! that serves one chunk read at a time (queueing any extra in-flight loads), and a
+//! processor-sharing CPU.
+//!
+//! Each iteration: let the idle loader ask `next_load`; find the earliest of (a query
+//! finishes its chunk, a load completes, a query arrives); advance the CPU to it; apply
+//! it to the ABM; optionally `check_invariants`. At equal times CPU completions go
+//! first, then load completions, then arrivals, so runs are deterministic.
+
+use crate::model::{nanos, CpuModel, DeviceModel};
+use crate::result::{QueryResult, RunResult};
+use crate::timeline::Timeline;
+use crate::workload::{QuerySpec, Workload};
+use crate::SimError;
+use coopscan_buffer::{
+    Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, Delivery, NextChunk,
+    PolicyKind, ScanId, ScanSpec, TableGeometry,
+};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Rows per chunk of the simulated table; only the chunk mapping matters here.
+const ROWS_PER_CHUNK: u64 = 1024;
+
+/// Guard against a policy that never finishes: far above any preset's event count.
+pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimConfig {
+    pub chunk_count: u32,
+    pub chunk_bytes: u64,
+    pub frames: u32,
+    pub max_inflight: u32,
+    pub device: DeviceModel,
+    pub cpu: CpuModel,
+    /// Call `check_invariants` after every event (tests).
+    pub check_invariants: bool,
+    pub record_timeline: bool,
+    pub max_events: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+enum Event {
+    ChunkDone(usize),
+    LoadDone(usize),
+    Arrival(usize),
+}
+
+impl Event {
+    fn rank(self) -> u8 {
+        match self {
+            Event::ChunkDone(_) => 0,
+            Event::LoadDone(_) => 1,
+            Event::Arrival(_) => 2,
+        }
+    }
+}
+
+struct Query {
+    spec: QuerySpec,
+    stream: usize,
+    index_in_stream: usize,
+    scan: ScanId,
+    start_s: f64,
+    wanted: ChunkRanges,
+    got: Vec<bool>,
+    got_count: u32,
+    waiting_since: Option<f64>,
+    io_wait_s: f64,
+    loads: u64,
+    /// (chunk, cycles left, started at)
+    processing: Option<(u32, f64, f64)>,
+}
+
+struct InFlight {
+    chunk: ChunkId,
+    started_s: f64,
+    done_s: f64,
+}
+
+struct Sim<'a> {
+    cfg: &'a SimConfig,
+    workload: &'a Workload,
+    policy: PolicyKind,
+    abm: Abm<AnyPolicy>,
+    now: f64,
+    queries: Vec<Query>,
+    by_scan: HashMap<ScanId, usize>,
+    /// Per stream: (arrival time, index of the query in the stream).
+    arrivals: Vec<Option<(f64, usize)>>,
+    stream_end: Vec<f64>,
+    disk_free_at: f64,
+    inflight: Vec<InFlight>,
+    deliveries: Vec<Delivery>,
+    timeline: Option<Timeline>,
+    results: Vec<Option<QueryResult>>,
+    cpu_busy_core_s: f64,
+    scheduling: Duration,
+    abm_calls: u64,
+    max_classes: usize,
+}
+
+/// Runs `workload` under `policy` and reports per-query latencies and chunk loads.
+pub fn simulate(
+    cfg: &SimConfig,
+    workload: &Workload,
+    policy: PolicyKind,
+) -> Result<RunResult, SimError> {
+    let geometry = TableGeometry::uniform(cfg.chunk_count, ROWS_PER_CHUNK).map_err(setup)?;
+    let abm_cfg = AbmConfig::new(cfg.frames).with_max_inflight(cfg.max_inflight);
+    let abm = Abm::with_kind(geometry, abm_cfg, policy).map_err(setup)?;
+    let arrivals = workload
+        .streams
+        .iter()
+        .map(|s| (!s.queries.is_empty()).then_some((s.start_s, 0)))
+        .collect();
+    let sim = Sim {
+        cfg,
+        workload,
+        policy,
+        abm,
+        now: 0.0,
+        queries: Vec::new(),
+        by_scan: HashMap::new(),
+        arrivals,
+        stream_end: workload.streams.iter().map(|s| s.start_s).collect(),
+        disk_free_at: 0.0,
+        inflight: Vec::new(),
+        deliveries: Vec::new(),
+        timeline: cfg.record_timeline.then(|| Timeline::new(cfg.chunk_count)),
+        results: Vec::new(),
+        cpu_busy_core_s: 0.0,
+        scheduling: Duration::ZERO,
+        abm_calls: 0,
+        max_classes: 0,
+    };
+    sim.run()
+}
+
+fn setup(e: BufferError) -> SimError {
+    SimError::InvalidSetup(e.to_string())
+}
+
+impl Sim<'_> {
+    fn run(mut self) -> Result<RunResult, SimError> {
+        let mut events = 0u64;
+        loop {
+            self.pump_loader();
+            self.record_series();
+            let Some((t, event)) = self.next_event() else {
+                break;
+            };
+            self.advance_cpu(t);
+            match event {
+                Event::ChunkDone(q) => self.on_chunk_done(q)?,
+                Event::LoadDone(i) => self.on_load_done(i)?,
+                Event::Arrival(s) => self.on_arrival(s)?,
+            }
+            if self.cfg.check_invariants {
+                self.abm
+                    .check_invariants()
+                    .map_err(|e| self.buffer_error(e))?;
+            }
+            self.max_classes = self.max_classes.max(self.abm.state().class_count());
+            events += 1;
+            if events > self.cfg.max_events {
+                return Err(SimError::TooManyEvents {
+                    policy: self.policy,
+                    limit: self.cfg.max_events,
+                });
+            }
+        }
+        self.finish()
+    }
+
+    fn buffer_error(&self, source: BufferError) -> SimError {
+        SimError::Buffer {
+            policy: self.policy,
+            time_s: self.now,
+            source,
+        }
+    }
+
+    /// Times an ABM call in host time (for the Figure 8 scheduling-cost measurement).
+    fn timed<T>(&mut self, f: impl FnOnce(&mut Abm<AnyPolicy>, &mut Vec<Delivery>) -> T) -> T {
+        let started = Instant::now();
+        let out = f(&mut self.abm, &mut self.deliveries);
+        self.scheduling += started.elapsed();
+        self.abm_calls += 1;
+        out
+    }
+
+    fn next_event(&self) -> Option<(f64, Event)> {
+        let rate = self.cfg.cpu.rate_per_query(self.running());
+        let cpu = self.queries.iter().enumerate().filter_map(|(i, q)| {
+            let (_, left, _) = q.processing?;
+            Some((self.now + left / rate, Event::ChunkDone(i)))
+        });
+        let loads = self
+            .inflight
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.done_s, Event::LoadDone(i)));
+        let arrivals = self
+            .arrivals
+            .iter()
+            .enumerate()
+            .filter_map(|(s, a)| Some(((*a)?.0, Event::Arrival(s))));
+        cpu.chain(loads)
+            .chain(arrivals)
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.rank().cmp(&b.1.rank())))
+    }
+
+    fn running(&self) -> usize {
+        self.queries
+            .iter()
+            .filter(|q| q.processing.is_some())
+            .count()
+    }
+
+    fn advance_cpu(&mut self, t: f64) {
+        let dt = (t - self.now).max(0.0);
+        let running = self.running();
+        let rate = self.cfg.cpu.rate_per_query(running);
+        for q in &mut self.queries {
+            if let Some((_, left, _)) = q.processing.as_mut() {
+                *left = (*left - rate * dt).max(0.0);
+            }
+        }
+        self.cpu_busy_core_s += dt * (running as f64).min(f64::from(self.cfg.cpu.cores));
+        self.now = t.max(self.now);
+    }
+
+    fn pump_loader(&mut self) {
+        let now = nanos(self.now);
+        while let Some(load) = self.timed(|abm, _| abm.next_load(now)) {
+            let started_s = self.now.max(self.disk_free_at);
+            let done_s = started_s + self.cfg.device.chunk_read_s(self.cfg.chunk_bytes);
+            self.disk_free_at = done_s;
+            self.inflight.push(InFlight {
+                chunk: load.chunk,
+                started_s,
+                done_s,
+            });
+            if let (Some(t), Some(evicted)) = (self.timeline.as_mut(), load.evicted) {
+                t.cache_end(evicted.0, self.now);
+            }
+            if let Some(&q) = load.on_behalf_of.and_then(|s| self.by_scan.get(&s)) {
+                self.queries[q].loads += 1;
+            }
+        }
+    }
+
+    fn on_arrival(&mut self, stream: usize) -> Result<(), SimError> {
+        let Some((_, k)) = self.arrivals[stream].take() else {
+            return Ok(());
+        };
+        let spec = self.workload.streams[stream].queries[k].clone();
+        let geometry = self.abm.geometry();
+        let rows = spec
+            .chunks
+            .iter()
+            .map(|r| geometry.rows_of_chunks(r.clone()))
+            .collect();
+        let scan_spec = ScanSpec::new(rows, ColumnMask::ALL);
+        let now = nanos(self.now);
+        let registration = self.timed(|abm, _| abm.register_scan(&scan_spec, now));
+        let scan = registration.map_err(|e| self.buffer_error(e))?.scan;
+        let wanted = ChunkRanges::from_ranges(spec.chunks.clone());
+        self.by_scan.insert(scan, self.queries.len());
+        self.results.push(None);
+        self.queries.push(Query {
+            spec,
+            stream,
+            index_in_stream: k,
+            scan,
+            start_s: self.now,
+            wanted,
+            got: vec![false; self.cfg.chunk_count as usize],
+            got_count: 0,
+            waiting_since: None,
+            io_wait_s: 0.0,
+            loads: 0,
+            processing: None,
+        });
+        self.ask_next(self.queries.len() - 1)
+    }
+
+    fn ask_next(&mut self, q: usize) -> Result<(), SimError> {
+        let (scan, now) = (self.queries[q].scan, nanos(self.now));
+        let next = self
+            .timed(|abm, _| abm.next_chunk(scan, now))
+            .map_err(|e| self.buffer_error(e))?;
+        match next {
+            NextChunk::Deliver(d) => self.start_processing(q, d.chunk.0),
+            NextChunk::Wait => {
+                self.queries[q].waiting_since.get_or_insert(self.now);
+                Ok(())
+            }
+            NextChunk::Finished => self.finish_query(q),
+        }
+    }
+
+    fn start_processing(&mut self, q: usize, chunk: u32) -> Result<(), SimError> {
+        let (policy, now, bytes) = (self.policy, self.now, self.cfg.chunk_bytes as f64);
+        let query = &mut self.queries[q];
+        let name = || query.spec.name.clone();
+        if !query.wanted.contains(ChunkId(chunk)) {
+            return Err(SimError::UnwantedDelivery {
+                policy,
+                query: name(),
+                chunk,
+            });
+        }
+        if std::mem::replace(&mut query.got[chunk as usize], true) {
+            return Err(SimError::DuplicateDelivery {
+                policy,
+                query: name(),
+                chunk,
+            });
+        }
+        query.got_count += 1;
+        if let Some(since) = query.waiting_since.take() {
+            query.io_wait_s += now - since;
+        }
+        query.processing = Some((chunk, bytes * query.spec.cycles_per_byte, now));
+        Ok(())
+    }
+
+    fn on_chunk_done(&mut self, q: usize) -> Result<(), SimError> {
+        let Some((chunk, _, from_s)) = self.queries[q].processing.take() else {
+            return Ok(());
+        };
+        if let Some(t) = self.timeline.as_mut() {
+            t.processing.push(crate::timeline::Processing {
+                chunk,
+                query: q,
+                from_s,
+                to_s: self.now,
+            });
+        }
+        let (scan, now) = (self.queries[q].scan, nanos(self.now));
+        self.timed(|abm, _| abm.release_chunk(scan, now))
+            .map_err(|e| self.buffer_error(e))?;
+        self.ask_next(q)
+    }
+
+    fn on_load_done(&mut self, i: usize) -> Result<(), SimError> {
+        let load = self.inflight.swap_remove(i);
+        if let Some(t) = self.timeline.as_mut() {
+            let interval = crate::timeline::Interval {
+                chunk: load.chunk.0,
+                from_s: load.started_s,
+                to_s: self.now,
+            };
+            t.loads.push(interval);
+            t.cache_start(load.chunk.0, self.now);
+        }
+        let now = nanos(self.now);
+        self.timed(|abm, out| abm.load_completed(load.chunk, now, out))
+            .map_err(|e| self.buffer_error(e))?;
+        self.serve_deliveries()
+    }
+
+    fn serve_deliveries(&mut self) -> Result<(), SimError> {
+        while let Some(d) = self.deliveries.pop() {
+            let q = self.by_scan[&d.scan];
+            self.start_processing(q, d.chunk.0)?;
+        }
+        Ok(())
+    }
+
+    fn finish_query(&mut self, q: usize) -> Result<(), SimError> {
+        let query = &self.queries[q];
+        if query.got_count != query.wanted.len() {
+            let (got, want) = (query.got_count, query.wanted.len());
+            return Err(SimError::MissingChunks {
+                policy: self.policy,
+                query: query.spec.name.clone(),
+                got,
+                want,
+            });
+        }
+        let (scan, now) = (query.scan, nanos(self.now));
+        self.timed(|abm, out| abm.unregister_scan(scan, now, out))
+            .map_err(|e| self.buffer_error(e))?;
+        self.results[q] = Some(self.query_result(q));
+        let (stream, next) = (self.queries[q].stream, self.queries[q].index_in_stream + 1);
+        if next < self.workload.streams[stream].queries.len() {
+            self.arrivals[stream] = Some((self.now, next));
+        } else {
+            self.stream_end[stream] = self.now;
+        }
+        self.serve_deliveries()
+    }
+
+    fn query_result(&self, q: usize) -> QueryResult {
+        let query = &self.queries[q];
+        QueryResult {
+            name: query.spec.name.clone(),
+            kind: query.spec.kind.clone(),
+            stream: query.stream,
+            start_s: query.start_s,
+            end_s: self.now,
+            latency_s: self.now - query.start_s,
+            io_wait_s: query.io_wait_s,
+            chunks: query.wanted.len(),
+            loads: query.loads,
+            standalone_s: None,
+        }
+    }
+
+    fn record_series(&mut self) {
+        let waiting = self
+            .queries
+            .iter()
+            .filter(|q| q.waiting_since.is_some())
+            .count() as u32;
+        let (busy, disk, now) = (self.running() as u32, self.inflight.len() as u32, self.now);
+        if let Some(t) = self.timeline.as_mut() {
+            Timeline::step(&mut t.io_waiting, now, waiting);
+            Timeline::step(&mut t.cpu_busy, now, busy);
+            Timeline::step(&mut t.disk_busy, now, disk);
+        }
+    }
+
+    fn finish(mut self) -> Result<RunResult, SimError> {
+        let unfinished = self.results.iter().filter(|r| r.is_none()).count()
+            + self
+                .workload
+                .query_count()
+                .saturating_sub(self.results.len());
+        if unfinished > 0 {
+            return Err(SimError::Stuck {
+                policy: self.policy,
+                time_s: self.now,
+                unfinished,
+            });
+        }
+        if let Some(t) = self.timeline.as_mut() {
+            t.finish(self.now);
+        }
+        let stats = self.abm.state().stats().clone();
+        let starts = self.workload.streams.iter().map(|s| s.start_s);
+        let stream_times_s = self
+            .stream_end
+            .iter()
+            .zip(starts)
+            .map(|(end, start)| end - start)
+            .collect();
+        let cores = f64::from(self.cfg.cpu.cores);
+        Ok(RunResult {
+            policy: self.policy,
+            total_time_s: self.now,
+            chunk_loads: stats.loads,
+            evictions: stats.evictions,
+            queries: self.results.into_iter().flatten().collect(),
+            stream_times_s,
+            cpu_use: if self.now > 0.0 {
+                self.cpu_busy_core_s / (cores * self.now)
+            } else {
+                0.0
+            },
+            scheduling_s: self.scheduling.as_secs_f64(),
+            abm_calls: self.abm_calls,
+            max_classes: self.max_classes,
+            timeline: self.timeline,
+        })
+    }
+}

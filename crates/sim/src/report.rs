@@ -1,0 +1,200 @@
+//! Per-policy summaries, the paper's published numbers, and the text tables.
+
+use crate::presets::PresetReport;
+use crate::result::{mean, QueryResult, RunResult};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyReport {
+    pub chunk_loads: u64,
+    pub total_time_s: f64,
+    pub avg_stream_time_s: f64,
+    pub avg_latency_s: f64,
+    pub avg_normalized_latency: Option<f64>,
+    pub cpu_use: f64,
+    pub scheduling_s: f64,
+    pub abm_calls: u64,
+    pub max_classes: usize,
+    pub queries: Vec<QueryResult>,
+}
+
+impl PolicyReport {
+    pub fn from_run(run: &RunResult) -> Self {
+        PolicyReport {
+            chunk_loads: run.chunk_loads,
+            total_time_s: run.total_time_s,
+            avg_stream_time_s: run.avg_stream_time_s(),
+            avg_latency_s: run.avg_latency_s(),
+            avg_normalized_latency: run.avg_normalized_latency(),
+            cpu_use: run.cpu_use,
+            scheduling_s: run.scheduling_s,
+            abm_calls: run.abm_calls,
+            max_classes: run.max_classes,
+            queries: run.queries.clone(),
+        }
+    }
+}
+
+/// System statistics of the 2007 paper's Table 2, per policy.
+#[derive(Clone, Debug, Serialize)]
+pub struct PaperNumbers {
+    pub avg_stream_time_s: f64,
+    pub avg_normalized_latency: f64,
+    pub total_time_s: f64,
+    pub cpu_use: f64,
+    pub io_requests: u64,
+}
+
+pub(crate) fn table2_paper() -> BTreeMap<String, PaperNumbers> {
+    let rows = [
+        ("normal", 283.72, 6.42, 453.06, 0.5320, 4186),
+        ("attach", 160.81, 3.72, 281.19, 0.8131, 2325),
+        ("elevator", 138.41, 13.52, 244.45, 0.9020, 1404),
+        ("relevance", 99.55, 1.96, 238.16, 0.9394, 1842),
+    ];
+    rows.into_iter()
+        .map(|(name, stream, norm, total, cpu, io)| {
+            let numbers = PaperNumbers {
+                avg_stream_time_s: stream,
+                avg_normalized_latency: norm,
+                total_time_s: total,
+                cpu_use: cpu,
+                io_requests: io,
+            };
+            (name.to_string(), numbers)
+        })
+        .collect()
+}
+
+impl PresetReport {
+    /// The policies in run order (normal, attach, elevator, relevance as requested).
+    fn ordered(&self) -> Vec<(&str, &PolicyReport)> {
+        self.runs
+            .iter()
+            .filter_map(|r| self.policies.get_key_value(r.policy.name()))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect()
+    }
+
+    /// Per-query latency table (one column per policy) plus chunk loads; for table2 the
+    /// system statistics beside the paper's.
+    pub fn to_text(&self) -> String {
+        if self.paper.is_some() {
+            self.system_table()
+        } else {
+            self.query_table()
+        }
+    }
+
+    fn query_table(&self) -> String {
+        let policies = self.ordered();
+        let mut s = format!("preset {} — latency per query (s)\n", self.preset);
+        let _ = write!(s, "{:<8} {:>8}", "query", "start");
+        for (name, _) in &policies {
+            let _ = write!(s, " {name:>10}");
+        }
+        s.push('\n');
+        let Some((_, first)) = policies.first() else {
+            return s;
+        };
+        for q in &first.queries {
+            let _ = write!(s, "{:<8} {:>8.2}", q.name, q.start_s);
+            for (_, p) in &policies {
+                let latency = p
+                    .queries
+                    .iter()
+                    .find(|x| x.name == q.name)
+                    .map_or(f64::NAN, |x| x.latency_s);
+                let _ = write!(s, " {latency:>10.3}");
+            }
+            s.push('\n');
+        }
+        let _ = write!(s, "{:<8} {:>8}", "loads", "");
+        for (_, p) in &policies {
+            let _ = write!(s, " {:>10}", p.chunk_loads);
+        }
+        let _ = write!(s, "\n{:<8} {:>8}", "total", "");
+        for (_, p) in &policies {
+            let _ = write!(s, " {:>10.3}", p.total_time_s);
+        }
+        s.push('\n');
+        s
+    }
+
+    fn system_table(&self) -> String {
+        let paper = self.paper.clone().unwrap_or_default();
+        let mut s = format!(
+            "preset {} (seed {}) — ours vs paper\n",
+            self.preset, self.seed
+        );
+        let _ = writeln!(
+            s,
+            "{:<10} {:>17} {:>17} {:>17} {:>15} {:>13}",
+            "policy", "avg stream (s)", "avg norm. lat.", "total (s)", "CPU use", "I/Os"
+        );
+        for (name, p) in self.ordered() {
+            let paper = paper.get(name);
+            let pair = |ours: f64, theirs: Option<f64>, prec: usize| match theirs {
+                Some(t) => format!("{ours:.prec$} / {t:.prec$}"),
+                None => format!("{ours:.prec$}"),
+            };
+            let _ = writeln!(
+                s,
+                "{:<10} {:>17} {:>17} {:>17} {:>15} {:>13}",
+                name,
+                pair(p.avg_stream_time_s, paper.map(|x| x.avg_stream_time_s), 1),
+                pair(
+                    p.avg_normalized_latency.unwrap_or(f64::NAN),
+                    paper.map(|x| x.avg_normalized_latency),
+                    2
+                ),
+                pair(p.total_time_s, paper.map(|x| x.total_time_s), 1),
+                pair(p.cpu_use * 100.0, paper.map(|x| x.cpu_use * 100.0), 0),
+                match paper {
+                    Some(x) => format!("{} / {}", p.chunk_loads, x.io_requests),
+                    None => p.chunk_loads.to_string(),
+                },
+            );
+        }
+        s.push_str(&self.kind_table());
+        s
+    }
+
+    /// Per query type: count, standalone time, average latency and normalized latency.
+    fn kind_table(&self) -> String {
+        let policies = self.ordered();
+        let mut s = format!("\n{:<6} {:>5} {:>10}", "type", "count", "alone (s)");
+        for (name, _) in &policies {
+            let _ = write!(s, " {:>21}", format!("{name} lat / norm"));
+        }
+        s.push('\n');
+        let Some((_, first)) = policies.first() else {
+            return s;
+        };
+        let mut kinds: Vec<&str> = first.queries.iter().map(|q| q.kind.as_str()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        for kind in kinds {
+            let of = |p: &PolicyReport| -> Vec<QueryResult> {
+                p.queries
+                    .iter()
+                    .filter(|q| q.kind == kind)
+                    .cloned()
+                    .collect()
+            };
+            let base = of(first);
+            let alone = mean(base.iter().filter_map(|q| q.standalone_s));
+            let _ = write!(s, "{kind:<6} {:>5} {alone:>10.2}", base.len());
+            for (_, p) in &policies {
+                let qs = of(p);
+                let lat = mean(qs.iter().map(|q| q.latency_s));
+                let norm = mean(qs.iter().filter_map(QueryResult::normalized_latency));
+                let _ = write!(s, " {:>21}", format!("{lat:.2} / {norm:.2}"));
+            }
+            s.push('\n');
+        }
+        s
+    }
+}

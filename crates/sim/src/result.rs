@@ -1,0 +1,82 @@
+//! Results of one simulated run and the metrics of the 2007 paper's Table 2.
+
+use crate::timeline::Timeline;
+use coopscan_buffer::PolicyKind;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct QueryResult {
+    pub name: String,
+    pub kind: String,
+    pub stream: usize,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub latency_s: f64,
+    /// Time spent waiting for a chunk (including admission).
+    pub io_wait_s: f64,
+    pub chunks: u32,
+    /// Loads issued on this query's behalf.
+    pub loads: u64,
+    /// Latency of the same query alone on a cold buffer, when computed.
+    pub standalone_s: Option<f64>,
+}
+
+impl QueryResult {
+    pub fn normalized_latency(&self) -> Option<f64> {
+        self.standalone_s
+            .filter(|s| *s > 0.0)
+            .map(|s| self.latency_s / s)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub policy: PolicyKind,
+    pub total_time_s: f64,
+    pub chunk_loads: u64,
+    pub evictions: u64,
+    pub queries: Vec<QueryResult>,
+    /// Per stream: end of its last query minus its start.
+    pub stream_times_s: Vec<f64>,
+    /// Busy core-seconds / (cores × total time).
+    pub cpu_use: f64,
+    /// Real (host) time spent inside ABM calls, and how many calls.
+    pub scheduling_s: f64,
+    pub abm_calls: u64,
+    /// Largest number of live equivalence classes seen.
+    pub max_classes: usize,
+    #[serde(skip)]
+    pub timeline: Option<Timeline>,
+}
+
+impl RunResult {
+    pub fn avg_stream_time_s(&self) -> f64 {
+        mean(self.stream_times_s.iter().copied())
+    }
+
+    pub fn avg_latency_s(&self) -> f64 {
+        mean(self.queries.iter().map(|q| q.latency_s))
+    }
+
+    pub fn avg_normalized_latency(&self) -> Option<f64> {
+        let all: Option<Vec<f64>> = self
+            .queries
+            .iter()
+            .map(QueryResult::normalized_latency)
+            .collect();
+        all.map(|v| mean(v.into_iter()))
+    }
+
+    pub fn query(&self, name: &str) -> Option<&QueryResult> {
+        self.queries.iter().find(|q| q.name == name)
+    }
+}
+
+pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f64
+    }
+}

@@ -1,0 +1,45 @@
+//! What the simulated queries do: streams of queries, each a CScan over chunk ranges
+//! with a CPU cost in cycles per byte.
+
+use serde::Serialize;
+use std::ops::Range;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuerySpec {
+    pub name: String,
+    /// Query type for per-type statistics, e.g. "F-10".
+    pub kind: String,
+    pub cycles_per_byte: f64,
+    /// Chunk ranges scanned; several non-contiguous ranges are allowed.
+    pub chunks: Vec<Range<u32>>,
+}
+
+/// Queries run one after another; the stream starts at `start_s`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StreamSpec {
+    pub start_s: f64,
+    pub queries: Vec<QuerySpec>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Workload {
+    pub streams: Vec<StreamSpec>,
+}
+
+impl Workload {
+    /// One single-query stream per (start, query): the 2004 report's setups.
+    pub fn independent(queries: Vec<(f64, QuerySpec)>) -> Self {
+        let streams = queries
+            .into_iter()
+            .map(|(start_s, q)| StreamSpec {
+                start_s,
+                queries: vec![q],
+            })
+            .collect();
+        Workload { streams }
+    }
+
+    pub fn query_count(&self) -> usize {
+        self.streams.iter().map(|s| s.queries.len()).sum()
+    }
+}

@@ -1,0 +1,88 @@
+//! Outcomes the papers report, checked on our simulation. Each compares policies with
+//! each other on the same run; no expected number is copied from our own output.
+
+use coopscan_buffer::PolicyKind;
+use coopscan_sim::{run_preset, PresetName, PresetReport};
+
+fn run(preset: PresetName) -> PresetReport {
+    let report = run_preset(preset, &PolicyKind::ALL, 42).expect("preset runs");
+    println!("{}", report.to_text());
+    report
+}
+
+fn latency(report: &PresetReport, policy: &str, query: &str) -> f64 {
+    let p = &report.policies[policy];
+    p.queries
+        .iter()
+        .find(|q| q.name == query)
+        .expect("query present")
+        .latency_s
+}
+
+/// 2004 report Fig. 4: relevance finishes the quick query (Q2, 5 c/b) much sooner than
+/// elevator (which makes it wait for the slow ones) and than attach.
+#[test]
+fn heterogeneous_relevance_serves_the_quick_query_first() {
+    let r = run(PresetName::Heterogeneous);
+    let rel = latency(&r, "relevance", "Q2");
+    assert!(
+        rel < latency(&r, "elevator", "Q2"),
+        "relevance Q2 {rel} vs elevator"
+    );
+    assert!(
+        rel < latency(&r, "attach", "Q2"),
+        "relevance Q2 {rel} vs attach"
+    );
+}
+
+/// 2004 report Fig. 3: sharing the scan loads fewer chunks than three separate scans.
+#[test]
+fn homogeneous_sharing_policies_load_less_than_normal() {
+    let r = run(PresetName::Homogeneous);
+    let loads = |p: &str| r.policies[p].chunk_loads;
+    assert!(
+        loads("attach") < loads("normal"),
+        "attach {} vs normal {}",
+        loads("attach"),
+        loads("normal")
+    );
+    assert!(
+        loads("relevance") < loads("normal"),
+        "relevance {} vs normal {}",
+        loads("relevance"),
+        loads("normal")
+    );
+}
+
+/// 2007 paper Table 2: relevance has the lowest average normalized latency, and issues
+/// fewer I/Os than normal and attach.
+#[test]
+fn table2_relevance_has_lowest_normalized_latency_and_fewer_loads() {
+    let r = run(PresetName::Table2);
+    let norm = |p: &str| {
+        r.policies[p]
+            .avg_normalized_latency
+            .expect("standalone times computed")
+    };
+    let loads = |p: &str| r.policies[p].chunk_loads;
+    for other in ["normal", "attach", "elevator"] {
+        assert!(
+            norm("relevance") < norm(other),
+            "relevance {} vs {other} {}",
+            norm("relevance"),
+            norm(other)
+        );
+    }
+    assert!(
+        loads("relevance") < loads("normal"),
+        "relevance {} vs normal {}",
+        loads("relevance"),
+        loads("normal")
+    );
+    assert!(
+        loads("relevance") < loads("attach"),
+        "relevance {} vs attach {}",
+        loads("relevance"),
+        loads("attach")
+    );
+}
