@@ -134,6 +134,11 @@ impl<P: Policy> Abm<P> {
         let Ok(slot) = self.slot(scan) else {
             let pending = self.state.pending.iter_mut().find(|p| p.id == scan);
             let pending = pending.ok_or(BufferError::UnknownScan(scan))?;
+            // A scan that needs nothing is done even while queued: `Wait` would
+            // promise a delivery that admission can never produce.
+            if pending.chunks.is_empty() {
+                return Ok(NextChunk::Finished);
+            }
             pending.blocked_since.get_or_insert(now);
             return Ok(NextChunk::Wait);
         };
@@ -238,9 +243,11 @@ impl<P: Policy> Abm<P> {
         Ok(())
     }
 
-    /// The read failed: the chunk is absent again (a later `next_load` may retry it) and
-    /// the frame is free. Returns the scans that wanted it, so the driver can fail or
-    /// retry exactly those.
+    /// The read failed: the chunk is absent again and the frame is free. Returns the
+    /// active scans that still need it (blocked on it or busy with another chunk), so the
+    /// driver can fail or retry exactly those. Their interest is kept: a later
+    /// `next_load` will choose the chunk again, so a driver that does not retry must
+    /// unregister those scans (the threaded runtime does), or it re-reads in a loop.
     pub fn load_failed(&mut self, chunk: ChunkId, _now: Nanos) -> Result<Vec<ScanId>, BufferError> {
         let mask = self.state.fail_load(chunk)?;
         Ok(crate::state::slots_of(mask)

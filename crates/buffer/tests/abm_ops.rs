@@ -223,3 +223,30 @@ fn driver_misuse_is_an_error_not_a_panic() {
     )
     .is_err());
 }
+
+/// Regression (found reviewing the threaded runtime): a scan that needs no chunk and
+/// was queued behind admission got `Wait` forever, since admission never delivers to a
+/// scan with nothing to read. It must be `Finished` at once, queued or not.
+#[test]
+fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
+    let geometry = TableGeometry::uniform(10, ROWS_PER_CHUNK).unwrap();
+    for kind in PolicyKind::ALL {
+        let mut abm = Abm::with_kind(geometry.clone(), AbmConfig::new(2), kind).unwrap();
+        let full = abm
+            .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
+            .unwrap();
+        assert!(full.admitted);
+        let empty = ScanSpec::new(vec![5..5], ColumnMask::ALL);
+        let queued = abm.register_scan(&empty, Nanos(0)).unwrap();
+        assert!(!queued.admitted, "{kind:?}: two frames admit only one scan");
+        assert_eq!(
+            abm.next_chunk(queued.scan, Nanos(1)).unwrap(),
+            NextChunk::Finished,
+            "{kind:?}"
+        );
+        let mut out = Vec::new();
+        abm.unregister_scan(queued.scan, Nanos(2), &mut out)
+            .unwrap();
+        abm.check_invariants().unwrap();
+    }
+}
