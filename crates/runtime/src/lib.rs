@@ -31,6 +31,7 @@
 
 mod error;
 mod guard;
+mod load_log;
 mod loader;
 mod runtime;
 mod scan;
@@ -41,6 +42,7 @@ mod verify;
 pub use coopscan_buffer::{AbmConfig, PolicyKind};
 pub use error::{Result, RuntimeError};
 pub use guard::ChunkGuard;
+pub use load_log::{LoadRecord, MAX_LOAD_LOG};
 pub use runtime::{Runtime, RuntimeConfig};
 pub use scan::CScan;
 pub use stats::{RuntimeStats, ScanStats};

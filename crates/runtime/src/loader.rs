@@ -13,12 +13,14 @@
 //! chunk; those keep running.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use coopscan_buffer::{ChunkId, LoadDecision, Nanos};
 use coopscan_storage::{ChunkBytes, StorageError};
 use parking_lot::MutexGuard;
 
 use crate::error::RuntimeError;
+use crate::load_log::LoadRecord;
 use crate::shared::{Inner, Shared};
 use crate::verify::verify_chunk;
 
@@ -59,6 +61,13 @@ fn read(shared: &Shared, chunk: ChunkId) -> Result<ChunkBytes, StorageError> {
 
 fn complete(shared: &Shared, inner: &mut Inner, load: LoadDecision, bytes: ChunkBytes, now: Nanos) {
     shared.counters.loaded(bytes.bytes());
+    let tag = load.on_behalf_of.and_then(|s| inner.tags.get(&s).copied());
+    inner.load_log.push(LoadRecord {
+        at: Duration::from_nanos(now.0),
+        chunk: load.chunk.0,
+        tag,
+        bytes: bytes.bytes(),
+    });
     if let Some(slot) = inner.frames.get_mut(load.frame.0 as usize) {
         *slot = Some(Arc::new(bytes));
     }

@@ -13,6 +13,7 @@ use coopscan_storage::Table;
 use parking_lot::Mutex;
 
 use crate::error::{Result, RuntimeError};
+use crate::load_log::{LoadLog, LoadRecord};
 use crate::scan::CScan;
 use crate::shared::{Inner, Shared};
 use crate::stats::{Counters, RuntimeStats};
@@ -61,6 +62,8 @@ impl Runtime {
                 delivered: HashMap::new(),
                 failed: HashMap::new(),
                 shutdown: false,
+                tags: HashMap::new(),
+                load_log: LoadLog::default(),
             }),
             loader_wakeup: Default::default(),
             scan_wakeup: Default::default(),
@@ -89,6 +92,17 @@ impl Runtime {
     /// Registers a CScan over tuple `ranges` (any order, may overlap) reading columns
     /// `projection`. It may be queued for admission; `next_chunk` then just waits longer.
     pub fn register(&self, ranges: Vec<Range<u64>>, projection: Vec<usize>) -> Result<CScan> {
+        self.register_tagged(ranges, projection, None)
+    }
+
+    /// [`Runtime::register`] with a tag that the load log attributes this scan's loads
+    /// to (the benchmark tags each query's scan with the query's number).
+    pub fn register_tagged(
+        &self,
+        ranges: Vec<Range<u64>>,
+        projection: Vec<usize>,
+        tag: Option<u64>,
+    ) -> Result<CScan> {
         self.shared.table.check_projection(&projection)?;
         let ranges = normalize(ranges);
         let spec = ScanSpec::new(ranges.clone(), column_mask(&projection));
@@ -104,6 +118,9 @@ impl Runtime {
         } else {
             Some(inner.abm.register_scan(&spec, now)?.scan)
         };
+        if let (Some(id), Some(tag)) = (id, tag) {
+            inner.tags.insert(id, tag);
+        }
         drop(inner);
         self.shared.counters.registered();
         self.shared.wake_loaders();
@@ -126,6 +143,18 @@ impl Runtime {
     /// The ABM's counters (loads, evictions, deliveries, failures).
     pub fn abm_stats(&self) -> AbmStats {
         self.shared.inner.lock().abm.state().stats().clone()
+    }
+
+    /// Every chunk load so far, in completion order, and how many were not recorded
+    /// because the log was full.
+    pub fn load_log(&self) -> (Vec<LoadRecord>, u64) {
+        let inner = self.shared.inner.lock();
+        (inner.load_log.records().to_vec(), inner.load_log.dropped())
+    }
+
+    /// Time since the runtime started: the clock of [`LoadRecord::at`].
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.shared.started.elapsed()
     }
 
     /// Runs the ABM's full consistency check (for tests and debugging).

@@ -182,6 +182,7 @@ impl CScan {
         self.phase = Phase::Finished;
         let mut inner = self.shared.inner.lock();
         inner.delivered.remove(&id);
+        inner.tags.remove(&id);
         let was_failed = inner.failed.remove(&id).is_some();
         if !was_failed {
             let mut deliveries = Vec::new();

@@ -16,6 +16,7 @@ use coopscan_storage::{ChunkBytes, Table, TableFiles};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::RuntimeError;
+use crate::load_log::LoadLog;
 use crate::stats::Counters;
 
 /// Everything behind the lock.
@@ -31,6 +32,9 @@ pub(crate) struct Inner {
     pub(crate) failed: HashMap<ScanId, RuntimeError>,
     /// Set once by `Runtime::drop`: loaders exit, parked scans return `ShutDown`.
     pub(crate) shutdown: bool,
+    /// Caller-chosen tags of registered scans (e.g. a benchmark's query number).
+    pub(crate) tags: HashMap<ScanId, u64>,
+    pub(crate) load_log: LoadLog,
 }
 
 impl Inner {
