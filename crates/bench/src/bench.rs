@@ -1,0 +1,195 @@
+//! One benchmark run end to end, for one [`Params`]:
+//!
+//! 1. resolve bandwidth (override, else calibration) and stagger;
+//! 2. generate the workload (seeded: identical for every policy);
+//! 3. compute reference outputs for every distinct query (reference engine, untimed);
+//! 4. standalone cold runs: each query type alone on a fresh policy run (cold buffer);
+//! 5. per policy: a fresh policy run, the timed streams, statistics.
+
+use crate::calibration::{Calibration, BYTES_PER_MB};
+use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
+use crate::error::BenchError;
+use crate::presets::{check_params, Params, PAPER_STAGGER_OVER_SCAN};
+use crate::reference::References;
+use crate::runner::run_policy;
+use crate::stats::{PolicyStats, QueryRun, Standalone};
+use crate::workload::{standalone_queries, QueryInstance, Workload, WorkloadSpec};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+const PROGRESS_TEMPLATE: &str = "{prefix:>12} [{elapsed_precise}] {wide_bar} {pos}/{len}";
+
+/// The table the queries scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TableInfo {
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// What [`run_benchmark`] needs from the caller.
+pub struct BenchInput<'a> {
+    pub params: &'a Params,
+    pub table: TableInfo,
+    /// From [`crate::calibration::calibrate`]; used unless `params.bandwidth_mb` is set.
+    pub calibration: Option<Calibration>,
+    pub factory: &'a dyn PolicyFactory,
+    /// Computes the outputs every policy's must equal (e.g. plain DataFusion on the
+    /// data in memory).
+    pub reference: &'a dyn QueryEngine,
+    /// Draw progress bars on stderr.
+    pub progress: bool,
+}
+
+/// One policy's results.
+#[derive(Clone, Debug)]
+pub struct PolicyResult {
+    pub name: String,
+    pub stats: PolicyStats,
+    pub runs: Vec<QueryRun>,
+    pub loads: Vec<LoadRecord>,
+}
+
+/// Everything a report shows.
+#[derive(Clone, Debug)]
+pub struct BenchReport {
+    pub params: Params,
+    pub table: TableInfo,
+    pub bandwidth_mb_s: Option<f64>,
+    pub stagger_s: f64,
+    pub calibration: Option<Calibration>,
+    pub standalone: Standalone,
+    /// Distinct queries the reference engine computed.
+    pub reference_queries: usize,
+    /// In `params.policies` order.
+    pub policies: Vec<PolicyResult>,
+}
+
+pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> {
+    let params = input.params;
+    check_params(params)?;
+    let bandwidth_mb_s = params
+        .bandwidth_mb
+        .or(input.calibration.as_ref().map(|c| c.bandwidth_mb_s));
+    let stagger_s = resolve_stagger(params, input.table, bandwidth_mb_s)?;
+    let workload = Workload::generate(&WorkloadSpec {
+        streams: params.streams,
+        queries_per_stream: params.queries_per_stream,
+        mix: params.mix.clone(),
+        seed: params.seed,
+        stagger: Duration::from_secs_f64(stagger_s),
+        table_rows: input.table.rows,
+    })?;
+    let alone = standalone_queries(&params.mix, input.table.rows, params.seed);
+    let bar = progress_bar(
+        input.progress,
+        "reference",
+        (workload.query_count() + alone.len()) as u64,
+    );
+    let references = References::compute(input.reference, workload.queries().chain(&alone), &bar)?;
+    bar.finish_and_clear();
+    let standalone = run_standalone(input, bandwidth_mb_s, &alone, &references)?;
+    let mut policies = Vec::with_capacity(params.policies.len());
+    for policy in &params.policies {
+        let run = start(input, policy, bandwidth_mb_s)?;
+        let bar = progress_bar(input.progress, policy, workload.query_count() as u64);
+        let measured = run_policy(policy, run.as_ref(), &workload, &references, &bar)?;
+        bar.finish_and_clear();
+        drop(run); // free this policy's buffer before the next starts
+        policies.push(PolicyResult {
+            name: policy.clone(),
+            stats: PolicyStats::compute(&measured, &standalone),
+            runs: measured.runs,
+            loads: measured.loads,
+        });
+    }
+    Ok(BenchReport {
+        params: params.clone(),
+        table: input.table,
+        bandwidth_mb_s,
+        stagger_s,
+        calibration: input.calibration.clone(),
+        standalone,
+        reference_queries: references.len(),
+        policies,
+    })
+}
+
+/// The stagger given, else the paper's fraction of a full-table read.
+fn resolve_stagger(
+    params: &Params,
+    table: TableInfo,
+    bandwidth_mb_s: Option<f64>,
+) -> Result<f64, BenchError> {
+    match (params.stagger_s, bandwidth_mb_s) {
+        (Some(s), _) => Ok(s),
+        (None, Some(mb_s)) => {
+            Ok(PAPER_STAGGER_OVER_SCAN * table.bytes as f64 / (mb_s * BYTES_PER_MB))
+        }
+        (None, None) => Err(BenchError::BadParameter(
+            "stagger_s is needed when there is neither a bandwidth nor a calibration".to_string(),
+        )),
+    }
+}
+
+fn start(
+    input: &BenchInput<'_>,
+    policy: &str,
+    bandwidth_mb_s: Option<f64>,
+) -> Result<Box<dyn PolicyRun>, BenchError> {
+    let setup = PolicySetup {
+        policy,
+        params: input.params,
+        bandwidth_mb_s,
+    };
+    input
+        .factory
+        .start(setup)
+        .map_err(|source| BenchError::Setup {
+            policy: policy.to_string(),
+            source,
+        })
+}
+
+/// Mean latency of each query type run alone on a fresh (cold) policy run.
+fn run_standalone(
+    input: &BenchInput<'_>,
+    bandwidth_mb_s: Option<f64>,
+    queries: &[QueryInstance],
+    references: &References,
+) -> Result<Standalone, BenchError> {
+    let policy = input.params.standalone_policy.as_str();
+    let runs = input.params.standalone_runs;
+    let bar = progress_bar(input.progress, "standalone", (queries.len() * runs) as u64);
+    let mut standalone = Standalone::new();
+    for q in queries {
+        let mut total = Duration::ZERO;
+        for _ in 0..runs {
+            let run = start(input, policy, bandwidth_mb_s)?;
+            let started = Instant::now();
+            let output = run.engine().run(q).map_err(|source| BenchError::Query {
+                policy: format!("{policy} (standalone)"),
+                query: q.to_string(),
+                source,
+            })?;
+            total += started.elapsed();
+            references.check(&format!("{policy} (standalone)"), q, &output)?;
+            bar.inc(1);
+        }
+        standalone.insert(q.query_type, total.as_secs_f64() / runs as f64);
+    }
+    bar.finish_and_clear();
+    Ok(standalone)
+}
+
+fn progress_bar(enabled: bool, prefix: &str, len: u64) -> ProgressBar {
+    if !enabled {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(PROGRESS_TEMPLATE) {
+        bar.set_style(style);
+    }
+    bar.set_prefix(prefix.to_string());
+    bar
+}

@@ -1,0 +1,95 @@
+//! The seam between the benchmark and a query engine. The lead implements these with
+//! DataFusion + coopscan-exec; tests implement them with in-memory fakes.
+//!
+//! ```text
+//!  PolicyFactory::start(setup) ──► Box<dyn PolicyRun>   (fresh runtime: cold buffer)
+//!                                     ├─ engine() ──► &dyn QueryEngine ─ run(query) ─► QueryOutput
+//!                                     ├─ load_log()  chunk loads, tagged with query ids
+//!                                     └─ io_stats()  device requests and bytes so far
+//! ```
+
+use crate::presets::Params;
+use crate::workload::QueryInstance;
+use serde::Serialize;
+use std::time::Duration;
+
+/// A query's result in canonical form (e.g. its rows rendered as strings in a fixed
+/// order, or a digest), compared for equality with the reference engine's.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct QueryOutput {
+    pub rows: Vec<String>,
+}
+
+/// Runs one query of the benchmark.
+pub trait QueryEngine: Sync {
+    /// Runs `q` (its type over `q.rows`) under the engine's current policy, tagging its
+    /// scan with `q.id` (`Runtime::register_tagged(.., Some(q.id))`), and returns its
+    /// canonical result. Called concurrently from one thread per stream.
+    fn run(&self, q: &QueryInstance) -> anyhow::Result<QueryOutput>;
+}
+
+/// One completed chunk load (the runtime's `LoadRecord`, copied so this crate does not
+/// depend on the runtime).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LoadRecord {
+    /// Completion time since the policy run started.
+    pub at: Duration,
+    pub chunk: u32,
+    /// The id of the query the load was scheduled for; `None` when the policy does not
+    /// schedule for a query (elevator).
+    pub tag: Option<u64>,
+    pub bytes: u64,
+}
+
+/// Device counters; the runner takes the difference over the timed run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IoStats {
+    pub requests: u64,
+    pub bytes: u64,
+}
+
+impl IoStats {
+    pub fn since(self, before: IoStats) -> IoStats {
+        IoStats {
+            requests: self.requests.saturating_sub(before.requests),
+            bytes: self.bytes.saturating_sub(before.bytes),
+        }
+    }
+}
+
+/// One policy's live setup: a fresh runtime with an empty buffer, and an engine on it.
+/// Dropped when the policy's runs are over.
+pub trait PolicyRun {
+    fn engine(&self) -> &dyn QueryEngine;
+    /// Every chunk load since this run was started, in completion order.
+    fn load_log(&self) -> Vec<LoadRecord>;
+    /// Device counters since this run was started.
+    fn io_stats(&self) -> IoStats;
+}
+
+/// What a [`PolicyFactory`] is asked to set up.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicySetup<'a> {
+    /// `normal`, `attach`, `elevator` or `relevance`.
+    pub policy: &'a str,
+    /// Buffer size, chunk size etc. (the factory sizes the runtime from these).
+    pub params: &'a Params,
+    /// Device throttle to apply; `None` = unthrottled.
+    pub bandwidth_mb_s: Option<f64>,
+}
+
+/// Creates a fresh [`PolicyRun`] (new runtime, cold buffer) for each timed run and each
+/// standalone run. Any `Fn(PolicySetup) -> anyhow::Result<Box<dyn PolicyRun>> + Sync`
+/// closure is one.
+pub trait PolicyFactory: Sync {
+    fn start(&self, setup: PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>>;
+}
+
+impl<F> PolicyFactory for F
+where
+    F: Fn(PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>> + Sync,
+{
+    fn start(&self, setup: PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>> {
+        self(setup)
+    }
+}

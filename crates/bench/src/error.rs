@@ -1,0 +1,45 @@
+//! The benchmark's errors: bad parameters are caught before anything runs; an engine
+//! error or a wrong result stops the run and names the policy and the query.
+
+use crate::mix::MixError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Mix(#[from] MixError),
+    #[error("unknown preset {0:?} (known: table2, fig5, fig6, fig7, fig8)")]
+    UnknownPreset(String),
+    #[error("bad parameter: {0}")]
+    BadParameter(String),
+    #[error("the table has no rows")]
+    EmptyTable,
+    #[error("a workload needs streams and queries (got {streams} × {queries_per_stream})")]
+    EmptyWorkload {
+        streams: usize,
+        queries_per_stream: usize,
+    },
+    #[error("policy {policy}: cannot set up the run: {source:#}")]
+    Setup {
+        policy: String,
+        source: anyhow::Error,
+    },
+    #[error("{policy}: query {query} failed: {source:#}")]
+    Query {
+        policy: String,
+        query: String,
+        source: anyhow::Error,
+    },
+    #[error(
+        "{policy}: WRONG RESULT for query {query}: {got_rows} rows differ from the \
+         reference's {want_rows} (first difference at row {first_difference})"
+    )]
+    WrongResult {
+        policy: String,
+        query: String,
+        got_rows: usize,
+        want_rows: usize,
+        first_difference: usize,
+    },
+    #[error("{0}: a stream thread panicked")]
+    StreamPanicked(String),
+}

@@ -1,0 +1,35 @@
+//! coopscan-bench: the engine-agnostic half of the Cooperative Scans stream benchmark
+//! (the 2007 paper's §5: Table 2, Figures 4-8). It defines the workload, runs it under
+//! each policy through the [`QueryEngine`] / [`PolicyFactory`] seam, checks every result
+//! against a reference engine, computes Table 2's statistics and writes the reports
+//! (text beside the paper's numbers, JSON, HTML with Figures 4 and 5). See
+//! `docs/bench.md` for the JSON schema and the wiring.
+//!
+//! ```text
+//!  presets ─► Params ─► workload (mix, seed) ─► bench::run_benchmark ─► BenchReport ─► report::{text,json,html}
+//!                                   reference ─┘   runner (threads)  ─┘   stats ─┘
+//! ```
+
+pub mod bench;
+pub mod calibration;
+pub mod cpu;
+pub mod engine;
+pub mod error;
+pub mod mix;
+pub mod paper;
+pub mod presets;
+pub mod reference;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod workload;
+
+pub use bench::{run_benchmark, BenchInput, BenchReport, PolicyResult, TableInfo};
+pub use calibration::{calibrate, Calibration, CalibrationInput};
+pub use engine::{
+    IoStats, LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine, QueryOutput,
+};
+pub use error::BenchError;
+pub use mix::{Mix, QueryKind, QueryType};
+pub use presets::{preset, Overrides, Params};
+pub use workload::{QueryInstance, Workload};

@@ -1,0 +1,305 @@
+//! Benchmark parameters and the named presets of ../shared/BENCHMARKS.md.
+//!
+//! A preset is a list of runs (one for `table2`, a sweep for the figures), each a full
+//! [`Params`]. Presets keep the paper's *ratios* (buffer/table, chunks/table,
+//! stagger/scan time, CPU-vs-I/O balance through calibration), not its absolute sizes:
+//! our table is smaller than SF10's 4 GB, so the sizes below are starting points the
+//! lead scales to the table actually generated, and [`Overrides`] change any of them.
+
+use crate::error::BenchError;
+use crate::mix::Mix;
+use serde::Serialize;
+
+/// The paper's 3 s between stream starts over F-100's 20.4 s standalone time: streams
+/// enter while earlier ones are ~15% into a full scan. With `stagger_s: None` the runner
+/// staggers by this fraction of the calibrated full-table read time.
+pub const PAPER_STAGGER_OVER_SCAN: f64 = 3.0 / 20.37;
+/// The policies of §5, in the paper's column order.
+pub const ALL_POLICIES: &[&str] = &["normal", "attach", "elevator", "relevance"];
+/// The paper's buffer: 64 of 256 chunks.
+const PAPER_BUFFER_PCT: f64 = 25.0;
+/// Chunk size for our default table: 256 chunks like the paper's 4 GB / 16 MB, for a
+/// lineitem of about 1 GB (SF1 in PAX). The lead rescales it to the table generated.
+const DEFAULT_CHUNK_MB: f64 = 4.0;
+const DEFAULT_SEED: u64 = 2007;
+
+/// Everything a run depends on (all stored in the JSON `parameters`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    pub preset: String,
+    /// What varies in a sweep (e.g. `buffer 12.5%`); the mix for single runs.
+    pub label: String,
+    pub streams: usize,
+    pub queries_per_stream: usize,
+    /// ABM buffer size as % of the table.
+    pub buffer_pct: f64,
+    pub chunk_mb: f64,
+    /// Device throttle in MB/s (10^6 bytes); `None` = use the calibration's.
+    pub bandwidth_mb: Option<f64>,
+    /// Seconds between stream starts; `None` = [`PAPER_STAGGER_OVER_SCAN`] × scan time.
+    pub stagger_s: Option<f64>,
+    pub mix: Mix,
+    pub seed: u64,
+    pub policies: Vec<String>,
+    /// Policy of the standalone cold runs (a lone query: every policy loads in order).
+    pub standalone_policy: String,
+    /// Standalone runs per query type; the mean is the base of normalized latency.
+    pub standalone_runs: usize,
+}
+
+/// Command-line overrides, applied to every run of a preset (overriding the swept
+/// parameter collapses the sweep to one value, on purpose).
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub streams: Option<usize>,
+    pub queries_per_stream: Option<usize>,
+    pub buffer_pct: Option<f64>,
+    pub chunk_mb: Option<f64>,
+    pub bandwidth_mb: Option<f64>,
+    pub stagger_s: Option<f64>,
+    pub mix: Option<Mix>,
+    pub seed: Option<u64>,
+    pub policies: Option<Vec<String>>,
+    pub standalone_runs: Option<usize>,
+}
+
+impl Overrides {
+    pub fn apply(&self, params: &mut Params) {
+        set(&mut params.streams, self.streams);
+        set(&mut params.queries_per_stream, self.queries_per_stream);
+        set(&mut params.buffer_pct, self.buffer_pct);
+        set(&mut params.chunk_mb, self.chunk_mb);
+        set(&mut params.seed, self.seed);
+        set(&mut params.standalone_runs, self.standalone_runs);
+        if self.bandwidth_mb.is_some() {
+            params.bandwidth_mb = self.bandwidth_mb;
+        }
+        if self.stagger_s.is_some() {
+            params.stagger_s = self.stagger_s;
+        }
+        if let Some(mix) = &self.mix {
+            params.mix = mix.clone();
+        }
+        if let Some(policies) = &self.policies {
+            params.policies = policies.clone();
+        }
+    }
+}
+
+fn set<T: Copy>(slot: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *slot = value;
+    }
+}
+
+/// The names [`preset`] accepts.
+pub const PRESETS: &[&str] = &["table2", "fig5", "fig6", "fig7", "fig8"];
+
+/// The runs of preset `name` with `overrides` applied to each.
+pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchError> {
+    let mut runs = match name {
+        "table2" => vec![table2()],
+        "fig5" => fig5(),
+        "fig6" => fig6(),
+        "fig7" => fig7(),
+        "fig8" => fig8(),
+        _ => return Err(BenchError::UnknownPreset(name.to_string())),
+    };
+    for run in &mut runs {
+        overrides.apply(run);
+        check_params(run)?;
+    }
+    Ok(runs)
+}
+
+/// Rejects parameters no run can use, before anything is started.
+pub fn check_params(params: &Params) -> Result<(), BenchError> {
+    let bad = |what: &str| {
+        Err(BenchError::BadParameter(format!(
+            "{what} (run {:?})",
+            params.label
+        )))
+    };
+    if !(params.buffer_pct > 0.0 && params.buffer_pct <= 100.0) {
+        return bad("buffer_pct must be in (0, 100]");
+    }
+    if !(params.chunk_mb > 0.0 && params.chunk_mb.is_finite()) {
+        return bad("chunk_mb must be positive");
+    }
+    if params
+        .bandwidth_mb
+        .is_some_and(|b| !(b > 0.0 && b.is_finite()))
+    {
+        return bad("bandwidth_mb must be positive");
+    }
+    if params
+        .stagger_s
+        .is_some_and(|s| !(s >= 0.0 && s.is_finite()))
+    {
+        return bad("stagger_s must be a non-negative number of seconds");
+    }
+    if params.policies.is_empty() || params.standalone_runs == 0 {
+        return bad("at least one policy and one standalone run are needed");
+    }
+    Ok(())
+}
+
+/// Table 2 and Figure 4. Paper: lineitem SF10 PAX (4 GB), 16 MB chunks (256), buffer 64
+/// chunks (25%), 16 streams × 4 queries, FAST = Q6 and SLOW = Q1 + arithmetic over
+/// 1/10/50/100% from a random start, streams 3 s apart, 200 MB/s.
+/// Scaled: chunk size (256 chunks of our table), bandwidth (calibrated), stagger
+/// (the same fraction of a full scan). Kept: streams, queries, buffer %, mix.
+pub fn table2() -> Params {
+    Params {
+        preset: "table2".to_string(),
+        label: Mix::table2().name,
+        streams: 16,
+        queries_per_stream: 4,
+        buffer_pct: PAPER_BUFFER_PCT,
+        chunk_mb: DEFAULT_CHUNK_MB,
+        bandwidth_mb: None,
+        stagger_s: None,
+        mix: Mix::table2(),
+        seed: DEFAULT_SEED,
+        policies: ALL_POLICIES.iter().map(|p| p.to_string()).collect(),
+        standalone_policy: "normal".to_string(),
+        standalone_runs: 1,
+    }
+}
+
+fn variant(preset: &str, label: String, mix: &str, edit: impl FnOnce(&mut Params)) -> Params {
+    let mut params = table2();
+    params.preset = preset.to_string();
+    params.label = label;
+    // The mixes below are literals known to parse.
+    params.mix = mix.parse().unwrap_or_else(|_| Mix::table2());
+    edit(&mut params);
+    params
+}
+
+/// Figure 5: Table 2's settings over 15 mixes, speeds F, S, FS, FFS, FSS × sizes S
+/// (1,2,5,10,20%), M (1,2,10,50,100%), L (10,30,50,100%). Scaled as [`table2`].
+pub fn fig5() -> Vec<Params> {
+    let speeds = ["F", "S", "FS", "FFS", "FSS"];
+    let sizes = ["S", "M", "L"];
+    speeds
+        .iter()
+        .flat_map(|speed| sizes.iter().map(move |size| format!("{speed}-{size}")))
+        .map(|mix| variant("fig5", mix.clone(), &mix, |_| {}))
+        .collect()
+}
+
+/// Figure 6: table trimmed to 2 GB (fits in memory), buffer 12.5%…100% in steps of
+/// 12.5%, 8 streams × 4 queries; a disk-bound set (FAST only) and a CPU-bound set
+/// (FAST + SLOW), ranges as Table 2's. Scaled: chunk size and bandwidth; the table is
+/// the lead's (half of table2's in the paper).
+pub fn fig6() -> Vec<Params> {
+    const BUFFER_STEPS: u32 = 8;
+    const STEP_PCT: f64 = 12.5;
+    let sets = [
+        ("disk-bound", "F-1,10,50,100"),
+        ("cpu-bound", "FS-1,10,50,100"),
+    ];
+    sets.iter()
+        .flat_map(|&(set, mix)| {
+            (1..=BUFFER_STEPS).map(move |step| {
+                let pct = STEP_PCT * step as f64;
+                variant("fig6", format!("{set} buffer {pct}%"), mix, |p| {
+                    p.streams = 8;
+                    p.buffer_pct = pct;
+                })
+            })
+        })
+        .collect()
+}
+
+/// Figure 7: buffer 1 GB (25% of 4 GB), an increasing number of concurrent queries
+/// (here streams of 4 queries: 1, 2, 4, 8, 16, 32) each scanning 5%, 20% or 50%.
+/// Speeds are not given in the paper; FS is used. Scaled as [`table2`].
+pub fn fig7() -> Vec<Params> {
+    let concurrency = [1, 2, 4, 8, 16, 32];
+    let sizes = [5, 20, 50];
+    sizes
+        .iter()
+        .flat_map(|&size| {
+            concurrency.iter().map(move |&streams| {
+                let mix = format!("FS-{size}");
+                variant("fig7", format!("{mix} × {streams}"), &mix, |p| {
+                    p.streams = streams
+                })
+            })
+        })
+        .collect()
+}
+
+/// Figure 8: 16 streams × 4 I/O-bound (FAST) queries over 1, 10, 100% of a 2 GB table
+/// stored in more and more, smaller chunks. Scaled: chunk sizes here assume a table of
+/// about 512 MB (64…2048 chunks); the lead rescales them to the generated table.
+pub fn fig8() -> Vec<Params> {
+    let chunk_mbs = [8.0, 4.0, 2.0, 1.0, 0.5, 0.25];
+    chunk_mbs
+        .iter()
+        .map(|&mb| {
+            variant("fig8", format!("chunk {mb} MB"), "F-1,10,100", |p| {
+                p.chunk_mb = mb
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_have_their_sweeps() {
+        let none = Overrides::default();
+        assert_eq!(preset("table2", &none).unwrap().len(), 1);
+        assert_eq!(preset("fig5", &none).unwrap().len(), 15);
+        let fig6 = preset("fig6", &none).unwrap();
+        assert_eq!(fig6.len(), 16);
+        assert_eq!(fig6[0].buffer_pct, 12.5);
+        assert_eq!(fig6[7].buffer_pct, 100.0);
+        assert_eq!(preset("fig7", &none).unwrap().len(), 18);
+        assert_eq!(preset("fig8", &none).unwrap()[5].mix.name, "F-1,10,100");
+        assert!(matches!(
+            preset("fig9", &none),
+            Err(BenchError::UnknownPreset(_))
+        ));
+    }
+
+    #[test]
+    fn overrides_replace_every_run() {
+        let overrides = Overrides {
+            streams: Some(2),
+            seed: Some(9),
+            bandwidth_mb: Some(150.0),
+            policies: Some(vec!["relevance".into()]),
+            ..Overrides::default()
+        };
+        for run in preset("fig5", &overrides).unwrap() {
+            assert_eq!(
+                (run.streams, run.seed, run.bandwidth_mb),
+                (2, 9, Some(150.0))
+            );
+            assert_eq!(run.policies, ["relevance"]);
+        }
+    }
+
+    #[test]
+    fn nonsense_parameters_are_rejected() {
+        let overrides = Overrides {
+            buffer_pct: Some(0.0),
+            ..Overrides::default()
+        };
+        assert!(matches!(
+            preset("table2", &overrides),
+            Err(BenchError::BadParameter(_))
+        ));
+        let overrides = Overrides {
+            policies: Some(vec![]),
+            ..Overrides::default()
+        };
+        assert!(preset("table2", &overrides).is_err());
+    }
+}

@@ -1,0 +1,132 @@
+//! The JSON report. Its schema is documented in docs/bench.md; bump
+//! [`SCHEMA_VERSION`] when a key changes meaning or disappears.
+
+use crate::bench::{BenchReport, PolicyResult, TableInfo};
+use crate::calibration::Calibration;
+use crate::mix::QueryType;
+use crate::paper::{PaperQueryRow, PaperSystem, TABLE2_QUERIES, TABLE2_SYSTEM};
+use crate::presets::Params;
+use crate::stats::PolicyStats;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    schema_version: u32,
+    parameters: &'a Params,
+    table: TableInfo,
+    bandwidth_mb_s: Option<f64>,
+    stagger_s: f64,
+    calibration: Option<&'a Calibration>,
+    standalone_s: &'a BTreeMap<QueryType, f64>,
+    reference_queries: usize,
+    policies: Policies<'a>,
+    paper: Option<Paper>,
+}
+
+/// `policies.<name>` in run order (a JSON object, not sorted).
+struct Policies<'a>(&'a [PolicyResult]);
+
+impl Serialize for Policies<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for p in self.0 {
+            map.serialize_entry(&p.name, &JsonPolicy::new(p))?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct JsonPolicy<'a> {
+    #[serde(flatten)]
+    stats: &'a PolicyStats,
+    query_runs: Vec<JsonRun>,
+    loads: Vec<JsonLoad>,
+}
+
+#[derive(Serialize)]
+struct JsonRun {
+    id: u64,
+    stream: usize,
+    index: usize,
+    query_type: QueryType,
+    row_start: u64,
+    row_end: u64,
+    start_s: f64,
+    end_s: f64,
+}
+
+#[derive(Serialize)]
+struct JsonLoad {
+    at_s: f64,
+    chunk: u32,
+    tag: Option<u64>,
+    bytes: u64,
+}
+
+impl<'a> JsonPolicy<'a> {
+    fn new(p: &'a PolicyResult) -> Self {
+        let query_runs = p
+            .runs
+            .iter()
+            .map(|r| JsonRun {
+                id: r.query.id,
+                stream: r.query.stream,
+                index: r.query.index,
+                query_type: r.query.query_type,
+                row_start: r.query.rows.start,
+                row_end: r.query.rows.end,
+                start_s: r.start.as_secs_f64(),
+                end_s: r.end.as_secs_f64(),
+            })
+            .collect();
+        let loads = p
+            .loads
+            .iter()
+            .map(|l| JsonLoad {
+                at_s: l.at.as_secs_f64(),
+                chunk: l.chunk,
+                tag: l.tag,
+                bytes: l.bytes,
+            })
+            .collect();
+        JsonPolicy {
+            stats: &p.stats,
+            query_runs,
+            loads,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Paper {
+    source: &'static str,
+    system: &'static [PaperSystem],
+    query_types: &'static [PaperQueryRow],
+}
+
+/// The report as pretty JSON. The paper's Table 2 is included for Table 2's mix only.
+pub fn to_json(report: &BenchReport) -> serde_json::Result<String> {
+    let paper = (report.params.mix.name == crate::mix::TABLE2_MIX).then_some(Paper {
+        source: "Zukowski et al., Cooperative Scans, VLDB 2007, Table 2",
+        system: &TABLE2_SYSTEM,
+        query_types: &TABLE2_QUERIES,
+    });
+    let json = JsonReport {
+        schema_version: SCHEMA_VERSION,
+        parameters: &report.params,
+        table: report.table,
+        bandwidth_mb_s: report.bandwidth_mb_s,
+        stagger_s: report.stagger_s,
+        calibration: report.calibration.as_ref(),
+        standalone_s: &report.standalone,
+        reference_queries: report.reference_queries,
+        policies: Policies(&report.policies),
+        paper,
+    };
+    serde_json::to_string_pretty(&json)
+}

@@ -1,0 +1,220 @@
+//! Table 2's shape as text: system statistics (one column per policy, the paper's value
+//! in parentheses), then per query type our row with the paper's row under it.
+
+use crate::bench::{BenchReport, PolicyResult};
+use crate::paper;
+use crate::stats::{PolicyStats, QueryTypeStats};
+use std::fmt::Write;
+
+const LABEL_WIDTH: usize = 24;
+const SYSTEM_CELL_WIDTH: usize = 20;
+const BYTES_PER_MB: f64 = 1_000_000.0;
+const PERCENT: f64 = 100.0;
+/// A row the paper has no number for.
+const NO_PAPER_VALUE: &str = "-";
+
+pub fn render(report: &BenchReport) -> String {
+    let mut out = String::new();
+    header(&mut out, report);
+    system_table(&mut out, report);
+    query_table(&mut out, report);
+    out
+}
+
+fn header(out: &mut String, r: &BenchReport) {
+    let p = &r.params;
+    let bandwidth = r
+        .bandwidth_mb_s
+        .map_or("unthrottled".to_string(), |b| format!("{b:.1} MB/s"));
+    let _ = writeln!(
+        out,
+        "{} [{}]: {} streams × {} queries, mix {}, buffer {}% of {:.1} MB, chunk {} MB, \
+         bandwidth {bandwidth}, stagger {:.2} s, seed {}",
+        p.preset,
+        p.label,
+        p.streams,
+        p.queries_per_stream,
+        p.mix,
+        p.buffer_pct,
+        r.table.bytes as f64 / BYTES_PER_MB,
+        p.chunk_mb,
+        r.stagger_s,
+        p.seed
+    );
+    if let Some(c) = &r.calibration {
+        let _ = writeln!(
+            out,
+            "calibration: {:.1} MB/s — {}",
+            c.bandwidth_mb_s, c.note
+        );
+    }
+    let _ = writeln!(out, "times in seconds; (paper's Table 2 in parentheses)\n");
+}
+
+type SystemRow = (
+    &'static str,
+    fn(&PolicyStats) -> String,
+    fn(&paper::PaperSystem) -> String,
+);
+
+const SYSTEM_ROWS: &[SystemRow] = &[
+    (
+        "Avg. stream time",
+        |s| format!("{:.2}", s.avg_stream_time_s),
+        |p| format!("{:.2}", p.avg_stream_time_s),
+    ),
+    (
+        "Avg. normalized latency",
+        |s| format!("{:.2}", s.avg_normalized_latency),
+        |p| format!("{:.2}", p.avg_normalized_latency),
+    ),
+    (
+        "Total time",
+        |s| format!("{:.2}", s.total_time_s),
+        |p| format!("{:.2}", p.total_time_s),
+    ),
+    (
+        "CPU use",
+        |s| format!("{:.2}%", s.cpu_use * PERCENT),
+        |p| format!("{:.2}%", p.cpu_use * PERCENT),
+    ),
+    (
+        "I/O requests",
+        |s| s.io_requests.to_string(),
+        |p| p.io_requests.to_string(),
+    ),
+    (
+        "I/O MB",
+        |s| format!("{:.1}", s.io_bytes as f64 / BYTES_PER_MB),
+        |_| NO_PAPER_VALUE.to_string(),
+    ),
+    (
+        "Chunk loads",
+        |s| s.chunk_loads.to_string(),
+        |_| NO_PAPER_VALUE.to_string(),
+    ),
+    (
+        "Results checked",
+        |s| format!("{}/{}", s.results_checked, s.queries),
+        |_| NO_PAPER_VALUE.to_string(),
+    ),
+];
+
+fn system_table(out: &mut String, r: &BenchReport) {
+    let _ = write!(out, "{:<LABEL_WIDTH$}", "System statistics");
+    for p in &r.policies {
+        let _ = write!(out, "{:>SYSTEM_CELL_WIDTH$}", p.name);
+    }
+    out.push('\n');
+    for (label, ours, theirs) in SYSTEM_ROWS {
+        let _ = write!(out, "{label:<LABEL_WIDTH$}");
+        for p in &r.policies {
+            let paper = paper_system(r, &p.name)
+                .map(theirs)
+                .filter(|v| v != NO_PAPER_VALUE)
+                .map_or(String::new(), |v| format!(" ({v})"));
+            let _ = write!(
+                out,
+                "{:>SYSTEM_CELL_WIDTH$}",
+                format!("{}{paper}", ours(&p.stats))
+            );
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// The paper's numbers apply to Table 2's mix only.
+fn paper_system(r: &BenchReport, policy: &str) -> Option<&'static paper::PaperSystem> {
+    (r.params.mix.name == crate::mix::TABLE2_MIX)
+        .then(|| paper::system_of(policy))
+        .flatten()
+}
+
+fn query_table(out: &mut String, r: &BenchReport) {
+    let _ = write!(out, "{:<8}{:>6}{:>9} ", "query", "count", "alone");
+    for p in &r.policies {
+        let _ = write!(out, "| {:<31}", p.name);
+    }
+    out.push('\n');
+    let _ = write!(out, "{:<24}", "");
+    for _ in &r.policies {
+        let _ = write!(
+            out,
+            "|{:>8}{:>8}{:>8}{:>7} ",
+            "avg", "stddev", "norm", "I/Os"
+        );
+    }
+    out.push('\n');
+    for query_type in r.params.mix.query_types() {
+        let ours: Vec<Option<&QueryTypeStats>> = r
+            .policies
+            .iter()
+            .map(|p| p.stats.query_types.get(&query_type))
+            .collect();
+        let Some(first) = ours.iter().flatten().next() else {
+            continue;
+        };
+        let name = query_type.to_string();
+        let _ = write!(
+            out,
+            "{name:<8}{:>6}{:>9.2} ",
+            first.count, first.standalone_s
+        );
+        for stats in &ours {
+            out.push_str(&our_cell(*stats));
+        }
+        out.push('\n');
+        paper_row(out, r, &name);
+    }
+}
+
+fn our_cell(stats: Option<&QueryTypeStats>) -> String {
+    match stats {
+        Some(s) => {
+            let io = s.io_requests.map_or("-".to_string(), |n| n.to_string());
+            format!(
+                "|{:>8.2}{:>8.2}{:>8.2}{:>7} ",
+                s.latency_avg_s, s.latency_stddev_s, s.normalized_latency, io
+            )
+        }
+        None => format!("|{:>31} ", "-"),
+    }
+}
+
+fn paper_row(out: &mut String, r: &BenchReport, name: &str) {
+    if r.params.mix.name != crate::mix::TABLE2_MIX {
+        return;
+    }
+    let Some(row) = paper::TABLE2_QUERIES
+        .iter()
+        .find(|row| row.query_type == name)
+    else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "{:<8}{:>6}{:>9.2} ",
+        " (paper)", row.count, row.standalone_s
+    );
+    for p in &r.policies {
+        match paper::cell_of(name, policy_name(p)) {
+            Some((_, c)) => {
+                let io = c.io_requests.map_or("-".to_string(), |n| n.to_string());
+                let _ = write!(
+                    out,
+                    "|{:>8.2}{:>8.2}{:>8.2}{:>7} ",
+                    c.latency_avg_s, c.latency_stddev_s, c.normalized_latency, io
+                );
+            }
+            None => {
+                let _ = write!(out, "|{:>31} ", "-");
+            }
+        }
+    }
+    out.push('\n');
+}
+
+fn policy_name(p: &PolicyResult) -> &str {
+    &p.name
+}

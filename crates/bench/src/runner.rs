@@ -1,0 +1,139 @@
+//! Runs the workload under one policy: one thread per stream; stream i sleeps until its
+//! start offset, then runs its queries one after another, timing each and checking its
+//! output against the reference. The first failure stops every stream (after its
+//! current query) and is returned, naming the policy and the query.
+
+use crate::cpu;
+use crate::engine::{PolicyRun, QueryEngine};
+use crate::error::BenchError;
+use crate::reference::References;
+use crate::stats::{PolicyMeasurement, QueryRun};
+use crate::workload::{QueryInstance, StreamPlan, Workload};
+use indicatif::ProgressBar;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A waiting stream checks this often whether another stream failed.
+const ABORT_POLL: Duration = Duration::from_millis(20);
+
+/// What every stream thread of one run shares.
+struct StreamContext<'a> {
+    policy: &'a str,
+    engine: &'a dyn QueryEngine,
+    references: &'a References,
+    t0: Instant,
+    abort: &'a AtomicBool,
+    bar: &'a ProgressBar,
+}
+
+/// Runs `workload` on `run` (a fresh runtime for `policy`) and measures it.
+pub fn run_policy(
+    policy: &str,
+    run: &dyn PolicyRun,
+    workload: &Workload,
+    references: &References,
+    bar: &ProgressBar,
+) -> Result<PolicyMeasurement, BenchError> {
+    let io_before = run.io_stats();
+    let abort = AtomicBool::new(false);
+    let cpu_before = cpu::process_cpu_time();
+    let ctx = StreamContext {
+        policy,
+        engine: run.engine(),
+        references,
+        t0: Instant::now(),
+        abort: &abort,
+        bar,
+    };
+    let per_stream = run_streams(&ctx, &workload.streams);
+    let wall = ctx.t0.elapsed();
+    let cpu_time = cpu::process_cpu_time().saturating_sub(cpu_before);
+    let mut runs = Vec::with_capacity(workload.query_count());
+    for stream in per_stream {
+        runs.extend(stream?);
+    }
+    Ok(PolicyMeasurement {
+        policy: policy.to_string(),
+        results_checked: runs.len(),
+        runs,
+        wall,
+        cpu_use: cpu::cpu_use(cpu_time, wall, cpu::available_cores()),
+        io: run.io_stats().since(io_before),
+        loads: run.load_log(),
+    })
+}
+
+fn run_streams(
+    ctx: &StreamContext<'_>,
+    streams: &[StreamPlan],
+) -> Vec<Result<Vec<QueryRun>, BenchError>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = streams
+            .iter()
+            .map(|stream| scope.spawn(move || run_stream(ctx, stream)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(BenchError::StreamPanicked(ctx.policy.to_string())))
+            })
+            .collect()
+    })
+}
+
+fn run_stream(ctx: &StreamContext<'_>, stream: &StreamPlan) -> Result<Vec<QueryRun>, BenchError> {
+    let result =
+        wait_until(ctx, ctx.t0 + stream.start_offset).then(|| run_queries(ctx, &stream.queries));
+    let result = result.unwrap_or_else(|| Ok(Vec::new()));
+    if result.is_err() {
+        ctx.abort.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+fn run_queries(
+    ctx: &StreamContext<'_>,
+    queries: &[QueryInstance],
+) -> Result<Vec<QueryRun>, BenchError> {
+    let mut runs = Vec::with_capacity(queries.len());
+    for q in queries {
+        if ctx.abort.load(Ordering::Relaxed) {
+            break;
+        }
+        runs.push(run_one(ctx, q)?);
+        ctx.bar.inc(1);
+    }
+    Ok(runs)
+}
+
+/// Runs and checks one query; times are relative to the run's start.
+fn run_one(ctx: &StreamContext<'_>, q: &QueryInstance) -> Result<QueryRun, BenchError> {
+    let start = ctx.t0.elapsed();
+    let output = ctx.engine.run(q).map_err(|source| BenchError::Query {
+        policy: ctx.policy.to_string(),
+        query: q.to_string(),
+        source,
+    })?;
+    let end = ctx.t0.elapsed();
+    ctx.references.check(ctx.policy, q, &output)?;
+    Ok(QueryRun {
+        query: q.clone(),
+        start,
+        end,
+    })
+}
+
+/// Sleeps until `deadline`; false if another stream failed meanwhile.
+fn wait_until(ctx: &StreamContext<'_>, deadline: Instant) -> bool {
+    loop {
+        if ctx.abort.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep((deadline - now).min(ABORT_POLL));
+    }
+}

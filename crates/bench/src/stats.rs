@@ -1,0 +1,168 @@
+//! Table 2's statistics from one policy run: system statistics (its rows) and per query
+//! type statistics (its lower half).
+//!
+//! Definitions (the paper's §5.2):
+//! - stream time: from the start of a stream's first query to the end of its last;
+//!   `avg_stream_time_s` averages it over streams (system throughput);
+//! - normalized latency: a query's latency ÷ the standalone cold time of its type;
+//!   averaged over all queries (system latency) and per type;
+//! - total time: wall time from the run's start to the end of the last query;
+//! - per type I/Os: chunk loads the ABM scheduled for queries of that type (tags);
+//!   `None` when no load in the run carried a tag (elevator: the paper's empty column).
+
+use crate::engine::{IoStats, LoadRecord};
+use crate::mix::QueryType;
+use crate::workload::QueryInstance;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+/// One finished query, times since the policy run started.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueryRun {
+    pub query: QueryInstance,
+    pub start: Duration,
+    pub end: Duration,
+}
+
+impl QueryRun {
+    pub fn latency(&self) -> Duration {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// What the runner measured for one policy.
+#[derive(Clone, Debug, Default)]
+pub struct PolicyMeasurement {
+    pub policy: String,
+    pub runs: Vec<QueryRun>,
+    pub wall: Duration,
+    pub cpu_use: f64,
+    pub io: IoStats,
+    pub loads: Vec<LoadRecord>,
+    pub results_checked: usize,
+}
+
+/// Standalone cold time per query type, in seconds.
+pub type Standalone = BTreeMap<QueryType, f64>;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueryTypeStats {
+    pub count: usize,
+    pub standalone_s: f64,
+    pub latency_avg_s: f64,
+    /// Sample standard deviation (n − 1); 0 for a single query.
+    pub latency_stddev_s: f64,
+    pub normalized_latency: f64,
+    pub io_requests: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PolicyStats {
+    pub avg_stream_time_s: f64,
+    pub avg_normalized_latency: f64,
+    pub total_time_s: f64,
+    /// 0..=1 of all cores.
+    pub cpu_use: f64,
+    pub io_requests: u64,
+    pub io_bytes: u64,
+    pub chunk_loads: usize,
+    pub queries: usize,
+    pub results_checked: usize,
+    pub query_types: BTreeMap<QueryType, QueryTypeStats>,
+}
+
+impl PolicyStats {
+    pub fn compute(m: &PolicyMeasurement, standalone: &Standalone) -> PolicyStats {
+        let normalized: Vec<f64> = m.runs.iter().map(|r| normalize(r, standalone)).collect();
+        let last_end = m.runs.iter().map(|r| r.end).max().unwrap_or_default();
+        PolicyStats {
+            avg_stream_time_s: mean(&stream_times(&m.runs)),
+            avg_normalized_latency: mean(&normalized),
+            total_time_s: m.wall.max(last_end).as_secs_f64(),
+            cpu_use: m.cpu_use,
+            io_requests: m.io.requests,
+            io_bytes: m.io.bytes,
+            chunk_loads: m.loads.len(),
+            queries: m.runs.len(),
+            results_checked: m.results_checked,
+            query_types: per_type(m, standalone),
+        }
+    }
+}
+
+fn normalize(run: &QueryRun, standalone: &Standalone) -> f64 {
+    let base = standalone
+        .get(&run.query.query_type)
+        .copied()
+        .unwrap_or(f64::NAN);
+    run.latency().as_secs_f64() / base
+}
+
+/// Per stream: end of its last query − start of its first.
+fn stream_times(runs: &[QueryRun]) -> Vec<f64> {
+    let mut spans: BTreeMap<usize, (Duration, Duration)> = BTreeMap::new();
+    for r in runs {
+        let span = spans.entry(r.query.stream).or_insert((r.start, r.end));
+        span.0 = span.0.min(r.start);
+        span.1 = span.1.max(r.end);
+    }
+    spans
+        .values()
+        .map(|(start, end)| (*end - *start).as_secs_f64())
+        .collect()
+}
+
+fn per_type(m: &PolicyMeasurement, standalone: &Standalone) -> BTreeMap<QueryType, QueryTypeStats> {
+    let loads_per_query = loads_per_tag(&m.loads);
+    let mut by_type: BTreeMap<QueryType, Vec<&QueryRun>> = BTreeMap::new();
+    for r in &m.runs {
+        by_type.entry(r.query.query_type).or_default().push(r);
+    }
+    by_type
+        .into_iter()
+        .map(|(query_type, runs)| {
+            let latencies: Vec<f64> = runs.iter().map(|r| r.latency().as_secs_f64()).collect();
+            let normalized: Vec<f64> = runs.iter().map(|r| normalize(r, standalone)).collect();
+            let io_requests = loads_per_query.as_ref().map(|per_query| {
+                runs.iter()
+                    .map(|r| per_query.get(&r.query.id).copied().unwrap_or(0))
+                    .sum()
+            });
+            let stats = QueryTypeStats {
+                count: runs.len(),
+                standalone_s: standalone.get(&query_type).copied().unwrap_or(f64::NAN),
+                latency_avg_s: mean(&latencies),
+                latency_stddev_s: sample_stddev(&latencies),
+                normalized_latency: mean(&normalized),
+                io_requests,
+            };
+            (query_type, stats)
+        })
+        .collect()
+}
+
+/// Loads per tag, or `None` when no load was tagged (nothing can be attributed).
+fn loads_per_tag(loads: &[LoadRecord]) -> Option<HashMap<u64, u64>> {
+    let mut per_tag: HashMap<u64, u64> = HashMap::new();
+    for tag in loads.iter().filter_map(|l| l.tag) {
+        *per_tag.entry(tag).or_default() += 1;
+    }
+    (!per_tag.is_empty()).then_some(per_tag)
+}
+
+pub fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+pub fn sample_stddev(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(values);
+    let squares: f64 = values.iter().map(|v| (v - m) * (v - m)).sum();
+    (squares / (values.len() - 1) as f64).sqrt()
+}

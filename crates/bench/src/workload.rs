@@ -1,0 +1,243 @@
+//! The stream workload: `streams` streams × `queries_per_stream` queries drawn from a
+//! [`Mix`] with a seeded ChaCha generator, each a contiguous range of p% of the table's
+//! rows from a uniformly random start; stream i starts `i × stagger` after the run
+//! begins (the paper's 3 s, so queries enter an already-working system).
+//!
+//! The workload depends on the spec only (never on the policy), so every policy of one
+//! benchmark runs exactly the same query lists.
+
+use crate::error::BenchError;
+use crate::mix::{Mix, QueryType};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::ops::Range;
+use std::time::Duration;
+
+/// Ids of standalone queries start here, far from the workload's `0..streams × queries`.
+pub const STANDALONE_ID_BASE: u64 = 1 << 40;
+/// Mixed into the seed for the standalone queries' starts, so they do not repeat the
+/// first stream's ranges.
+const STANDALONE_SEED_SALT: u64 = 0x5354_414e_4441_4c4f; // "STANDALO"
+const PERCENT_WHOLE: u128 = 100;
+
+/// One query to run: the engine tags its scan with `id` so loads can be attributed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct QueryInstance {
+    /// Unique within one policy run.
+    pub id: u64,
+    pub stream: usize,
+    /// Position in its stream.
+    pub index: usize,
+    pub query_type: QueryType,
+    /// Rows scanned: `len == rows_for_percent(table_rows, percent)`.
+    pub rows: Range<u64>,
+}
+
+impl std::fmt::Display for QueryInstance {
+    /// `F-10 #14 (stream 3, query 2, rows 100..200)`: enough to rerun it alone.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let QueryInstance {
+            id,
+            stream,
+            index,
+            query_type,
+            rows,
+        } = self;
+        write!(
+            f,
+            "{query_type} #{id} (stream {stream}, query {index}, rows {rows:?})"
+        )
+    }
+}
+
+/// One stream: its queries run one after another from `start_offset` on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StreamPlan {
+    pub start_offset: Duration,
+    pub queries: Vec<QueryInstance>,
+}
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct WorkloadSpec {
+    pub streams: usize,
+    pub queries_per_stream: usize,
+    pub mix: Mix,
+    pub seed: u64,
+    pub stagger: Duration,
+    pub table_rows: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Workload {
+    pub streams: Vec<StreamPlan>,
+}
+
+impl Workload {
+    pub fn generate(spec: &WorkloadSpec) -> Result<Workload, BenchError> {
+        check_spec(spec)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+        let streams = (0..spec.streams)
+            .map(|stream| StreamPlan {
+                start_offset: spec.stagger * stream as u32,
+                queries: (0..spec.queries_per_stream)
+                    .map(|index| {
+                        let id = (stream * spec.queries_per_stream + index) as u64;
+                        let query_type = draw_type(&mut rng, &spec.mix);
+                        let rows = draw_range(&mut rng, spec.table_rows, query_type.percent);
+                        QueryInstance {
+                            id,
+                            stream,
+                            index,
+                            query_type,
+                            rows,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(Workload { streams })
+    }
+
+    pub fn queries(&self) -> impl Iterator<Item = &QueryInstance> {
+        self.streams.iter().flat_map(|s| s.queries.iter())
+    }
+
+    pub fn query_count(&self) -> usize {
+        self.streams.iter().map(|s| s.queries.len()).sum()
+    }
+}
+
+fn check_spec(spec: &WorkloadSpec) -> Result<(), BenchError> {
+    if spec.table_rows == 0 {
+        return Err(BenchError::EmptyTable);
+    }
+    if spec.streams == 0 || spec.queries_per_stream == 0 {
+        return Err(BenchError::EmptyWorkload {
+            streams: spec.streams,
+            queries_per_stream: spec.queries_per_stream,
+        });
+    }
+    Ok(())
+}
+
+/// One query of each type the mix can draw, each over its own seeded random range: the
+/// standalone cold runs that normalize latencies.
+pub fn standalone_queries(mix: &Mix, table_rows: u64, seed: u64) -> Vec<QueryInstance> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ STANDALONE_SEED_SALT);
+    mix.query_types()
+        .into_iter()
+        .enumerate()
+        .map(|(k, query_type)| QueryInstance {
+            id: STANDALONE_ID_BASE + k as u64,
+            stream: 0,
+            index: 0,
+            query_type,
+            rows: draw_range(&mut rng, table_rows, query_type.percent),
+        })
+        .collect()
+}
+
+/// Rows in a p% range: rounded to the nearest row, at least one, all of them at 100%.
+pub fn rows_for_percent(table_rows: u64, percent: u32) -> u64 {
+    let exact = (table_rows as u128 * percent as u128 + PERCENT_WHOLE / 2) / PERCENT_WHOLE;
+    (exact as u64).clamp(1, table_rows.max(1))
+}
+
+fn draw_type(rng: &mut ChaCha8Rng, mix: &Mix) -> QueryType {
+    let kind = mix.speeds[rng.random_range(0..mix.speeds.len())];
+    let percent = mix.percents[rng.random_range(0..mix.percents.len())];
+    QueryType { kind, percent }
+}
+
+fn draw_range(rng: &mut ChaCha8Rng, table_rows: u64, percent: u32) -> Range<u64> {
+    let len = rows_for_percent(table_rows, percent);
+    let start = rng.random_range(0..=table_rows - len);
+    start..start + len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mix::QueryKind;
+
+    fn spec(seed: u64) -> WorkloadSpec {
+        WorkloadSpec {
+            streams: 16,
+            queries_per_stream: 4,
+            mix: Mix::table2(),
+            seed,
+            stagger: Duration::from_secs(3),
+            table_rows: 59_986_052, // lineitem SF10
+        }
+    }
+
+    #[test]
+    fn same_seed_same_queries_other_seed_other_queries() {
+        let a = Workload::generate(&spec(7)).unwrap();
+        assert_eq!(a, Workload::generate(&spec(7)).unwrap());
+        assert_ne!(a, Workload::generate(&spec(8)).unwrap());
+        assert_eq!(a.query_count(), 64);
+    }
+
+    #[test]
+    fn ranges_have_exact_sizes_and_stay_inside_the_table() {
+        let spec = spec(1);
+        let workload = Workload::generate(&spec).unwrap();
+        for q in workload.queries() {
+            let expected = match q.query_type.percent {
+                1 => 599_861,    // 599_860.52 rounds up
+                10 => 5_998_605, // 5_998_605.2 rounds down
+                50 => 29_993_026,
+                100 => 59_986_052,
+                other => panic!("table2 has no {other}% queries"),
+            };
+            assert_eq!(q.rows.end - q.rows.start, expected, "{q:?}");
+            assert!(q.rows.end <= spec.table_rows);
+        }
+    }
+
+    #[test]
+    fn streams_are_staggered_and_ids_unique() {
+        let workload = Workload::generate(&spec(3)).unwrap();
+        assert_eq!(workload.streams[5].start_offset, Duration::from_secs(15));
+        let mut ids: Vec<u64> = workload.queries().map(|q| q.id).collect();
+        ids.dedup();
+        assert_eq!(ids, (0..64).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn both_kinds_are_drawn_and_tiny_tables_still_get_a_row() {
+        let workload = Workload::generate(&spec(11)).unwrap();
+        let kinds: Vec<QueryKind> = workload.queries().map(|q| q.query_type.kind).collect();
+        assert!(kinds.contains(&QueryKind::Fast) && kinds.contains(&QueryKind::Slow));
+        assert_eq!(rows_for_percent(10, 1), 1);
+        assert_eq!(rows_for_percent(10, 100), 10);
+    }
+
+    #[test]
+    fn empty_specs_are_errors() {
+        let mut empty = spec(1);
+        empty.table_rows = 0;
+        assert!(matches!(
+            Workload::generate(&empty),
+            Err(BenchError::EmptyTable)
+        ));
+        let mut none = spec(1);
+        none.streams = 0;
+        assert!(matches!(
+            Workload::generate(&none),
+            Err(BenchError::EmptyWorkload { .. })
+        ));
+    }
+
+    #[test]
+    fn standalone_queries_cover_each_type_once() {
+        let queries = standalone_queries(&Mix::table2(), 1000, 5);
+        assert_eq!(queries.len(), 8);
+        assert_eq!(queries[3].query_type.to_string(), "F-100");
+        assert_eq!(queries[3].rows, 0..1000);
+        assert_eq!(queries, standalone_queries(&Mix::table2(), 1000, 5));
+    }
+}

@@ -1,0 +1,121 @@
+//! Test doubles: an in-memory engine that sleeps a little per query and returns a
+//! deterministic output, and a policy run that logs one load per query.
+
+#![allow(dead_code)]
+
+use coopscan_bench::{
+    IoStats, LoadRecord, Params, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput,
+};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub const QUERY_DELAY: Duration = Duration::from_millis(2);
+pub const ROWS_PER_CHUNK: u64 = 100;
+pub const CHUNK_BYTES: u64 = 4096;
+
+/// The right answer for `q`: what the reference and every correct engine return.
+pub fn expected_output(q: &QueryInstance) -> QueryOutput {
+    QueryOutput {
+        rows: vec![
+            format!("{}", q.query_type),
+            format!("{}..{}", q.rows.start, q.rows.end),
+        ],
+    }
+}
+
+/// The reference: answers instantly.
+pub struct Reference;
+
+impl QueryEngine for Reference {
+    fn run(&self, q: &QueryInstance) -> anyhow::Result<QueryOutput> {
+        Ok(expected_output(q))
+    }
+}
+
+pub struct FakeEngine {
+    started: Instant,
+    tagged: bool,
+    /// Answers this query id wrongly, once.
+    wrong_once: Option<u64>,
+    wrong_done: AtomicBool,
+    loads: Mutex<Vec<LoadRecord>>,
+    requests: AtomicU64,
+}
+
+impl QueryEngine for FakeEngine {
+    fn run(&self, q: &QueryInstance) -> anyhow::Result<QueryOutput> {
+        std::thread::sleep(QUERY_DELAY);
+        let record = LoadRecord {
+            at: self.started.elapsed(),
+            chunk: (q.rows.start / ROWS_PER_CHUNK) as u32,
+            tag: self.tagged.then_some(q.id),
+            bytes: CHUNK_BYTES,
+        };
+        self.loads
+            .lock()
+            .map_err(|_| anyhow::anyhow!("poisoned"))?
+            .push(record);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if self.wrong_once == Some(q.id) && !self.wrong_done.swap(true, Ordering::Relaxed) {
+            return Ok(QueryOutput {
+                rows: vec!["garbage".to_string()],
+            });
+        }
+        Ok(expected_output(q))
+    }
+}
+
+pub struct FakeRun {
+    engine: FakeEngine,
+}
+
+impl PolicyRun for FakeRun {
+    fn engine(&self) -> &dyn QueryEngine {
+        &self.engine
+    }
+
+    fn load_log(&self) -> Vec<LoadRecord> {
+        self.engine
+            .loads
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    fn io_stats(&self) -> IoStats {
+        let requests = self.engine.requests.load(Ordering::Relaxed);
+        IoStats {
+            requests,
+            bytes: requests * CHUNK_BYTES,
+        }
+    }
+}
+
+/// A factory whose elevator leaves loads untagged, like the real runtime's.
+pub fn fake_factory(
+    wrong_once: Option<u64>,
+) -> impl Fn(PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>> + Sync {
+    move |setup: PolicySetup<'_>| {
+        let engine = FakeEngine {
+            started: Instant::now(),
+            tagged: setup.policy != "elevator",
+            // Only the timed relevance run answers wrongly, not the standalone runs.
+            wrong_once: wrong_once.filter(|_| setup.policy == "relevance"),
+            wrong_done: AtomicBool::new(false),
+            loads: Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+        };
+        Ok(Box::new(FakeRun { engine }) as Box<dyn PolicyRun>)
+    }
+}
+
+/// Table 2's parameters shrunk to run in milliseconds.
+pub fn small_params() -> Params {
+    let mut params = coopscan_bench::presets::table2();
+    params.streams = 3;
+    params.queries_per_stream = 2;
+    params.stagger_s = Some(0.005);
+    params.bandwidth_mb = Some(100.0);
+    params
+}

@@ -1,0 +1,154 @@
+//! Reports of a fake run: JSON has every documented key, the text has Table 2's rows
+//! beside the paper's, the HTML has Figures 5 and 4 as balanced SVG.
+
+mod common;
+
+use common::{fake_factory, small_params, Reference};
+use coopscan_bench::report::{html, json, text};
+use coopscan_bench::{run_benchmark, BenchInput, BenchReport, TableInfo};
+use serde_json::Value;
+
+fn report() -> BenchReport {
+    let params = small_params();
+    let factory = fake_factory(None);
+    let input = BenchInput {
+        params: &params,
+        table: TableInfo {
+            rows: 10_000,
+            bytes: 40_960_000,
+        },
+        calibration: None,
+        factory: &factory,
+        reference: &Reference,
+        progress: false,
+    };
+    run_benchmark(&input).unwrap()
+}
+
+#[test]
+fn json_has_every_required_key() {
+    let value: Value = serde_json::from_str(&json::to_json(&report()).unwrap()).unwrap();
+    for key in [
+        "schema_version",
+        "parameters",
+        "bandwidth_mb_s",
+        "calibration",
+        "policies",
+        "standalone_s",
+        "paper",
+    ] {
+        assert!(value.get(key).is_some(), "missing {key}");
+    }
+    for key in [
+        "streams",
+        "queries_per_stream",
+        "buffer_pct",
+        "chunk_mb",
+        "bandwidth_mb",
+        "stagger_s",
+        "mix",
+        "seed",
+        "policies",
+    ] {
+        assert!(
+            value["parameters"].get(key).is_some(),
+            "missing parameters.{key}"
+        );
+    }
+    assert_eq!(value["parameters"]["mix"], "table2");
+    assert_eq!(value["bandwidth_mb_s"], 100.0);
+    let policies = value["policies"].as_object().unwrap();
+    let names: Vec<&String> = policies.keys().collect();
+    assert_eq!(names.len(), 4);
+    for (name, policy) in policies {
+        for key in [
+            "avg_stream_time_s",
+            "avg_normalized_latency",
+            "total_time_s",
+            "cpu_use",
+            "io_requests",
+            "io_bytes",
+            "results_checked",
+            "query_types",
+            "loads",
+            "query_runs",
+        ] {
+            assert!(policy.get(key).is_some(), "missing policies.{name}.{key}");
+        }
+        assert_eq!(policy["results_checked"], 6);
+        for (qt, stats) in policy["query_types"].as_object().unwrap() {
+            assert!(qt.starts_with("F-") || qt.starts_with("S-"), "{qt}");
+            for key in [
+                "count",
+                "standalone_s",
+                "latency_avg_s",
+                "latency_stddev_s",
+                "normalized_latency",
+                "io_requests",
+            ] {
+                assert!(
+                    stats.get(key).is_some(),
+                    "missing {name}.query_types.{qt}.{key}"
+                );
+            }
+            assert_eq!(stats["io_requests"].is_null(), name == "elevator");
+        }
+    }
+}
+
+#[test]
+fn text_has_table2_rows_and_the_papers_numbers() {
+    let out = text::render(&report());
+    for needle in [
+        "Avg. stream time",
+        "Avg. normalized latency",
+        "CPU use",
+        "I/O requests",
+        "(283.72)",
+        "(99.55)",
+        "(paper)",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+/// Every `<svg` opens and closes, and inside each the element tags balance.
+fn assert_balanced_svgs(html: &str) -> usize {
+    let svgs: Vec<&str> = html.split("<svg").skip(1).collect();
+    for svg in &svgs {
+        let body = &svg[..svg.find("</svg>").expect("unclosed svg")];
+        let mut stack: Vec<String> = Vec::new();
+        for tag in body.split('<').skip(1) {
+            let tag = &tag[..tag.find('>').expect("unclosed tag")];
+            let name: String = tag
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_alphanumeric())
+                .collect();
+            if tag.starts_with('/') {
+                assert_eq!(
+                    stack.pop().as_deref(),
+                    Some(name.as_str()),
+                    "unbalanced </{name}>"
+                );
+            } else if !tag.ends_with('/') {
+                stack.push(name);
+            }
+        }
+        assert!(stack.is_empty(), "unclosed {stack:?}");
+    }
+    svgs.len()
+}
+
+#[test]
+fn html_has_figures_5_and_4_as_balanced_svg() {
+    let out = html::render(&[report()]);
+    assert!(out.starts_with("<!DOCTYPE html>"));
+    assert!(out.trim_end().ends_with("</html>"));
+    assert_eq!(assert_balanced_svgs(&out), 2);
+    assert!(out.contains("Figure 4") && out.contains("Figure 5"));
+    // Relevance's point and three other policies' points.
+    assert_eq!(out.matches("<circle").count(), 4);
+    // Each policy logged six loads: 24 marks.
+    assert_eq!(out.matches("<rect").count(), 24);
+}

@@ -1,0 +1,105 @@
+//! The runner end to end with the fake engine: every query runs and is checked, and a
+//! single wrong answer fails the run naming the query.
+
+mod common;
+
+use common::{fake_factory, small_params, Reference, QUERY_DELAY};
+use coopscan_bench::{run_benchmark, BenchError, BenchInput, TableInfo};
+
+const TABLE: TableInfo = TableInfo {
+    rows: 10_000,
+    bytes: 40_960_000,
+};
+
+#[test]
+fn every_policy_runs_every_query_and_checks_it() {
+    let params = small_params();
+    let factory = fake_factory(None);
+    let input = BenchInput {
+        params: &params,
+        table: TABLE,
+        calibration: None,
+        factory: &factory,
+        reference: &Reference,
+        progress: false,
+    };
+    let report = run_benchmark(&input).unwrap();
+    let names: Vec<&str> = report.policies.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["normal", "attach", "elevator", "relevance"]);
+    for p in &report.policies {
+        assert_eq!(p.stats.queries, 6);
+        assert_eq!(p.stats.results_checked, 6);
+        assert_eq!(p.stats.io_requests, 6, "one fake load per query");
+        assert!(p.stats.total_time_s >= 2.0 * QUERY_DELAY.as_secs_f64());
+        // Stream 2 starts two staggers (10 ms) in.
+        let first_of_stream2 = p.runs.iter().find(|r| r.query.stream == 2).unwrap();
+        assert!(first_of_stream2.start.as_secs_f64() >= 0.010);
+        let tagged: usize = p
+            .stats
+            .query_types
+            .values()
+            .filter_map(|t| t.io_requests)
+            .map(|n| n as usize)
+            .sum();
+        if p.name == "elevator" {
+            assert!(p
+                .stats
+                .query_types
+                .values()
+                .all(|t| t.io_requests.is_none()));
+        } else {
+            assert_eq!(tagged, 6);
+        }
+    }
+    // Standalone times exist for all 8 Table 2 types and are at least one fake query.
+    assert_eq!(report.standalone.len(), 8);
+    assert!(report
+        .standalone
+        .values()
+        .all(|&s| s >= QUERY_DELAY.as_secs_f64()));
+}
+
+#[test]
+fn one_wrong_result_fails_the_run_naming_the_query() {
+    let params = small_params();
+    let factory = fake_factory(Some(3)); // stream 1, query 1
+    let input = BenchInput {
+        params: &params,
+        table: TABLE,
+        calibration: None,
+        factory: &factory,
+        reference: &Reference,
+        progress: false,
+    };
+    let err = run_benchmark(&input).unwrap_err();
+    assert!(matches!(err, BenchError::WrongResult { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("relevance"), "{message}");
+    assert!(message.contains("#3 (stream 1, query 1"), "{message}");
+    assert!(message.contains("WRONG RESULT"), "{message}");
+}
+
+#[test]
+fn same_seed_gives_every_policy_the_same_queries() {
+    let params = small_params();
+    let factory = fake_factory(None);
+    let input = BenchInput {
+        params: &params,
+        table: TABLE,
+        calibration: None,
+        factory: &factory,
+        reference: &Reference,
+        progress: false,
+    };
+    let report = run_benchmark(&input).unwrap();
+    let lists: Vec<Vec<_>> = report
+        .policies
+        .iter()
+        .map(|p| {
+            let mut queries: Vec<_> = p.runs.iter().map(|r| r.query.clone()).collect();
+            queries.sort_by_key(|q| q.id);
+            queries
+        })
+        .collect();
+    assert!(lists.windows(2).all(|w| w[0] == w[1]));
+}
