@@ -95,6 +95,33 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The default dataset for `sf`, `layout` and `chunk_mb` (lineitem only), generated
+/// into the cache directory with a progress bar if it is not there yet.
+pub fn ensure_dataset(sf: f64, layout: Layout, chunk_mb: u64) -> anyhow::Result<PathBuf> {
+    let out = dataset_dir(sf, layout, chunk_mb);
+    if !out
+        .join("lineitem")
+        .join(coopscan_storage::manifest::MANIFEST_FILE)
+        .exists()
+    {
+        eprintln!(
+            "generating TPC-H SF{sf} lineitem ({layout}, {chunk_mb} MB chunks) into {}",
+            out.display()
+        );
+        let args = GenArgs {
+            sf,
+            layout,
+            chunk_mb,
+            out: Some(out.clone()),
+            tables: "lineitem".into(),
+            threads: 2,
+            force: false,
+        };
+        run(&args)?;
+    }
+    Ok(out)
+}
+
 fn parse_tables(spec: &str) -> anyhow::Result<Vec<TpchTable>> {
     if spec.eq_ignore_ascii_case("all") {
         return Ok(TpchTable::ALL.to_vec());

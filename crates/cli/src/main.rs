@@ -1,8 +1,11 @@
 //! `coopscan`: generate, inspect, verify and simulate cooperative scans.
 
+mod bench_engine;
+mod cmd_bench;
 mod cmd_gen;
 mod cmd_inspect;
 mod cmd_sim;
+mod cmd_sql;
 mod cmd_verify;
 mod data_dir;
 mod device_args;
@@ -30,6 +33,10 @@ enum Command {
     Verify(cmd_verify::VerifyArgs),
     /// Run the buffer policies on virtual time (the 2004 report's simulator).
     Sim(cmd_sim::SimArgs),
+    /// Run SQL over coopscan tables (an interactive prompt when no SQL is given).
+    Sql(cmd_sql::SqlArgs),
+    /// The concurrent-stream benchmark (Table 2, Figures 4-8) under every policy.
+    Bench(cmd_bench::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -39,6 +46,8 @@ fn main() -> std::process::ExitCode {
         Command::Inspect(a) => cmd_inspect::run(&a),
         Command::Verify(a) => cmd_verify::run(&a),
         Command::Sim(a) => cmd_sim::run(&a),
+        Command::Sql(a) => cmd_sql::run(&a),
+        Command::Bench(a) => cmd_bench::run(&a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,0 +1,171 @@
+//! The DataFusion side of `coopscan bench`: a [`QueryEngine`] that runs FAST/SLOW as
+//! SQL over a coopscan table, and the per-policy factory that gives every policy a
+//! fresh Runtime (a cold buffer) on a throttled O_DIRECT device.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use coopscan_bench::{
+    IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryKind, QueryOutput,
+};
+use coopscan_exec::datafusion::arrow::array::RecordBatch;
+use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
+use coopscan_exec::{fast_sql, run_sql, slow_sql, CoopTable, QueryTag, ScanMode};
+use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
+use coopscan_storage::Table;
+
+/// The name queries use for the table.
+pub const TABLE_NAME: &str = "lineitem";
+/// The ABM needs at least two frames per scan to admit one.
+const MIN_FRAMES: u32 = 2;
+
+/// Runs the benchmark's queries through DataFusion over one provider.
+pub struct DfEngine {
+    tokio: Arc<tokio::runtime::Runtime>,
+    provider: Arc<CoopTable>,
+    slow_extra: u32,
+}
+
+impl DfEngine {
+    pub fn new(
+        tokio: Arc<tokio::runtime::Runtime>,
+        provider: Arc<CoopTable>,
+        slow_extra: u32,
+    ) -> Self {
+        DfEngine {
+            tokio,
+            provider,
+            slow_extra,
+        }
+    }
+}
+
+impl QueryEngine for DfEngine {
+    fn run(&self, q: &QueryInstance) -> anyhow::Result<QueryOutput> {
+        let rows = Some(q.rows.clone());
+        let sql = match q.query_type.kind {
+            QueryKind::Fast => fast_sql(TABLE_NAME, rows),
+            QueryKind::Slow => slow_sql(TABLE_NAME, rows, self.slow_extra),
+        };
+        // A session per query carries the query's id down to its CScan, which tags
+        // its loads with it (per-query I/O counts).
+        let config = SessionConfig::new().with_extension(Arc::new(QueryTag(q.id)));
+        let ctx = SessionContext::new_with_config(config);
+        ctx.register_table(TABLE_NAME, Arc::clone(&self.provider) as _)?;
+        let batches = self
+            .tokio
+            .block_on(run_sql(&ctx, &sql))
+            .with_context(|| format!("query {q}"))?;
+        Ok(QueryOutput {
+            rows: canonical_rows(&batches)?,
+        })
+    }
+}
+
+/// Every result row as `v1|v2|…`, sorted: the form results are compared in.
+pub fn canonical_rows(batches: &[RecordBatch]) -> anyhow::Result<Vec<String>> {
+    let options = FormatOptions::default();
+    let mut rows = Vec::new();
+    for batch in batches {
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+            .collect::<Result<Vec<_>, _>>()?;
+        for r in 0..batch.num_rows() {
+            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
+            rows.push(cells.join("|"));
+        }
+    }
+    rows.sort();
+    Ok(rows)
+}
+
+/// One policy's run: its Runtime and the engine over it.
+pub struct DfRun {
+    runtime: Arc<Runtime>,
+    engine: DfEngine,
+}
+
+impl PolicyRun for DfRun {
+    fn engine(&self) -> &dyn QueryEngine {
+        &self.engine
+    }
+
+    fn load_log(&self) -> Vec<LoadRecord> {
+        let (log, _dropped) = self.runtime.load_log();
+        log.iter()
+            .map(|r| LoadRecord {
+                at: r.at,
+                chunk: r.chunk,
+                tag: r.tag,
+                bytes: r.bytes,
+            })
+            .collect()
+    }
+
+    fn io_stats(&self) -> IoStats {
+        let s = self.runtime.device_stats();
+        IoStats {
+            requests: s.requests,
+            bytes: s.bytes,
+        }
+    }
+}
+
+/// Builds a [`DfRun`] per policy: fresh device (throttled) and Runtime.
+pub struct DfFactory {
+    pub table: Table,
+    pub tokio: Arc<tokio::runtime::Runtime>,
+    pub slow_extra: u32,
+}
+
+impl DfFactory {
+    pub fn start_run(&self, setup: PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>> {
+        let policy: PolicyKind = setup.policy.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let bandwidth = setup
+            .bandwidth_mb_s
+            .map(Bandwidth::mb_per_s)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("bandwidth: {e}"))?;
+        let device = Arc::new(Device::new(DeviceConfig {
+            direct: DirectMode::Auto,
+            bandwidth,
+            ..DeviceConfig::default()
+        }));
+        let frames = frames_for(&self.table, setup.params.buffer_pct);
+        let runtime = Arc::new(Runtime::new(
+            self.table.clone(),
+            device,
+            RuntimeConfig::new(frames, policy),
+        )?);
+        let provider = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
+        let engine = DfEngine::new(Arc::clone(&self.tokio), provider, self.slow_extra);
+        Ok(Box::new(DfRun { runtime, engine }))
+    }
+}
+
+/// Buffer frames for `buffer_pct` of the table's chunks.
+pub fn frames_for(table: &Table, buffer_pct: f64) -> u32 {
+    let frames = (table.chunk_count() as f64 * buffer_pct / 100.0).round();
+    (frames as u32).max(MIN_FRAMES)
+}
+
+/// An engine reading in table order (Scan) on an unthrottled device: the reference
+/// every policy's results must equal, and the in-memory path for calibration.
+pub fn scan_engine(
+    table: &Table,
+    tokio: Arc<tokio::runtime::Runtime>,
+    slow_extra: u32,
+) -> anyhow::Result<DfEngine> {
+    // Buffered on purpose: after a first pass the table is in the page cache, so the
+    // calibration measures CPU, not the disk.
+    let device = Arc::new(Device::new(DeviceConfig {
+        direct: DirectMode::Off,
+        ..DeviceConfig::default()
+    }));
+    let provider = Arc::new(CoopTable::new(table.clone(), device, ScanMode::Scan)?);
+    Ok(DfEngine::new(tokio, provider, slow_extra))
+}

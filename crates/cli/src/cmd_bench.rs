@@ -1,0 +1,211 @@
+//! `coopscan bench`: the concurrent-stream benchmark of the 2007 paper (Table 2,
+//! Figures 4-8) on real TPC-H data through DataFusion, every policy in one invocation.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use coopscan_bench::calibration::{calibrate, CalibrationInput};
+use coopscan_bench::cpu;
+use coopscan_bench::report::{html, json, text};
+use coopscan_bench::{
+    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, PolicySetup, QueryInstance,
+    QueryKind, QueryType, TableInfo,
+};
+use coopscan_exec::SLOW_EXTRA_DEFAULT;
+use coopscan_storage::{Layout, Table};
+
+use crate::bench_engine::{scan_engine, DfEngine, DfFactory};
+use crate::cmd_gen::ensure_dataset;
+use crate::data_dir::data_root;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Experiment: table2, fig5, fig6, fig7 or fig8 (see ../shared/BENCHMARKS.md).
+    #[arg(long, default_value = "table2")]
+    pub preset: String,
+    /// TPC-H scale factor of the lineitem table (generated into the cache if missing).
+    #[arg(long, default_value_t = 1.0)]
+    pub sf: f64,
+    #[arg(long, default_value = "pax")]
+    pub layout: Layout,
+    /// Chunk size in MB (the dataset is generated with it).
+    #[arg(long, default_value_t = 4)]
+    pub chunk_mb: u64,
+    #[arg(long)]
+    pub streams: Option<usize>,
+    /// Queries per stream.
+    #[arg(long)]
+    pub queries: Option<usize>,
+    /// Buffer size as a percentage of the table's chunks.
+    #[arg(long)]
+    pub buffer_pct: Option<f64>,
+    /// Device bandwidth in MB/s; default: calibrated to the paper's CPU/I/O balance.
+    #[arg(long)]
+    pub bandwidth_mb: Option<f64>,
+    /// Delay between stream starts; default: the paper's 3 s scaled to the full-scan time.
+    #[arg(long)]
+    pub stagger_s: Option<f64>,
+    /// Query mix, e.g. table2, FS-M, FFS-L.
+    #[arg(long)]
+    pub mix: Option<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Comma-separated policies (default: normal,attach,elevator,relevance).
+    #[arg(long)]
+    pub policies: Option<String>,
+    /// Extra aggregates that make SLOW CPU-bound.
+    #[arg(long, default_value_t = SLOW_EXTRA_DEFAULT)]
+    pub slow_extra: u32,
+    /// Write the JSON report here (default: in the report directory).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the HTML report here (default: in the report directory).
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+}
+
+pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let dir = ensure_dataset(args.sf, args.layout, args.chunk_mb)?;
+    let table = Table::open(&dir.join("lineitem"))?;
+    let runs = preset(&args.preset, &overrides(args)?)?;
+    let tokio = Arc::new(
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?,
+    );
+    let reference = scan_engine(&table, Arc::clone(&tokio), args.slow_extra)?;
+    let info = TableInfo {
+        rows: table.rows(),
+        bytes: table_bytes(&table),
+    };
+    let calibration = match args.bandwidth_mb {
+        Some(_) => None,
+        None => Some(calibrate_device(&reference, &info)?),
+    };
+    let factory = DfFactory {
+        table: table.clone(),
+        tokio,
+        slow_extra: args.slow_extra,
+    };
+    let start = |setup: PolicySetup<'_>| factory.start_run(setup);
+    let mut reports = Vec::new();
+    for params in &runs {
+        let input = BenchInput {
+            params,
+            table: info,
+            calibration: calibration.clone(),
+            factory: &start,
+            reference: &reference,
+            progress: true,
+        };
+        let report =
+            run_benchmark(&input).with_context(|| format!("benchmark run {}", params.label))?;
+        print!("{}", text::render(&report));
+        reports.push(report);
+    }
+    write_reports(args, &reports)
+}
+
+fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
+    let mix = args
+        .mix
+        .as_deref()
+        .map(str::parse::<Mix>)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--mix: {e}"))?;
+    let policies = args
+        .policies
+        .as_ref()
+        .map(|p| p.split(',').map(|s| s.trim().to_string()).collect());
+    Ok(Overrides {
+        streams: args.streams,
+        queries_per_stream: args.queries,
+        buffer_pct: args.buffer_pct,
+        chunk_mb: Some(args.chunk_mb as f64),
+        bandwidth_mb: args.bandwidth_mb,
+        stagger_s: args.stagger_s,
+        mix,
+        seed: args.seed,
+        policies,
+        standalone_runs: None,
+    })
+}
+
+/// Bytes a full scan reads.
+fn table_bytes(table: &Table) -> u64 {
+    let layout = table.layout();
+    (0..table.chunk_count())
+        .map(|k| table.chunk(k).extent_bytes(layout))
+        .sum()
+}
+
+/// Measures F-100 and S-100 with the table in memory and picks the bandwidth that gives
+/// the paper's CPU/I/O balance.
+fn calibrate_device(engine: &DfEngine, info: &TableInfo) -> anyhow::Result<Calibration> {
+    let full = |kind| QueryInstance {
+        id: 0,
+        stream: 0,
+        index: 0,
+        query_type: QueryType { kind, percent: 100 },
+        rows: 0..info.rows,
+    };
+    let (fast_cpu, fast_wall) = measure(engine, &full(QueryKind::Fast))?;
+    let (slow_cpu, slow_wall) = measure(engine, &full(QueryKind::Slow))?;
+    let calibration = calibrate(CalibrationInput {
+        fast_cpu_s: fast_cpu,
+        slow_cpu_s: slow_cpu,
+        table_bytes: info.bytes,
+        query_parallelism: (slow_cpu / slow_wall.max(f64::EPSILON)).max(1.0),
+    })?;
+    eprintln!(
+        "calibration: F-100 {fast_cpu:.2} s CPU ({fast_wall:.2} s wall), S-100 {slow_cpu:.2} s CPU ({slow_wall:.2} s wall) -> {:.0} MB/s; {}",
+        calibration.bandwidth_mb_s, calibration.note
+    );
+    Ok(calibration)
+}
+
+/// CPU and wall seconds of `q` after one warm-up run (which fills the page cache).
+fn measure(engine: &DfEngine, q: &QueryInstance) -> anyhow::Result<(f64, f64)> {
+    use coopscan_bench::QueryEngine;
+    engine.run(q)?;
+    let (result, cpu_time, wall) = cpu::measure(|| engine.run(q));
+    result?;
+    Ok((cpu_time.as_secs_f64(), wall.as_secs_f64()))
+}
+
+fn write_reports(args: &BenchArgs, reports: &[coopscan_bench::BenchReport]) -> anyhow::Result<()> {
+    let dir = data_root().join("reports").join(&args.preset);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let json_path = args
+        .json
+        .clone()
+        .unwrap_or_else(|| dir.join(format!("{}.json", args.preset)));
+    let html_path = args
+        .html
+        .clone()
+        .unwrap_or_else(|| dir.join(format!("{}.html", args.preset)));
+    let docs: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|r| {
+            json::to_json(r)
+                .map_err(anyhow::Error::from)
+                .and_then(|s| Ok(serde_json::from_str(&s)?))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let json_doc = if docs.len() == 1 {
+        docs.into_iter().next().unwrap_or_default()
+    } else {
+        serde_json::json!({ "runs": docs })
+    };
+    std::fs::write(&json_path, serde_json::to_string_pretty(&json_doc)?)
+        .with_context(|| format!("writing {}", json_path.display()))?;
+    std::fs::write(&html_path, html::render(reports))
+        .with_context(|| format!("writing {}", html_path.display()))?;
+    println!(
+        "report: {}\njson:   {}",
+        html_path.display(),
+        json_path.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! `coopscan sql`: run SQL over coopscan tables with DataFusion, reading through
+//! in-order Scans or through CScans sharing one Active Buffer Manager per table.
+//!
+//! With a SQL argument it runs that statement; without, it reads statements from stdin
+//! (each ends with `;`, may span lines) until end of input or `\q`. Results are printed
+//! as tables; timings and errors go to stderr so stdout stays the results only.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use coopscan_exec::datafusion::arrow::util::pretty::pretty_format_batches;
+use coopscan_exec::datafusion::prelude::SessionContext;
+use coopscan_exec::{run_sql, session_context, CoopTable, ScanMode};
+use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+use coopscan_storage::device::Device;
+use coopscan_storage::Table;
+
+use crate::device_args::DeviceArgs;
+
+/// ABM frames per table when `--frames` is not given.
+const DEFAULT_FRAMES: u32 = 64;
+const PROMPT: &str = "coopscan> ";
+const CONTINUATION_PROMPT: &str = "      ... ";
+const QUIT_COMMAND: &str = "\\q";
+
+/// How queries read their tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlPolicy {
+    /// In-order Scan straight from storage, no buffer manager.
+    Scan,
+    /// CScans under this ABM policy.
+    Cooperative(PolicyKind),
+}
+
+fn parse_policy(s: &str) -> Result<SqlPolicy, String> {
+    if s.trim().eq_ignore_ascii_case("scan") {
+        return Ok(SqlPolicy::Scan);
+    }
+    s.parse::<PolicyKind>()
+        .map(SqlPolicy::Cooperative)
+        .map_err(|e| format!("{e}, or scan"))
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SqlArgs {
+    /// A table to query, as NAME=DIR (repeatable).
+    #[arg(long = "table", value_name = "NAME=DIR", required = true)]
+    pub tables: Vec<String>,
+    /// normal | attach | elevator | relevance (CScans sharing one ABM per table), or
+    /// scan (in-order scans, no buffer manager).
+    #[arg(long, default_value = "relevance", value_parser = parse_policy)]
+    pub policy: SqlPolicy,
+    /// ABM buffer frames (chunks) per table.
+    #[arg(long, default_value_t = DEFAULT_FRAMES)]
+    pub frames: u32,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// The statement to run; without it, read statements from stdin.
+    pub sql: Option<String>,
+}
+
+pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
+    let device = Arc::new(Device::new(args.device.config()?));
+    let ctx = session_context();
+    for spec in &args.tables {
+        let (name, dir) = parse_table_arg(spec)?;
+        let table = Table::open(&dir).with_context(|| format!("table {name}"))?;
+        let provider = match args.policy {
+            SqlPolicy::Scan => CoopTable::new(table, Arc::clone(&device), ScanMode::Scan)?,
+            SqlPolicy::Cooperative(policy) => {
+                let config = RuntimeConfig::new(args.frames, policy);
+                let runtime = Runtime::new(table, Arc::clone(&device), config)
+                    .with_context(|| format!("starting the buffer manager for {name}"))?;
+                CoopTable::cooperative(Arc::new(runtime))
+            }
+        };
+        ctx.register_table(name.as_str(), Arc::new(provider))?;
+    }
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    match &args.sql {
+        Some(sql) => tokio.block_on(execute(&ctx, sql)),
+        None => tokio.block_on(interactive(&ctx)),
+    }
+}
+
+/// `NAME=DIR` → (NAME, DIR).
+fn parse_table_arg(spec: &str) -> anyhow::Result<(String, PathBuf)> {
+    let (name, dir) = spec
+        .split_once('=')
+        .with_context(|| format!("--table {spec:?}: expected NAME=DIR"))?;
+    anyhow::ensure!(
+        !name.is_empty() && !dir.is_empty(),
+        "--table {spec:?}: expected NAME=DIR"
+    );
+    Ok((name.to_string(), PathBuf::from(dir)))
+}
+
+/// Runs one statement and prints its result and timing.
+async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let batches = run_sql(ctx, sql.trim().trim_end_matches(';')).await?;
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    println!("{}", pretty_format_batches(&batches)?);
+    eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Reads statements from stdin until EOF or `\q`; an error ends the statement, not
+/// the session.
+async fn interactive(ctx: &SessionContext) -> anyhow::Result<()> {
+    let stdin = std::io::stdin();
+    // Prompts only for a person at a terminal, not for piped scripts.
+    let show_prompt = stdin.is_terminal();
+    let mut lines = stdin.lock().lines();
+    let mut statement = String::new();
+    loop {
+        if show_prompt {
+            prompt(if statement.is_empty() {
+                PROMPT
+            } else {
+                CONTINUATION_PROMPT
+            })?;
+        }
+        let Some(line) = lines.next() else { break };
+        let line = line.context("reading stdin")?;
+        if statement.is_empty() && line.trim() == QUIT_COMMAND {
+            return Ok(());
+        }
+        statement.push_str(&line);
+        statement.push('\n');
+        if line.trim_end().ends_with(';') {
+            run_reporting(ctx, &std::mem::take(&mut statement)).await;
+        }
+    }
+    // End of input: a last statement without `;` still runs.
+    if !statement.trim().is_empty() {
+        run_reporting(ctx, &statement).await;
+    }
+    Ok(())
+}
+
+async fn run_reporting(ctx: &SessionContext, sql: &str) {
+    if let Err(e) = execute(ctx, sql).await {
+        // DataFusion's message already carries its causes; `{e:#}` would repeat them.
+        eprintln!("error: {e}");
+    }
+}
+
+fn prompt(text: &str) -> anyhow::Result<()> {
+    let mut err = std::io::stderr();
+    write!(err, "{text}")?;
+    err.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_args_and_policies_parse() {
+        let (name, dir) = parse_table_arg("lineitem=/data/li").expect("valid");
+        assert_eq!(
+            (name.as_str(), dir),
+            ("lineitem", PathBuf::from("/data/li"))
+        );
+        assert!(parse_table_arg("lineitem").is_err());
+        assert!(parse_table_arg("=dir").is_err());
+        assert_eq!(parse_policy("scan"), Ok(SqlPolicy::Scan));
+        assert_eq!(
+            parse_policy("Elevator"),
+            Ok(SqlPolicy::Cooperative(PolicyKind::Elevator))
+        );
+        assert!(parse_policy("lru").is_err());
+    }
+}

@@ -1,0 +1,42 @@
+//! Errors at the exec crate's boundary: the storage and runtime errors below it, and
+//! DataFusion's above it.
+
+use coopscan_runtime::RuntimeError;
+use coopscan_storage::StorageError;
+use datafusion::error::DataFusionError;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ExecError {
+    /// Opening a table or its files, decoding a chunk.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Registering a CScan, a failed chunk load, a runtime that shut down.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// Planning or running a query.
+    #[error(transparent)]
+    DataFusion(#[from] DataFusionError),
+    /// A caller error: mismatched runtime and table, a bad argument.
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+    /// The thread that feeds a scan's batches could not be started.
+    #[error("could not start a scan thread: {0}")]
+    Spawn(String),
+}
+
+pub type Result<T, E = ExecError> = std::result::Result<T, E>;
+
+impl From<ExecError> for DataFusionError {
+    fn from(e: ExecError) -> Self {
+        match e {
+            ExecError::DataFusion(e) => e,
+            other => DataFusionError::External(Box::new(other)),
+        }
+    }
+}
+
+/// Storage and runtime errors surface inside DataFusion streams as external errors.
+pub(crate) fn external(e: impl Into<ExecError>) -> DataFusionError {
+    e.into().into()
+}

@@ -1,0 +1,57 @@
+//! # coopscan-exec: Scan and CScan as DataFusion operators
+//!
+//! A coopscan table becomes a DataFusion table through [`CoopTable`]. Its queries read
+//! either with [`ScanExec`] (in table order, straight from storage: the baseline) or
+//! with [`CScanExec`] (chunks in any order from the table's shared Active Buffer
+//! Manager, a `coopscan_runtime::Runtime`). See `docs/exec.md`.
+//!
+//! ```text
+//!   SQL ─► SessionContext ─► CoopTable::scan(projection, filters)
+//!                                 │ _rowid bounds → tuple range (Exact)
+//!                                 │ zonemap conjuncts → pruned chunks (Inexact)
+//!                   ┌─────────────┴──────────────┐
+//!             ScanExec (Scan mode)        CScanExec (CScan mode)
+//!   feeder thread: read_chunk_batch     feeder thread: CScan::next_chunk (blocks)
+//!                   └──── mpsc channel ──► RecordBatch stream ─► DataFusion operators
+//! ```
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use coopscan_exec::*;
+//! # use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+//! # async fn demo() -> Result<(), ExecError> {
+//! let table = coopscan_storage::Table::open(std::path::Path::new("data/lineitem"))?;
+//! let device = Arc::new(coopscan_storage::device::Device::new(Default::default()));
+//! let runtime = Arc::new(Runtime::new(table, device, RuntimeConfig::new(64, PolicyKind::Relevance))?);
+//! let ctx = session_context();
+//! ctx.register_table("lineitem", Arc::new(CoopTable::cooperative(Arc::clone(&runtime))))?;
+//! let batches = run_sql(&ctx, &Query::Fast.sql("lineitem", Some(0..100_000))).await?;
+//! # let _ = batches; Ok(()) }
+//! ```
+
+mod counters;
+mod cscan_exec;
+mod error;
+mod feed;
+mod plan_common;
+mod provider;
+pub mod pushdown;
+mod queries;
+mod query_tag;
+mod scan_exec;
+mod session;
+mod shape;
+
+/// The DataFusion this crate is built against, for callers that need its types.
+pub use datafusion;
+
+pub use counters::ScanCountersSnapshot;
+pub use cscan_exec::CScanExec;
+pub use error::{ExecError, Result};
+pub use feed::FEED_CHANNEL_BATCHES;
+pub use provider::{CoopTable, ScanMode};
+pub use pushdown::ROWID_COLUMN;
+pub use queries::{fast_sql, slow_sql, Query, SLOW_EXTRA_DEFAULT};
+pub use query_tag::QueryTag;
+pub use scan_exec::ScanExec;
+pub use session::{run_sql, session_context};

@@ -1,0 +1,95 @@
+//! What Scan and CScan plans share: output shape, tuple ranges, plan properties, and
+//! how they print in `EXPLAIN`.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalSortExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::{Partitioning, PlanProperties};
+
+use crate::counters::ScanCounters;
+use crate::pushdown::ROWID_COLUMN;
+use crate::shape::OutputShape;
+
+/// The part of a scan plan that does not depend on where chunks come from.
+#[derive(Debug, Clone)]
+pub struct ScanCore {
+    pub shape: OutputShape,
+    /// Tuple ranges to read (after `_rowid` bounds and zonemap pruning): sorted,
+    /// disjoint, non-empty.
+    pub ranges: Vec<Range<u64>>,
+    pub counters: Arc<ScanCounters>,
+}
+
+/// Whether the plan promises its output in `_rowid` order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// In table order (Scan): declared as ordered by `_rowid` when it is projected.
+    RowId,
+    /// Any order (CScan): no ordering is declared, so DataFusion never relies on one.
+    Any,
+}
+
+impl ScanCore {
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.shape.schema)
+    }
+
+    /// One partition, bounded, emitting as chunks arrive.
+    pub fn properties(&self, order: Order) -> Arc<PlanProperties> {
+        let schema = self.schema();
+        let mut eq = EquivalenceProperties::new(Arc::clone(&schema));
+        if order == Order::RowId {
+            if let Ok(index) = schema.index_of(ROWID_COLUMN) {
+                let rowid = Arc::new(Column::new(ROWID_COLUMN, index));
+                eq.add_ordering([PhysicalSortExpr::new_default(rowid)]);
+            }
+        }
+        Arc::new(PlanProperties::new(
+            eq,
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ))
+    }
+
+    /// Rows the plan will deliver.
+    pub fn rows(&self) -> u64 {
+        self.ranges.iter().map(|r| r.end - r.start).sum()
+    }
+
+    pub fn fmt_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let columns: Vec<&str> = self
+            .shape
+            .schema
+            .fields()
+            .iter()
+            .map(|c| c.name().as_str())
+            .collect();
+        write!(
+            f,
+            "{name}: columns=[{}], ranges={}, rows={}",
+            columns.join(", "),
+            fmt_ranges(&self.ranges),
+            self.rows()
+        )
+    }
+}
+
+/// At most a few ranges, so EXPLAIN stays readable.
+fn fmt_ranges(ranges: &[Range<u64>]) -> String {
+    const SHOWN: usize = 4;
+    let mut parts: Vec<String> = ranges
+        .iter()
+        .take(SHOWN)
+        .map(|r| format!("{}..{}", r.start, r.end))
+        .collect();
+    if ranges.len() > SHOWN {
+        parts.push(format!("… {} more", ranges.len() - SHOWN));
+    }
+    format!("[{}]", parts.join(", "))
+}

@@ -1,0 +1,196 @@
+//! `CoopTable`: a coopscan table as a DataFusion `TableProvider`.
+//!
+//! Schema: the table's stored columns, then the virtual `_rowid` (Int64, the tuple's
+//! position in the table). `scan` turns the pushed filters into tuple ranges (see
+//! [`crate::pushdown`]) and builds a [`ScanExec`] or a [`CScanExec`] depending on the
+//! [`ScanMode`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use coopscan_runtime::Runtime;
+use coopscan_storage::device::Device;
+use coopscan_storage::Table;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::datasource::TableType;
+use datafusion::error::Result as DfResult;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::counters::{ScanCounters, ScanCountersSnapshot};
+use crate::cscan_exec::CScanExec;
+use crate::error::{ExecError, Result};
+use crate::plan_common::ScanCore;
+use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
+use crate::scan_exec::{DirectSource, ScanExec};
+use crate::shape::OutputShape;
+
+/// How a [`CoopTable`]'s queries read chunks.
+#[derive(Clone)]
+pub enum ScanMode {
+    /// In table order, straight from storage, each query on its own (the baseline).
+    Scan,
+    /// Through the table's shared Active Buffer Manager, in any order. All queries
+    /// given the same `Runtime` cooperate.
+    CScan(Arc<Runtime>),
+}
+
+impl fmt::Debug for ScanMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScanMode::Scan => f.write_str("Scan"),
+            ScanMode::CScan(_) => f.write_str("CScan"),
+        }
+    }
+}
+
+/// Where a query's chunks come from.
+enum Source {
+    Direct(Arc<DirectSource>),
+    Shared(Arc<Runtime>),
+}
+
+pub struct CoopTable {
+    table: Table,
+    schema: SchemaRef,
+    source: Source,
+    counters: Arc<ScanCounters>,
+}
+
+impl fmt::Debug for CoopTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match self.source {
+            Source::Direct(_) => "Scan",
+            Source::Shared(_) => "CScan",
+        };
+        f.debug_struct("CoopTable")
+            .field("table", &self.table.dir())
+            .field("mode", &mode)
+            .finish()
+    }
+}
+
+impl CoopTable {
+    /// A provider for `table`. In [`ScanMode::Scan`] its files are opened on `device`;
+    /// in [`ScanMode::CScan`] the runtime's own device is used and the runtime must
+    /// serve the same table (same directory and chunk map).
+    pub fn new(table: Table, device: Arc<Device>, mode: ScanMode) -> Result<CoopTable> {
+        let source = match mode {
+            ScanMode::Scan => {
+                let files = table.open_files(&device)?;
+                Source::Direct(Arc::new(DirectSource {
+                    table: table.clone(),
+                    device,
+                    files,
+                }))
+            }
+            ScanMode::CScan(runtime) => {
+                let served = runtime.table();
+                if served.dir() != table.dir() || served.manifest() != table.manifest() {
+                    return Err(ExecError::Invalid(format!(
+                        "the runtime serves {} but the provider was given {}",
+                        served.dir().display(),
+                        table.dir().display()
+                    )));
+                }
+                Source::Shared(runtime)
+            }
+        };
+        Ok(CoopTable {
+            schema: provider_schema(&table),
+            table,
+            source,
+            counters: Arc::default(),
+        })
+    }
+
+    /// A cooperative provider over the table `runtime` serves.
+    pub fn cooperative(runtime: Arc<Runtime>) -> CoopTable {
+        let table = runtime.table().clone();
+        CoopTable {
+            schema: provider_schema(&table),
+            table,
+            source: Source::Shared(runtime),
+            counters: Arc::default(),
+        }
+    }
+
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// Chunks and tuples delivered by this provider's scans so far.
+    pub fn counters(&self) -> ScanCountersSnapshot {
+        self.counters.snapshot()
+    }
+
+    fn plan(&self, core: ScanCore) -> Arc<dyn ExecutionPlan> {
+        match &self.source {
+            Source::Direct(s) => Arc::new(ScanExec::new(core, Arc::clone(s))),
+            Source::Shared(r) => Arc::new(CScanExec::new(core, Arc::clone(r))),
+        }
+    }
+}
+
+/// The stored columns, then `_rowid`.
+fn provider_schema(table: &Table) -> SchemaRef {
+    let stored = table.arrow_schema();
+    let mut fields: Vec<Field> = stored.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new(ROWID_COLUMN, DataType::Int64, false));
+    Arc::new(Schema::new(fields))
+}
+
+#[async_trait]
+impl TableProvider for CoopTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                classify(&self.table, f)
+                    .map_or(TableProviderFilterPushDown::Unsupported, |p| p.pushdown())
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let all: Vec<usize>;
+        let projection = match projection {
+            Some(p) => p.as_slice(),
+            None => {
+                all = (0..self.schema.fields().len()).collect();
+                &all
+            }
+        };
+        let schema = Arc::new(self.schema.project(projection)?);
+        let shape = OutputShape::new(schema, projection, self.table.schema().len());
+        let pushed: Vec<_> = filters
+            .iter()
+            .filter_map(|f| classify(&self.table, f))
+            .collect();
+        let core = ScanCore {
+            shape,
+            ranges: scan_ranges(&self.table, &pushed),
+            counters: Arc::clone(&self.counters),
+        };
+        Ok(self.plan(core))
+    }
+}

@@ -1,0 +1,293 @@
+//! Which filters the provider understands, and what it does with them.
+//!
+//! DataFusion hands `TableProvider::scan` the WHERE clause split on AND and
+//! constant-folded (`BETWEEN` is already `>=`/`<=`, `DATE '…' + INTERVAL …` a `Date32`
+//! literal). Two kinds of conjunct are used here:
+//!
+//! * `_rowid <op> literal` (`op` one of `= < <= > >=`) narrows the scan's tuple range.
+//!   The scan then delivers exactly the tuples that satisfy it, so it is **Exact**:
+//!   DataFusion drops its own copy of the filter.
+//! * `column <op> literal` on an integer, date or decimal column prunes whole chunks
+//!   whose zonemap proves that no tuple can match. The surviving chunks still hold
+//!   non-matching tuples, so it is **Inexact**: DataFusion keeps its filter above the
+//!   scan.
+//!
+//! Anything else (OR, functions, strings, casts other than integer widening, literal
+//! types we would have to round) is **Unsupported** and never affects the scan.
+
+use std::ops::Range;
+
+use coopscan_storage::zonemap::Zonemap;
+use coopscan_storage::{ColumnType, Table};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::logical_expr::{BinaryExpr, Cast, Expr, Operator, TableProviderFilterPushDown};
+use datafusion::scalar::ScalarValue;
+
+/// Name of the virtual column holding a tuple's position in the table (0-based).
+pub const ROWID_COLUMN: &str = "_rowid";
+
+/// A comparison with the column on the left: `column <op> value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+/// A conjunct the provider can use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    /// `_rowid <op> value`: narrows the tuple range (Exact).
+    RowId { op: CmpOp, value: i128 },
+    /// `column <op> value` in the column's zonemap units (Inexact: prunes chunks).
+    Zonemap {
+        column: usize,
+        op: CmpOp,
+        value: i64,
+    },
+}
+
+impl Pushed {
+    pub fn pushdown(&self) -> TableProviderFilterPushDown {
+        match self {
+            Pushed::RowId { .. } => TableProviderFilterPushDown::Exact,
+            Pushed::Zonemap { .. } => TableProviderFilterPushDown::Inexact,
+        }
+    }
+}
+
+/// Classifies one conjunct; `None` means Unsupported.
+pub fn classify(table: &Table, filter: &Expr) -> Option<Pushed> {
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = filter else {
+        return None;
+    };
+    let op = cmp_op(*op)?;
+    if let (Some(col), Some(lit)) = (column_name(left), literal(right)) {
+        return pushed(table, col, op, lit);
+    }
+    if let (Some(lit), Some(col)) = (literal(left), column_name(right)) {
+        return pushed(table, col, flip(op), lit);
+    }
+    None
+}
+
+fn pushed(table: &Table, column: ColumnRef, op: CmpOp, lit: &ScalarValue) -> Option<Pushed> {
+    if column.name == ROWID_COLUMN {
+        // Only the exact column: a cast (to a float, say) changes what `=` means.
+        return (column.cast.is_none())
+            .then(|| integer(lit).map(|value| Pushed::RowId { op, value }))
+            .flatten();
+    }
+    let index = table.schema().index_of(column.name)?;
+    let ty = table.schema().columns[index].ty;
+    if let Some(cast) = column.cast {
+        // Widening an integer column to another integer type keeps the order and values.
+        let widening = matches!(ty, ColumnType::Int32 | ColumnType::Int64)
+            && matches!(cast, DataType::Int32 | DataType::Int64);
+        if !widening {
+            return None;
+        }
+    }
+    let value = zonemap_value(ty, lit)?;
+    Some(Pushed::Zonemap {
+        column: index,
+        op,
+        value,
+    })
+}
+
+/// A column reference, possibly under a cast.
+struct ColumnRef<'a> {
+    name: &'a str,
+    cast: Option<&'a DataType>,
+}
+
+fn column_name(e: &Expr) -> Option<ColumnRef<'_>> {
+    match e {
+        Expr::Column(c) => Some(ColumnRef {
+            name: &c.name,
+            cast: None,
+        }),
+        Expr::Cast(Cast { expr, field }) => match expr.as_ref() {
+            Expr::Column(c) => Some(ColumnRef {
+                name: &c.name,
+                cast: Some(field.data_type()),
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn literal(e: &Expr) -> Option<&ScalarValue> {
+    match e {
+        Expr::Literal(v, _) if !v.is_null() => Some(v),
+        _ => None,
+    }
+}
+
+fn cmp_op(op: Operator) -> Option<CmpOp> {
+    Some(match op {
+        Operator::Eq => CmpOp::Eq,
+        Operator::Lt => CmpOp::Lt,
+        Operator::LtEq => CmpOp::LtEq,
+        Operator::Gt => CmpOp::Gt,
+        Operator::GtEq => CmpOp::GtEq,
+        _ => return None,
+    })
+}
+
+/// `lit <op> col` is `col <flip(op)> lit`.
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Eq => CmpOp::Eq,
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::LtEq => CmpOp::GtEq,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::GtEq => CmpOp::LtEq,
+    }
+}
+
+fn integer(lit: &ScalarValue) -> Option<i128> {
+    Some(match lit {
+        ScalarValue::Int8(Some(v)) => i128::from(*v),
+        ScalarValue::Int16(Some(v)) => i128::from(*v),
+        ScalarValue::Int32(Some(v)) => i128::from(*v),
+        ScalarValue::Int64(Some(v)) => i128::from(*v),
+        ScalarValue::UInt8(Some(v)) => i128::from(*v),
+        ScalarValue::UInt16(Some(v)) => i128::from(*v),
+        ScalarValue::UInt32(Some(v)) => i128::from(*v),
+        ScalarValue::UInt64(Some(v)) => i128::from(*v),
+        _ => return None,
+    })
+}
+
+/// The literal in the zonemap's units (days for dates, scaled integers for decimals),
+/// or `None` if converting it would need rounding or does not fit.
+fn zonemap_value(ty: ColumnType, lit: &ScalarValue) -> Option<i64> {
+    match (ty, lit) {
+        (ColumnType::Int32 | ColumnType::Int64, _) => i64::try_from(integer(lit)?).ok(),
+        (ColumnType::Date32, ScalarValue::Date32(Some(days))) => Some(i64::from(*days)),
+        (ColumnType::Decimal { scale, .. }, ScalarValue::Decimal128(Some(v), _, s)) => {
+            rescale(*v, *s, scale)
+        }
+        (ColumnType::Decimal { scale, .. }, _) => rescale(integer(lit)?, 0, scale),
+        _ => None,
+    }
+}
+
+/// `v × 10^-from` expressed with scale `to`; only exact (non-rounding) conversions.
+fn rescale(v: i128, from: i8, to: i8) -> Option<i64> {
+    let up = u32::try_from(i32::from(to) - i32::from(from)).ok()?;
+    let scaled = v.checked_mul(10i128.checked_pow(up)?)?;
+    i64::try_from(scaled).ok()
+}
+
+/// Applies the `_rowid` conjuncts to the full range `0..rows`.
+pub fn rowid_range(pushed: &[Pushed], rows: u64) -> Range<u64> {
+    let (mut start, mut end) = (0i128, i128::from(rows));
+    for p in pushed {
+        let Pushed::RowId { op, value } = *p else {
+            continue;
+        };
+        match op {
+            CmpOp::Eq => {
+                start = start.max(value);
+                end = end.min(value + 1);
+            }
+            CmpOp::Lt => end = end.min(value),
+            CmpOp::LtEq => end = end.min(value + 1),
+            CmpOp::Gt => start = start.max(value + 1),
+            CmpOp::GtEq => start = start.max(value),
+        }
+    }
+    let clamp = |v: i128| v.clamp(0, i128::from(rows)) as u64;
+    let start = clamp(start);
+    start..clamp(end).max(start)
+}
+
+/// Whether a chunk whose column has this zonemap may hold a tuple satisfying
+/// `column <op> value`. No zonemap (or a string one) means "maybe".
+pub fn may_match(zonemap: Option<&Zonemap>, op: CmpOp, value: i64) -> bool {
+    let Some(Zonemap::Int { min, max }) = zonemap else {
+        return true;
+    };
+    match op {
+        CmpOp::Eq => *min <= value && value <= *max,
+        CmpOp::Lt => *min < value,
+        CmpOp::LtEq => *min <= value,
+        CmpOp::Gt => *max > value,
+        CmpOp::GtEq => *max >= value,
+    }
+}
+
+/// The tuple ranges a scan must read: the `_rowid` range minus every chunk that a
+/// zonemap conjunct rules out. Ranges are sorted, disjoint and non-empty; consecutive
+/// surviving chunks form one range.
+pub fn scan_ranges(table: &Table, pushed: &[Pushed]) -> Vec<Range<u64>> {
+    let bound = rowid_range(pushed, table.rows());
+    let mut ranges: Vec<Range<u64>> = Vec::new();
+    if bound.is_empty() {
+        return ranges;
+    }
+    for k in table.chunks_for_rows(bound.clone()) {
+        let chunk = table.chunk(k);
+        let keep = pushed.iter().all(|p| match *p {
+            Pushed::Zonemap { column, op, value } => {
+                may_match(chunk.columns[column].zonemap.as_ref(), op, value)
+            }
+            Pushed::RowId { .. } => true,
+        });
+        if !keep {
+            continue;
+        }
+        let rows = chunk.rows();
+        let piece = rows.start.max(bound.start)..rows.end.min(bound.end);
+        match ranges.last_mut() {
+            Some(last) if last.end == piece.start => last.end = piece.end,
+            _ => ranges.push(piece),
+        }
+    }
+    ranges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rowid_bounds_clamp_and_combine() {
+        let p = |op, value| Pushed::RowId { op, value };
+        assert_eq!(rowid_range(&[], 10), 0..10);
+        assert_eq!(rowid_range(&[p(CmpOp::GtEq, 3), p(CmpOp::Lt, 7)], 10), 3..7);
+        assert_eq!(rowid_range(&[p(CmpOp::Gt, 3), p(CmpOp::LtEq, 7)], 10), 4..8);
+        assert_eq!(rowid_range(&[p(CmpOp::Eq, 5)], 10), 5..6);
+        assert_eq!(
+            rowid_range(&[p(CmpOp::GtEq, -5), p(CmpOp::Lt, 99)], 10),
+            0..10
+        );
+        assert!(rowid_range(&[p(CmpOp::Gt, 8), p(CmpOp::Lt, 2)], 10).is_empty());
+    }
+
+    #[test]
+    fn zonemap_checks_are_conservative() {
+        let z = Zonemap::Int { min: 10, max: 20 };
+        assert!(may_match(Some(&z), CmpOp::Eq, 10));
+        assert!(!may_match(Some(&z), CmpOp::Eq, 21));
+        assert!(!may_match(Some(&z), CmpOp::Lt, 10));
+        assert!(may_match(Some(&z), CmpOp::LtEq, 10));
+        assert!(!may_match(Some(&z), CmpOp::Gt, 20));
+        assert!(may_match(Some(&z), CmpOp::GtEq, 20));
+        assert!(may_match(None, CmpOp::Gt, 1_000));
+    }
+
+    #[test]
+    fn decimals_rescale_only_exactly() {
+        assert_eq!(rescale(5, 2, 2), Some(5));
+        assert_eq!(rescale(5, 1, 2), Some(50));
+        assert_eq!(rescale(5, 3, 2), None);
+        assert_eq!(rescale(i128::MAX, 0, 2), None);
+    }
+}

@@ -1,0 +1,149 @@
+//! Shared test fixtures: SF 0.01 lineitem written in NSM, PAX and DSM once per test
+//! binary, and the independent reference — DataFusion over tpchgen's own Arrow output
+//! in memory, with `_rowid` added.
+#![allow(dead_code)]
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use coopscan_exec::ROWID_COLUMN;
+use coopscan_storage::device::{Device, DeviceConfig, DirectMode};
+use coopscan_storage::{Layout, Table};
+use coopscan_tpch::{generate, import_table, ImportOptions, TpchTable};
+use datafusion::arrow::array::{Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+
+pub const SF: f64 = 0.01;
+/// Small chunks so SF 0.01 (about 8 MB) spans dozens of them.
+pub const CHUNK_BYTES: u64 = 256 * 1024;
+pub const LAYOUTS: [Layout; 3] = [Layout::Nsm, Layout::Pax, Layout::Dsm];
+const GEN_BATCH_ROWS: usize = 8192;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    tables: Vec<(Layout, PathBuf)>,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tables = LAYOUTS
+            .iter()
+            .map(|&layout| {
+                let out_dir = dir.path().join(layout.to_string());
+                let opts = ImportOptions {
+                    sf: SF,
+                    layout,
+                    chunk_bytes: CHUNK_BYTES,
+                    out_dir: out_dir.clone(),
+                    overwrite: true,
+                    threads: 2,
+                };
+                import_table(TpchTable::Lineitem, &opts, &|_| {}).expect("import lineitem");
+                (layout, out_dir.join("lineitem"))
+            })
+            .collect();
+        Fixture { _dir: dir, tables }
+    })
+}
+
+pub fn table(layout: Layout) -> Table {
+    let (_, path) = fixture()
+        .tables
+        .iter()
+        .find(|(l, _)| *l == layout)
+        .expect("layout generated");
+    Table::open(path).expect("open table")
+}
+
+/// Buffered reads: tests check results, not I/O timing, and tmp may be tmpfs.
+pub fn device() -> Arc<Device> {
+    Arc::new(Device::new(DeviceConfig {
+        direct: DirectMode::Off,
+        ..DeviceConfig::default()
+    }))
+}
+
+/// DataFusion over tpchgen's batches in memory, `_rowid` appended: the reference.
+pub fn reference_context() -> SessionContext {
+    static BATCHES: OnceLock<Vec<RecordBatch>> = OnceLock::new();
+    let batches = BATCHES.get_or_init(|| {
+        let mut next_row = 0i64;
+        generate(TpchTable::Lineitem, SF, 1, 1, GEN_BATCH_ROWS)
+            .map(|b| {
+                let b = b.expect("generate");
+                let n = b.num_rows() as i64;
+                let ids = Int64Array::from_iter_values(next_row..next_row + n);
+                next_row += n;
+                let mut fields: Vec<Field> = b
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.as_ref().clone())
+                    .collect();
+                fields.push(Field::new(ROWID_COLUMN, DataType::Int64, false));
+                let mut columns = b.columns().to_vec();
+                columns.push(Arc::new(ids));
+                RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("batch")
+            })
+            .collect()
+    });
+    let schema = batches[0].schema();
+    let mem = MemTable::try_new(schema, vec![batches.clone()]).expect("memtable");
+    let ctx = SessionContext::new();
+    ctx.register_table("lineitem", Arc::new(mem))
+        .expect("register");
+    ctx
+}
+
+/// Rows rendered as text (decimals exactly as their scaled digits), sorted, so results
+/// compare independently of order and of Utf8 vs Utf8View.
+pub fn canonical(batches: &[RecordBatch]) -> Vec<Vec<String>> {
+    let options = FormatOptions::default().with_null("NULL");
+    let mut rows = Vec::new();
+    for b in batches {
+        let formatters: Vec<ArrayFormatter> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).expect("formatter"))
+            .collect();
+        for r in 0..b.num_rows() {
+            rows.push(formatters.iter().map(|f| f.value(r).to_string()).collect());
+        }
+    }
+    rows.sort();
+    rows
+}
+
+pub async fn run(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
+    let batches = ctx
+        .sql(sql)
+        .await
+        .unwrap_or_else(|e| panic!("plan {sql}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("run {sql}: {e}"));
+    canonical(&batches)
+}
+
+/// The tuple ranges every query runs over: the full table, 10% from a
+/// pseudo-random start, and a middle range spanning several chunks.
+pub fn test_ranges(rows: u64, seed: u64) -> Vec<Option<Range<u64>>> {
+    let tenth = rows / 10;
+    // xorshift: a fixed, reproducible "random" start.
+    let mut x = seed.max(1);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    let start = x % (rows - tenth);
+    vec![
+        None,
+        Some(start..start + tenth),
+        Some(rows / 3..rows / 3 + rows / 4),
+    ]
+}

@@ -1,0 +1,110 @@
+//! Zonemap pruning skips chunks: lineitem is ordered by `l_orderkey`, so a predicate on
+//! it rules out most chunks, through Scan and through CScan — and the answer still
+//! equals the in-memory reference, because DataFusion keeps its (Inexact) filter.
+
+mod common;
+
+use std::sync::Arc;
+
+use coopscan_exec::{CoopTable, ScanMode};
+use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+use coopscan_storage::Layout;
+use datafusion::prelude::SessionContext;
+
+use common::*;
+
+const FRAMES: u32 = 4;
+/// An order key inside the first few chunks of SF 0.01 (keys go up to 60 000).
+const ORDERKEY_CUT: i64 = 4_000;
+
+fn sql() -> String {
+    format!(
+        "SELECT count(*) AS n, sum(l_extendedprice * l_discount) AS revenue FROM lineitem \
+         WHERE l_orderkey < {ORDERKEY_CUT} AND l_shipdate >= DATE '1994-01-01'"
+    )
+}
+
+/// Chunks of `table` whose zonemap says `l_orderkey < ORDERKEY_CUT` may hold.
+fn chunks_needed(table: &coopscan_storage::Table) -> u64 {
+    let col = table.schema().index_of("l_orderkey").expect("column");
+    (0..table.chunk_count())
+        .filter(|&k| match &table.chunk(k).columns[col].zonemap {
+            Some(coopscan_storage::zonemap::Zonemap::Int { min, .. }) => *min < ORDERKEY_CUT,
+            _ => true,
+        })
+        .count() as u64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orderkey_predicate_skips_chunks() {
+    let want = run(&reference_context(), &sql()).await;
+    for layout in LAYOUTS {
+        let table = table(layout);
+        let needed = chunks_needed(&table);
+        let total = table.chunk_count() as u64;
+        assert!(
+            needed * 4 < total,
+            "{layout}: cut prunes too little ({needed}/{total})"
+        );
+
+        let scan = Arc::new(CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan"));
+        let ctx = SessionContext::new();
+        ctx.register_table("lineitem", scan.clone())
+            .expect("register");
+        assert_eq!(run(&ctx, &sql()).await, want, "{layout} scan");
+        assert_eq!(
+            scan.counters().chunks,
+            needed,
+            "{layout}: Scan read pruned chunks"
+        );
+
+        let runtime = Arc::new(
+            Runtime::new(
+                table,
+                device(),
+                RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
+            )
+            .expect("runtime"),
+        );
+        let cscan = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
+        let ctx = SessionContext::new();
+        ctx.register_table("lineitem", cscan.clone())
+            .expect("register");
+        assert_eq!(run(&ctx, &sql()).await, want, "{layout} cscan");
+        assert_eq!(
+            cscan.counters().chunks,
+            needed,
+            "{layout}: CScan got pruned chunks"
+        );
+        assert_eq!(
+            runtime.stats().chunk_loads,
+            needed,
+            "{layout}: ABM loaded pruned chunks"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_are_pushed_as_documented() {
+    let table = table(Layout::Pax);
+    let provider = CoopTable::new(table, device(), ScanMode::Scan).expect("provider");
+    let ctx = SessionContext::new();
+    ctx.register_table("lineitem", Arc::new(provider))
+        .expect("register");
+    let plan = ctx
+        .sql(
+            "EXPLAIN SELECT count(*) FROM lineitem WHERE _rowid >= 100 AND _rowid < 200 \
+             AND l_orderkey < 50",
+        )
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("explain");
+    let text = canonical(&plan).concat().join("\n");
+    // The _rowid bounds became the scan's range and left no filter behind (Exact);
+    // the orderkey conjunct stays as a DataFusion filter (Inexact).
+    assert!(text.contains("ranges=[100..200]"), "{text}");
+    assert!(text.contains("l_orderkey@0 < 50"), "{text}");
+    assert!(!text.contains("_rowid@"), "{text}");
+}
