@@ -1,0 +1,113 @@
+//! `coopscan bench` and `coopscan sql` end to end on a tiny dataset: the real
+//! DataFusion path, every result checked against the in-order Scan reference.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn coopscan(args: &[&str], data: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coopscan"))
+        .args(args)
+        .env("COOPSCAN_DATA", data)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run coopscan")
+}
+
+#[test]
+fn a_tiny_bench_checks_every_result_and_writes_json_and_html() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let json = tmp.path().join("out.json");
+    let html = tmp.path().join("out.html");
+    let out = coopscan(
+        &[
+            "bench",
+            "--sf",
+            "0.01",
+            "--chunk-mb",
+            "1",
+            "--streams",
+            "3",
+            "--queries",
+            "2",
+            "--policies",
+            "normal,relevance",
+            "--json",
+            json.to_str().expect("utf8"),
+            "--html",
+            html.to_str().expect("utf8"),
+        ],
+        tmp.path(),
+    );
+    assert!(
+        out.status.success(),
+        "bench failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    for policy in ["normal", "relevance"] {
+        let p = &report["policies"][policy];
+        assert_eq!(
+            p["results_checked"], 6,
+            "{policy}: 3 streams × 2 queries, all checked"
+        );
+        for key in [
+            "avg_stream_time_s",
+            "avg_normalized_latency",
+            "total_time_s",
+            "cpu_use",
+            "io_requests",
+            "io_bytes",
+        ] {
+            assert!(p[key].is_number(), "{policy}.{key} missing in {p}");
+        }
+        assert!(p["io_requests"].as_u64().expect("io") > 0);
+        let types = p["query_types"].as_object().expect("query_types");
+        let counted: u64 = types
+            .values()
+            .map(|t| t["count"].as_u64().expect("count"))
+            .sum();
+        assert_eq!(counted, 6);
+    }
+    assert!(report["bandwidth_mb_s"].as_f64().expect("bandwidth") > 0.0);
+    let page = std::fs::read_to_string(&html).expect("html");
+    assert_eq!(page.matches("<svg").count(), 2, "Figure 4 and Figure 5");
+}
+
+#[test]
+fn sql_runs_a_query_under_a_policy_and_in_order() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = coopscan(
+        &[
+            "gen",
+            "--sf",
+            "0.01",
+            "--chunk-mb",
+            "1",
+            "--out",
+            tmp.path().to_str().expect("utf8"),
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success());
+    let table = format!("lineitem={}", tmp.path().join("lineitem").display());
+    let sql = "SELECT count(*) AS n, sum(l_quantity) AS q FROM lineitem WHERE l_shipdate < DATE '1995-01-01'";
+    let mut answers = Vec::new();
+    for policy in ["scan", "relevance", "elevator"] {
+        let out = coopscan(
+            &["sql", "--table", &table, "--policy", policy, sql],
+            tmp.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{policy}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        answers.push(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    assert!(answers[0].contains('|'), "a printed table: {}", answers[0]);
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:?}");
+    let bad = coopscan(&["sql", "--table", &table, "SELEC nonsense"], tmp.path());
+    assert!(!bad.status.success());
+    assert!(!String::from_utf8_lossy(&bad.stderr).contains("panicked"));
+}
