@@ -236,7 +236,7 @@ fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
             .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
             .unwrap();
         assert!(full.admitted);
-        let empty = ScanSpec::new(vec![5..5], ColumnMask::ALL);
+        let empty = ScanSpec::new(std::iter::once(5..5).collect(), ColumnMask::ALL);
         let queued = abm.register_scan(&empty, Nanos(0)).unwrap();
         assert!(!queued.admitted, "{kind:?}: two frames admit only one scan");
         assert_eq!(
