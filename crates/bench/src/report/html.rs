@@ -153,8 +153,8 @@ pub fn figure5(reports: &[BenchReport]) -> String {
     };
     frame.axes(
         &mut svg,
-        "avg normalized latency ÷ relevance's",
-        "stream time ÷",
+        "avg normalized latency (both ÷ relevance's)",
+        "stream time",
     );
     // Guides through relevance's point.
     svg.line(

@@ -100,13 +100,13 @@ impl Frame {
             right,
             bottom + 14.0,
             "middle",
-            &format!("{:.3}", self.x_max),
+            &tick(self.x_max),
         );
         svg.text(
             self.left - 4.0,
             self.top + 4.0,
             "end",
-            &format!("{:.3}", self.y_max),
+            &tick(self.y_max),
         );
         svg.text(
             self.left + self.width / 2.0,
@@ -158,5 +158,14 @@ mod tests {
         assert_eq!(f.y(10.0), 0.0);
         assert_eq!(f.y(0.0), 50.0);
         assert_eq!(f.x(f64::NAN), 10.0);
+    }
+}
+
+/// An axis label: whole numbers without decimals (chunk numbers), others with two.
+fn tick(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
     }
 }
