@@ -1,6 +1,6 @@
 //! `coopscan gen`: TPC-H tables via tpchgen, with a progress bar.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use coopscan_storage::write::{MAX_CHUNK_BYTES, MIB, MIN_CHUNK_BYTES};
@@ -47,7 +47,7 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| dataset_dir(args.sf, args.layout, args.chunk_mb));
+        .unwrap_or_else(|| dataset_dir(args.sf, args.layout, args.chunk_mb as f64));
     let opts = ImportOptions {
         sf: args.sf,
         layout: args.layout,
@@ -57,69 +57,73 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         threads: args.threads.max(1),
     };
     for table in tables {
-        if !args.force
-            && out
-                .join(table.name())
-                .join(coopscan_storage::manifest::MANIFEST_FILE)
-                .exists()
-        {
+        if !args.force && has_table(&out, table) {
             eprintln!(
                 "{table}: already in {} (use --force to regenerate)",
                 out.display()
             );
             continue;
         }
-        let bar = ProgressBar::new(table.estimated_rows(args.sf));
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}",
-            )
-            .context("progress template")?
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(table.name());
-        let summary = import_table(table, &opts, &|rows| bar.set_position(rows))
-            .with_context(|| format!("generating {table}"))?;
-        bar.finish_and_clear();
-        let m = &summary.manifest;
-        eprintln!(
-            "{table}: {} rows, {} chunks, {} layout, in {:.1} s -> {}",
-            m.rows,
-            m.chunks.len(),
-            m.layout,
-            summary.elapsed.as_secs_f64(),
-            out.join(table.name()).display()
-        );
+        import_with_progress(table, &opts)?;
     }
     println!("{}", out.display());
     Ok(())
 }
 
-/// The default dataset for `sf`, `layout` and `chunk_mb` (lineitem only), generated
-/// into the cache directory with a progress bar if it is not there yet.
-pub fn ensure_dataset(sf: f64, layout: Layout, chunk_mb: u64) -> anyhow::Result<PathBuf> {
-    let out = dataset_dir(sf, layout, chunk_mb);
-    if !out
-        .join("lineitem")
+fn has_table(dir: &Path, table: TpchTable) -> bool {
+    dir.join(table.name())
         .join(coopscan_storage::manifest::MANIFEST_FILE)
         .exists()
-    {
-        eprintln!(
-            "generating TPC-H SF{sf} lineitem ({layout}, {chunk_mb} MB chunks) into {}",
-            out.display()
-        );
-        let args = GenArgs {
+}
+
+/// Generates one table with a progress bar and a one-line summary on stderr.
+fn import_with_progress(table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
+    let bar = ProgressBar::new(table.estimated_rows(opts.sf));
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}",
+        )
+        .context("progress template")?
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(table.name());
+    let summary = import_table(table, opts, &|rows| bar.set_position(rows))
+        .with_context(|| format!("generating {table}"))?;
+    bar.finish_and_clear();
+    let m = &summary.manifest;
+    eprintln!(
+        "{table}: {} rows, {} chunks, {} layout, in {:.1} s -> {}",
+        m.rows,
+        m.chunks.len(),
+        m.layout,
+        summary.elapsed.as_secs_f64(),
+        opts.out_dir.join(table.name()).display()
+    );
+    Ok(())
+}
+
+/// The default lineitem dataset for `sf`, `layout` and `chunk_mb` (fractions allowed,
+/// down to one page, for the chunk-size sweep of Figure 8), generated into the cache
+/// directory if it is not there yet. Returns the lineitem table directory.
+pub fn ensure_dataset(sf: f64, layout: Layout, chunk_mb: f64) -> anyhow::Result<PathBuf> {
+    anyhow::ensure!(
+        chunk_mb > 0.0 && chunk_mb * MIB as f64 <= MAX_CHUNK_BYTES as f64,
+        "chunk size {chunk_mb} MB outside (0, {}]",
+        MAX_CHUNK_BYTES / MIB
+    );
+    let out = dataset_dir(sf, layout, chunk_mb);
+    if !has_table(&out, TpchTable::Lineitem) {
+        let opts = ImportOptions {
             sf,
             layout,
-            chunk_mb,
-            out: Some(out.clone()),
-            tables: "lineitem".into(),
+            chunk_bytes: (chunk_mb * MIB as f64).round() as u64,
+            out_dir: out.clone(),
+            overwrite: false,
             threads: 2,
-            force: false,
         };
-        run(&args)?;
+        import_with_progress(TpchTable::Lineitem, &opts)?;
     }
-    Ok(out)
+    Ok(out.join(TpchTable::Lineitem.name()))
 }
 
 fn parse_tables(spec: &str) -> anyhow::Result<Vec<TpchTable>> {

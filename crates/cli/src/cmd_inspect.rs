@@ -18,7 +18,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
     let dir = args
         .dir
         .clone()
-        .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4).join("lineitem"));
+        .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4.0).join("lineitem"));
     let table = Table::open(&dir)?;
     println!("{}", serde_json::to_string_pretty(&summary(&table))?);
     Ok(())

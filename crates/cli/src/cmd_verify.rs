@@ -26,7 +26,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
     let dir = args
         .dir
         .clone()
-        .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4).join("lineitem"));
+        .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4.0).join("lineitem"));
     let table = Table::open(&dir)?;
     let device = Device::new(args.device.config()?);
     let files = table.open_files(&device)?;

@@ -20,6 +20,6 @@ pub fn data_root() -> PathBuf {
 }
 
 /// The default dataset directory for a scale factor and layout.
-pub fn dataset_dir(sf: f64, layout: Layout, chunk_mb: u64) -> PathBuf {
+pub fn dataset_dir(sf: f64, layout: Layout, chunk_mb: f64) -> PathBuf {
     data_root().join(format!("tpch-sf{sf}-{layout}-{chunk_mb}mb"))
 }
