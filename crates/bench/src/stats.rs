@@ -54,7 +54,9 @@ pub struct QueryTypeStats {
     /// Sample standard deviation (n − 1); 0 for a single query.
     pub latency_stddev_s: f64,
     pub normalized_latency: f64,
-    pub io_requests: Option<u64>,
+    /// Loads scheduled for a query of this type, averaged over its queries (the paper's
+    /// per-type I/O column); `None` when no load was attributed to any query (elevator).
+    pub io_requests: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -125,9 +127,11 @@ fn per_type(m: &PolicyMeasurement, standalone: &Standalone) -> BTreeMap<QueryTyp
             let latencies: Vec<f64> = runs.iter().map(|r| r.latency().as_secs_f64()).collect();
             let normalized: Vec<f64> = runs.iter().map(|r| normalize(r, standalone)).collect();
             let io_requests = loads_per_query.as_ref().map(|per_query| {
-                runs.iter()
+                let total: u64 = runs
+                    .iter()
                     .map(|r| per_query.get(&r.query.id).copied().unwrap_or(0))
-                    .sum()
+                    .sum();
+                total as f64 / runs.len() as f64
             });
             let stats = QueryTypeStats {
                 count: runs.len(),

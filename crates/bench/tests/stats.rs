@@ -115,14 +115,14 @@ fn per_type_statistics_by_hand() {
     assert!(close(f10.latency_stddev_s, 2f64.sqrt()));
     // Normalized 2/1 and 4/1 → 3.
     assert!(close(f10.normalized_latency, 3.0));
-    // Loads tagged 0, 0, 2 belong to F-10 queries.
-    assert_eq!(f10.io_requests, Some(3));
+    // Loads tagged 0, 0, 2 belong to the two F-10 queries: 3 loads, 1.5 per query.
+    assert_eq!(f10.io_requests, Some(1.5));
     let s100 = &s.query_types[&S100];
-    assert_eq!((s100.count, s100.io_requests), (1, Some(3)));
+    assert_eq!((s100.count, s100.io_requests), (1, Some(3.0)));
     assert!(close(s100.latency_stddev_s, 0.0) && close(s100.normalized_latency, 2.0));
     assert!(close(s100.standalone_s, 4.0));
     // F-100 had no load scheduled for it: zero, not unknown.
-    assert_eq!(s.query_types[&F100].io_requests, Some(0));
+    assert_eq!(s.query_types[&F100].io_requests, Some(0.0));
 }
 
 #[test]

@@ -172,7 +172,7 @@ fn query_table(out: &mut String, r: &BenchReport) {
 fn our_cell(stats: Option<&QueryTypeStats>) -> String {
     match stats {
         Some(s) => {
-            let io = s.io_requests.map_or("-".to_string(), |n| n.to_string());
+            let io = s.io_requests.map_or("-".to_string(), |n| format!("{n:.0}"));
             format!(
                 "|{:>8.2}{:>8.2}{:>8.2}{:>7} ",
                 s.latency_avg_s, s.latency_stddev_s, s.normalized_latency, io
