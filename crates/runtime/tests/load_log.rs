@@ -22,7 +22,11 @@ fn a_lone_tagged_scan_owns_every_load_of_exactly_its_chunks() {
     for policy in PolicyKind::ALL {
         let runtime = Runtime::new(table.clone(), device(), config(8, policy)).expect("runtime");
         let mut scan = runtime
-            .register_tagged(std::iter::once(rows / 4..rows / 2).collect(), vec![K, V], Some(42))
+            .register_tagged(
+                std::iter::once(rows / 4..rows / 2).collect(),
+                vec![K, V],
+                Some(42),
+            )
             .expect("register");
         consume(&mut scan, None).expect("scan");
         drop(scan);

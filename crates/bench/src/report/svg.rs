@@ -96,18 +96,8 @@ impl Frame {
         svg.line(self.left, bottom, right, bottom, "#333");
         svg.line(self.left, self.top, self.left, bottom, "#333");
         svg.text(self.left, bottom + 14.0, "middle", "0");
-        svg.text(
-            right,
-            bottom + 14.0,
-            "middle",
-            &tick(self.x_max),
-        );
-        svg.text(
-            self.left - 4.0,
-            self.top + 4.0,
-            "end",
-            &tick(self.y_max),
-        );
+        svg.text(right, bottom + 14.0, "middle", &tick(self.x_max));
+        svg.text(self.left - 4.0, self.top + 4.0, "end", &tick(self.y_max));
         svg.text(
             self.left + self.width / 2.0,
             bottom + 28.0,
