@@ -44,11 +44,9 @@ fn summary(table: &Table) -> Value {
         .iter()
         .enumerate()
         .filter_map(|(c, def)| {
-            let (lo, hi) = table_min_max(m.chunks.iter().map(|k| k.columns[c].zonemap.as_ref()))?;
-            Some((
-                def.name.clone(),
-                json!({ "min": lo.render(def.ty).0, "max": hi.render(def.ty).1 }),
-            ))
+            let (lo, hi) = table_zonemap(m.chunks.iter().map(|k| k.columns[c].zonemap.as_ref()))?
+                .render(def.ty);
+            Some((def.name.clone(), json!({ "min": lo, "max": hi })))
         })
         .collect();
     let rows: Vec<u64> = m.chunks.iter().map(|k| k.row_count).collect();
@@ -72,16 +70,8 @@ fn summary(table: &Table) -> Value {
     })
 }
 
-/// Table-wide min and max of per-chunk zonemaps; `None` if any chunk lacks one.
-fn table_min_max<'a>(
-    mut maps: impl Iterator<Item = Option<&'a Zonemap>>,
-) -> Option<(Zonemap, Zonemap)> {
+/// Table-wide zonemap of per-chunk zonemaps; `None` if any chunk lacks one.
+fn table_zonemap<'a>(mut maps: impl Iterator<Item = Option<&'a Zonemap>>) -> Option<Zonemap> {
     let first = maps.next()??.clone();
-    let (mut lo, mut hi) = (first.clone(), first);
-    for z in maps {
-        let z = z?;
-        lo = lo.min_with(z)?;
-        hi = hi.max_with(z)?;
-    }
-    Some((lo, hi))
+    maps.try_fold(first, |acc, z| acc.union(z?))
 }

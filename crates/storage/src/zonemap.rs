@@ -80,36 +80,20 @@ impl ZonemapBuilder {
 }
 
 impl Zonemap {
-    /// The smaller of two zonemaps' minimums (`None` if their kinds differ).
-    pub fn min_with(&self, other: &Zonemap) -> Option<Zonemap> {
+    /// The zonemap covering both (`None` if their kinds differ): how per-chunk maps
+    /// combine into a table-wide one.
+    pub fn union(&self, other: &Zonemap) -> Option<Zonemap> {
         match (self, other) {
-            (Zonemap::Int { min: a, .. }, Zonemap::Int { min: b, .. }) => Some(Zonemap::Int {
-                min: *a.min(b),
-                max: *a.min(b),
-            }),
-            (Zonemap::Str { min: a, .. }, Zonemap::Str { min: b, .. }) => {
-                let m = a.min(b).clone();
-                Some(Zonemap::Str {
-                    min: m.clone(),
-                    max: m,
+            (Zonemap::Int { min: a, max: b }, Zonemap::Int { min: c, max: d }) => {
+                Some(Zonemap::Int {
+                    min: *a.min(c),
+                    max: *b.max(d),
                 })
             }
-            _ => None,
-        }
-    }
-
-    /// The larger of two zonemaps' maximums (`None` if their kinds differ).
-    pub fn max_with(&self, other: &Zonemap) -> Option<Zonemap> {
-        match (self, other) {
-            (Zonemap::Int { max: a, .. }, Zonemap::Int { max: b, .. }) => Some(Zonemap::Int {
-                min: *a.max(b),
-                max: *a.max(b),
-            }),
-            (Zonemap::Str { max: a, .. }, Zonemap::Str { max: b, .. }) => {
-                let m = a.max(b).clone();
+            (Zonemap::Str { min: a, max: b }, Zonemap::Str { min: c, max: d }) => {
                 Some(Zonemap::Str {
-                    min: m.clone(),
-                    max: m,
+                    min: a.min(c).clone(),
+                    max: b.max(d).clone(),
                 })
             }
             _ => None,
@@ -168,6 +152,29 @@ mod tests {
         assert_eq!(civil_date(8035), "1992-01-01"); // TPC-H STARTDATE
         assert_eq!(civil_date(10_591), "1998-12-31");
         assert_eq!(civil_date(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn union_covers_both_maps_and_refuses_mixed_kinds() {
+        let a = Zonemap::Int { min: 3, max: 9 };
+        let b = Zonemap::Int { min: -2, max: 5 };
+        assert_eq!(a.union(&b), Some(Zonemap::Int { min: -2, max: 9 }));
+        let s = Zonemap::Str {
+            min: "b".into(),
+            max: "d".into(),
+        };
+        let t = Zonemap::Str {
+            min: "a".into(),
+            max: "c".into(),
+        };
+        assert_eq!(
+            s.union(&t),
+            Some(Zonemap::Str {
+                min: "a".into(),
+                max: "d".into()
+            })
+        );
+        assert_eq!(a.union(&s), None);
     }
 
     #[test]
