@@ -121,6 +121,15 @@ fn ratio(value: f64, max: f64) -> f64 {
     }
 }
 
+/// An axis label: whole numbers without decimals (chunk numbers), others with two.
+fn tick(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,14 +157,5 @@ mod tests {
         assert_eq!(f.y(10.0), 0.0);
         assert_eq!(f.y(0.0), 50.0);
         assert_eq!(f.x(f64::NAN), 10.0);
-    }
-}
-
-/// An axis label: whole numbers without decimals (chunk numbers), others with two.
-fn tick(value: f64) -> String {
-    if value.fract() == 0.0 {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.2}")
     }
 }
