@@ -37,7 +37,6 @@ mod runtime;
 mod scan;
 mod shared;
 mod stats;
-mod verify;
 
 pub use coopscan_buffer::{AbmConfig, PolicyKind};
 pub use error::{Result, RuntimeError};

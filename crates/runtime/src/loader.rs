@@ -22,7 +22,6 @@ use parking_lot::MutexGuard;
 use crate::error::RuntimeError;
 use crate::load_log::LoadRecord;
 use crate::shared::{Inner, Shared};
-use crate::verify::verify_chunk;
 
 /// Runs until shutdown.
 pub(crate) fn run(shared: Arc<Shared>) {
@@ -55,7 +54,10 @@ fn read(shared: &Shared, chunk: ChunkId) -> Result<ChunkBytes, StorageError> {
         shared
             .table
             .read_chunk(&shared.device, &shared.files, k, &shared.load_projection)?;
-    verify_chunk(&shared.table, &bytes)?;
+    // A buffer manager checks what it reads before sharing it (PostgreSQL verifies
+    // page checksums in ReadBuffer): a damaged page fails this load, and the error
+    // reaches exactly the scans that needed the chunk (`fail`), once.
+    coopscan_storage::verify_chunk(&shared.table, &bytes.views())?;
     Ok(bytes)
 }
 

@@ -78,6 +78,28 @@ pub fn read_page<'a>(
     offset: u64,
     layout: Layout,
 ) -> Result<(PageHeader, &'a [u8])> {
+    read_page_with(page, path, offset, layout, PageChecks::Full)
+}
+
+/// How much of a page to verify when reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageChecks {
+    /// Everything, checksum included: for bytes just read from disk.
+    Full,
+    /// Everything but the checksum: for bytes verified when they were loaded and
+    /// immutable since (a buffer manager's resident chunk). Lengths and positions are
+    /// still checked, so a decoder never reads out of bounds.
+    SkipChecksum,
+}
+
+/// [`read_page`] with a choice of checks.
+pub fn read_page_with<'a>(
+    page: &'a [u8],
+    path: &Path,
+    offset: u64,
+    layout: Layout,
+    checks: PageChecks,
+) -> Result<(PageHeader, &'a [u8])> {
     let corrupt = |reason: String| StorageError::Corrupt {
         path: path.to_path_buf(),
         offset,
@@ -125,14 +147,8 @@ pub fn read_page<'a>(
     }
     let payload = &page[PAGE_HEADER_LEN..end];
     let expected = le_u32(page, CRC_AT);
-    let found = crc32c::crc32c_append(crc32c::crc32c(&page[..CRC_AT]), payload);
-    if found != expected {
-        return Err(StorageError::Checksum {
-            path: path.to_path_buf(),
-            offset,
-            expected,
-            found,
-        });
+    if checks == PageChecks::Full {
+        verify_checksum(page, payload, path, offset, expected)?;
     }
     let header = PageHeader {
         layout,
@@ -144,4 +160,23 @@ pub fn read_page<'a>(
         raw_len: le_u32(page, 28),
     };
     Ok((header, payload))
+}
+
+fn verify_checksum(
+    page: &[u8],
+    payload: &[u8],
+    path: &Path,
+    offset: u64,
+    expected: u32,
+) -> Result<()> {
+    let found = crc32c::crc32c_append(crc32c::crc32c(&page[..CRC_AT]), payload);
+    if found != expected {
+        return Err(StorageError::Checksum {
+            path: path.to_path_buf(),
+            offset,
+            expected,
+            found,
+        });
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use coopscan_storage::device::{Device, DeviceConfig};
 use coopscan_storage::page::PAGE_HEADER_LEN;
-use coopscan_storage::{Layout, StorageError, Table};
+use coopscan_storage::{decode_chunk_with, verify_chunk, Layout, PageChecks, StorageError, Table};
 
 use common::{sample_batch, sample_schema, write_table};
 
@@ -179,4 +179,35 @@ fn a_page_swapped_with_another_is_detected() {
     std::fs::write(&path, data).expect("write");
     let err = read_everything(tmp.path()).expect_err("swapped pages must fail");
     assert!(matches!(err, StorageError::Corrupt { .. }), "{err:?}");
+}
+
+#[test]
+fn verify_chunk_finds_damage_that_skip_checksum_decoding_deliberately_trusts() {
+    // The runtime verifies a chunk once on load (`verify_chunk`) and then decodes the
+    // resident bytes with `SkipChecksum`; the two together must still catch damage.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = table(tmp.path(), Layout::Pax);
+    let (path, page) = second_page(&t);
+    patch(&path, page + PAGE_HEADER_LEN as u64 + 3, |b| *b ^= 0x40);
+    let device = Device::new(DeviceConfig::default());
+    let files = t.open_files(&device).expect("files");
+    let all: Vec<usize> = (0..t.schema().len()).collect();
+    let k = (0..t.chunk_count())
+        .find(|&k| {
+            let e = t.chunk_extents(k, &all)[0];
+            (e.offset..e.offset + e.len).contains(&page)
+        })
+        .expect("chunk of the damaged page");
+    let bytes = t.read_chunk(&device, &files, k, &all).expect("read");
+    let err = verify_chunk(&t, &bytes.views()).expect_err("verify must see the flipped byte");
+    assert!(
+        matches!(err, StorageError::Checksum { offset, .. } if offset == page),
+        "{err:?}"
+    );
+    // Structure is still checked without checksums: a bad magic fails either way.
+    patch(&path, page, |b| *b = b'X');
+    let bytes = t.read_chunk(&device, &files, k, &all).expect("read");
+    let err = decode_chunk_with(&t, k, &all, None, &bytes.views(), PageChecks::SkipChecksum)
+        .expect_err("bad magic");
+    assert!(matches!(err, StorageError::Magic { .. }), "{err:?}");
 }

@@ -1,4 +1,5 @@
-//! Decoding a loaded chunk into an Arrow record batch, verifying every page.
+//! Decoding a loaded chunk into an Arrow record batch, verifying every page, and
+//! verifying a loaded chunk without decoding it.
 
 use std::ops::Range;
 
@@ -8,7 +9,7 @@ use crate::column::ColumnValues;
 use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
 use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, Extent, Layout};
-use crate::page::{read_page, PageHeader, FLAG_LZ4};
+use crate::page::{read_page_with, PageChecks, PageHeader, FLAG_LZ4};
 use crate::read::Table;
 use crate::types::Physical;
 use crate::write::DSM_MAX_PAGE_ROWS;
@@ -22,6 +23,19 @@ pub fn decode_chunk(
     projection: &[usize],
     rows: Option<Range<u64>>,
     data: &[(Extent, &[u8])],
+) -> Result<RecordBatch> {
+    decode_chunk_with(table, k, projection, rows, data, PageChecks::Full)
+}
+
+/// [`decode_chunk`] with a choice of page checks: `SkipChecksum` only for bytes that
+/// passed [`verify_chunk`] when they were loaded and have not changed since.
+pub fn decode_chunk_with(
+    table: &Table,
+    k: usize,
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
 ) -> Result<RecordBatch> {
     table.check_projection(projection)?;
     let chunk = table.chunk(k);
@@ -44,6 +58,7 @@ pub fn decode_chunk(
         let ctx = Decoder {
             table,
             wanted: wanted.clone(),
+            checks,
         };
         match table.layout() {
             Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, projection, &mut outs)?,
@@ -76,17 +91,65 @@ pub fn decode_chunk(
     )?)
 }
 
-struct Decoder<'a> {
-    table: &'a Table,
-    /// Absolute rows to decode.
-    wanted: Range<u64>,
+/// Verifies every page of loaded extents — magic, version, layout, checksum and
+/// position — without decoding: what a buffer manager checks before it shares a chunk.
+/// Returns the first error, naming file and byte offset.
+pub fn verify_chunk(table: &Table, data: &[(Extent, &[u8])]) -> Result<()> {
+    for (extent, bytes) in data {
+        let bytes = bytes.get(..extent.len as usize).unwrap_or(bytes);
+        for page in pages(table, *extent, bytes, PageChecks::Full) {
+            page?;
+        }
+    }
+    Ok(())
 }
 
-/// One verified page and where it came from.
+/// One checked page and where it came from.
 struct Page<'b> {
     header: PageHeader,
     payload: &'b [u8],
     offset: u64,
+}
+
+/// The pages of `extent` (its loaded `bytes`), each checked per `checks` and for being
+/// the page that belongs at its offset.
+fn pages<'b>(
+    table: &Table,
+    extent: Extent,
+    bytes: &'b [u8],
+    checks: PageChecks,
+) -> impl Iterator<Item = Result<Page<'b>>> + 'b {
+    let page_bytes = table.manifest().page_bytes as usize;
+    let path = table.file_path(extent.file);
+    let layout = table.layout();
+    bytes.chunks(page_bytes).enumerate().map(move |(i, page)| {
+        let offset = extent.offset + (i * page_bytes) as u64;
+        let (header, payload) = read_page_with(page, &path, offset, layout, checks)?;
+        if u64::from(header.page_no) * page_bytes as u64 != offset {
+            let reason = format!(
+                "page says it is page {}, found at page {}",
+                header.page_no,
+                offset / page_bytes as u64
+            );
+            return Err(StorageError::Corrupt {
+                path: path.clone(),
+                offset,
+                reason,
+            });
+        }
+        Ok(Page {
+            header,
+            payload,
+            offset,
+        })
+    })
+}
+
+struct Decoder<'a> {
+    table: &'a Table,
+    /// Absolute rows to decode.
+    wanted: Range<u64>,
+    checks: PageChecks,
 }
 
 impl<'a> Decoder<'a> {
@@ -109,36 +172,12 @@ impl<'a> Decoder<'a> {
             })
     }
 
-    /// Verified pages of `extent`.
     fn pages<'b>(
         &self,
         extent: Extent,
         bytes: &'b [u8],
     ) -> impl Iterator<Item = Result<Page<'b>>> + 'b {
-        let page_bytes = self.table.manifest().page_bytes as usize;
-        let path = self.table.file_path(extent.file);
-        let layout = self.table.layout();
-        bytes.chunks(page_bytes).enumerate().map(move |(i, page)| {
-            let offset = extent.offset + (i * page_bytes) as u64;
-            let (header, payload) = read_page(page, &path, offset, layout)?;
-            if u64::from(header.page_no) * page_bytes as u64 != offset {
-                let reason = format!(
-                    "page says it is page {}, found at page {}",
-                    header.page_no,
-                    offset / page_bytes as u64
-                );
-                return Err(StorageError::Corrupt {
-                    path: path.clone(),
-                    offset,
-                    reason,
-                });
-            }
-            Ok(Page {
-                header,
-                payload,
-                offset,
-            })
-        })
+        pages(self.table, extent, bytes, self.checks)
     }
 
     fn corrupt(&self, file: u32, offset: u64, reason: String) -> StorageError {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-pub use decode::decode_chunk;
+pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 
 use crate::chunk_map::{chunk_range, dsm_page_range};
 use crate::device::{AlignedBuf, Device, DeviceFile};
