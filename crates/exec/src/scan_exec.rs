@@ -8,14 +8,12 @@ use std::sync::Arc;
 
 use coopscan_storage::device::Device;
 use coopscan_storage::{Table, TableFiles};
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 
 use crate::error::external;
 use crate::feed::{spawn_feeder, BatchSink};
+use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::plan_common::{Order, ScanCore};
 
 /// A table opened for direct (non-shared) reading.
@@ -33,27 +31,8 @@ impl fmt::Debug for DirectSource {
     }
 }
 
-#[derive(Debug)]
-pub struct ScanExec {
-    core: ScanCore,
-    source: Arc<DirectSource>,
-    properties: Arc<PlanProperties>,
-}
-
-impl ScanExec {
-    pub fn new(core: ScanCore, source: Arc<DirectSource>) -> ScanExec {
-        let properties = core.properties(Order::RowId);
-        ScanExec {
-            core,
-            source,
-            properties,
-        }
-    }
-
-    pub fn core(&self) -> &ScanCore {
-        &self.core
-    }
-}
+/// The in-order scan: a leaf plan reading straight from storage.
+pub type ScanExec = LeafScanExec<DirectSource>;
 
 /// Reads the chunks of `core.ranges` in table order and sends their tuples.
 fn produce(core: &ScanCore, source: &DirectSource, sink: &BatchSink) -> Result<()> {
@@ -84,53 +63,24 @@ fn produce(core: &ScanCore, source: &DirectSource, sink: &BatchSink) -> Result<(
     Ok(())
 }
 
-impl DisplayAs for ScanExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.core.fmt_as("ScanExec", f)
-    }
-}
-
-impl ExecutionPlan for ScanExec {
-    fn name(&self) -> &str {
-        "ScanExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.properties
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
-    }
+impl ChunkSource for DirectSource {
+    const NAME: &'static str = "ScanExec";
+    const ORDER: Order = Order::RowId;
 
     fn execute(
-        &self,
-        _partition: usize,
+        self: Arc<Self>,
+        core: &ScanCore,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let running = self.core.counters.scan_started();
-        let (core, source) = (self.core.clone(), Arc::clone(&self.source));
+        let running = core.counters.scan_started();
+        let core = core.clone();
         spawn_feeder(
             "coopscan-scan".into(),
             core.schema(),
             context.session_config().batch_size(),
             move |sink| {
                 let _running = running;
-                produce(&core, &source, sink)
+                produce(&core, &self, sink)
             },
         )
     }

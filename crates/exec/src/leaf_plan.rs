@@ -1,0 +1,97 @@
+//! The one `ExecutionPlan` both scans are: a leaf with a [`ScanCore`] whose chunks come
+//! from a [`ChunkSource`]. `ScanExec` and `CScanExec` differ only in their source (and
+//! so in name, declared order and how `execute` starts the feeder).
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::Result;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+
+use crate::plan_common::{Order, ScanCore};
+
+/// Where a leaf scan's chunks come from.
+pub trait ChunkSource: Send + Sync + 'static {
+    /// The plan's name in `EXPLAIN`.
+    const NAME: &'static str;
+    /// The output order the plan may promise.
+    const ORDER: Order;
+    /// Starts reading `core`'s tuples into a stream (the single partition).
+    fn execute(
+        self: Arc<Self>,
+        core: &ScanCore,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream>;
+}
+
+pub struct LeafScanExec<S: ChunkSource> {
+    core: ScanCore,
+    source: Arc<S>,
+    properties: Arc<PlanProperties>,
+}
+
+impl<S: ChunkSource> LeafScanExec<S> {
+    pub fn new(core: ScanCore, source: Arc<S>) -> Self {
+        let properties = core.properties(S::ORDER);
+        LeafScanExec {
+            core,
+            source,
+            properties,
+        }
+    }
+
+    pub fn core(&self) -> &ScanCore {
+        &self.core
+    }
+}
+
+impl<S: ChunkSource> fmt::Debug for LeafScanExec<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(S::NAME).field("core", &self.core).finish()
+    }
+}
+
+impl<S: ChunkSource> DisplayAs for LeafScanExec<S> {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.core.fmt_as(S::NAME, f)
+    }
+}
+
+impl<S: ChunkSource> ExecutionPlan for LeafScanExec<S> {
+    fn name(&self) -> &str {
+        S::NAME
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(
+        &self,
+        _partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        Arc::clone(&self.source).execute(&self.core, context)
+    }
+}
