@@ -4,26 +4,31 @@
 mod common;
 
 use common::{fake_factory, small_params, Reference, QUERY_DELAY};
-use coopscan_bench::{run_benchmark, BenchError, BenchInput, TableInfo};
+use coopscan_bench::{run_benchmark, BenchError, BenchInput, BenchReport, TableInfo};
 
 const TABLE: TableInfo = TableInfo {
     rows: 10_000,
     bytes: 40_960_000,
 };
 
-#[test]
-fn every_policy_runs_every_query_and_checks_it() {
+/// Runs the small workload on the fake engine; `wrong_answer_for` makes that query's
+/// answer wrong.
+fn run_small(wrong_answer_for: Option<u64>) -> Result<BenchReport, BenchError> {
     let params = small_params();
-    let factory = fake_factory(None);
-    let input = BenchInput {
+    let factory = fake_factory(wrong_answer_for);
+    run_benchmark(&BenchInput {
         params: &params,
         table: TABLE,
         calibration: None,
         factory: &factory,
         reference: &Reference,
         progress: false,
-    };
-    let report = run_benchmark(&input).unwrap();
+    })
+}
+
+#[test]
+fn every_policy_runs_every_query_and_checks_it() {
+    let report = run_small(None).unwrap();
     let names: Vec<&str> = report.policies.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["normal", "attach", "elevator", "relevance"]);
     for p in &report.policies {
@@ -63,17 +68,7 @@ fn every_policy_runs_every_query_and_checks_it() {
 
 #[test]
 fn one_wrong_result_fails_the_run_naming_the_query() {
-    let params = small_params();
-    let factory = fake_factory(Some(3)); // stream 1, query 1
-    let input = BenchInput {
-        params: &params,
-        table: TABLE,
-        calibration: None,
-        factory: &factory,
-        reference: &Reference,
-        progress: false,
-    };
-    let err = run_benchmark(&input).unwrap_err();
+    let err = run_small(Some(3)).unwrap_err(); // stream 1, query 1
     assert!(matches!(err, BenchError::WrongResult { .. }), "{err:?}");
     let message = err.to_string();
     assert!(message.contains("relevance"), "{message}");
@@ -83,17 +78,7 @@ fn one_wrong_result_fails_the_run_naming_the_query() {
 
 #[test]
 fn same_seed_gives_every_policy_the_same_queries() {
-    let params = small_params();
-    let factory = fake_factory(None);
-    let input = BenchInput {
-        params: &params,
-        table: TABLE,
-        calibration: None,
-        factory: &factory,
-        reference: &Reference,
-        progress: false,
-    };
-    let report = run_benchmark(&input).unwrap();
+    let report = run_small(None).unwrap();
     let lists: Vec<Vec<_>> = report
         .policies
         .iter()
