@@ -3,16 +3,16 @@
 
 use crate::state::PendingScan;
 use crate::{
-    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, FrameId, Nanos, Policy, PolicyKind,
-    ScanId, ScanSlot, ScanSpec, TableGeometry,
+    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, Nanos, PieceId, Policy, PolicyKind,
+    ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry,
 };
 
-/// A chunk handed to a scan. The scan must call [`Abm::release_chunk`] when done.
+/// A chunk handed to a scan (pinned for it). The scan must call [`Abm::release_chunk`]
+/// when done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivery {
     pub scan: ScanId,
     pub chunk: ChunkId,
-    pub frame: FrameId,
 }
 
 /// Answer to [`Abm::next_chunk`].
@@ -26,12 +26,14 @@ pub enum NextChunk {
     Finished,
 }
 
-/// Answer to [`Abm::next_load`]: read `chunk` into `frame`. `evicted` was in the frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Answer to [`Abm::next_load`]: read `piece` (the data of `chunk`), `bytes` long, whose
+/// bytes the pool has reserved; the chunks in `evicted` were dropped to make room.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadDecision {
     pub chunk: ChunkId,
-    pub frame: FrameId,
-    pub evicted: Option<ChunkId>,
+    pub piece: PieceId,
+    pub bytes: u64,
+    pub evicted: Vec<ChunkId>,
     pub on_behalf_of: Option<ScanId>,
 }
 
@@ -59,14 +61,15 @@ impl Abm<AnyPolicy> {
         config: AbmConfig,
         kind: PolicyKind,
     ) -> Result<Self, BufferError> {
-        Abm::new(geometry, config, AnyPolicy::new(kind))
+        let policy = AnyPolicy::new(kind, &geometry, &config);
+        Abm::new(geometry, config, policy)
     }
 }
 
 impl<P: Policy> Abm<P> {
     pub fn new(geometry: TableGeometry, config: AbmConfig, policy: P) -> Result<Self, BufferError> {
         config.validate()?;
-        let state = AbmState::new(geometry.chunk_count(), config);
+        let state = AbmState::new(&geometry, config)?;
         Ok(Abm {
             geometry,
             state,
@@ -93,12 +96,19 @@ impl<P: Policy> Abm<P> {
         spec: &ScanSpec,
         now: Nanos,
     ) -> Result<Registration, BufferError> {
+        if spec.table != self.state.table() {
+            return Err(BufferError::WrongTable {
+                asked: spec.table.0,
+                served: self.state.table().0,
+            });
+        }
         let chunks = self.geometry.chunk_ranges(&spec.ranges)?;
         let id = ScanId(self.state.next_scan_id);
         self.state.next_scan_id += 1;
         let pending = PendingScan {
             id,
             columns: spec.columns,
+            order: spec.order,
             chunks,
             registered_at: now,
             blocked_since: None,
@@ -159,19 +169,29 @@ impl<P: Policy> Abm<P> {
     }
 
     fn try_deliver(&mut self, slot: ScanSlot, now: Nanos) -> Option<Delivery> {
-        let chunk = self.policy.choose_available(&self.state, slot)?;
-        let frame = self.state.deliver(slot, chunk, now);
+        let chunk = self.choose_available(slot)?;
+        self.state.deliver(slot, chunk, now);
         self.policy.on_delivered(&self.state, slot, chunk);
         Some(Delivery {
             scan: self.state.active_scan(slot).id,
             chunk,
-            frame,
         })
     }
 
+    /// Order belongs to the scan: an in-order scan gets its next chunk or nothing,
+    /// whatever the policy would prefer; any other scan gets the policy's choice.
+    fn choose_available(&mut self, slot: ScanSlot) -> Option<ChunkId> {
+        let scan = self.state.active_scan(slot);
+        match scan.in_order_ahead(0) {
+            Some(next) => self.state.is_resident(next).then_some(next),
+            None if scan.order == crate::ScanOrder::InOrder => None,
+            None => self.policy.choose_available(&self.state, slot),
+        }
+    }
+
     /// Wakes blocked scans in `candidates` that now have an available chunk.
-    fn serve_blocked(&mut self, candidates: crate::ScanMask, now: Nanos, out: &mut Vec<Delivery>) {
-        for slot in crate::state::slots_of(candidates & self.state.blocked_mask()) {
+    fn serve_blocked(&mut self, candidates: ScanSet, now: Nanos, out: &mut Vec<Delivery>) {
+        for slot in (candidates & self.state.blocked_mask()).iter() {
             out.extend(self.try_deliver(slot, now));
         }
     }
@@ -204,14 +224,15 @@ impl<P: Policy> Abm<P> {
                 break;
             };
             let slot = self.admit(pending);
-            self.serve_blocked(slot.bit(), now, out);
+            self.serve_blocked(ScanSet::single(slot), now, out);
         }
         Ok(())
     }
 
-    /// Loader: what to read next and into which frame, or `None` (nothing useful now, or
-    /// `max_inflight` loads running). The chunk is "loading" until
-    /// [`Abm::load_completed`] or [`Abm::load_failed`].
+    /// Loader: what to read next, or `None` (nothing useful now, or `max_inflight` loads
+    /// running). The pool has evicted what the policy's replacer chose and reserved the
+    /// bytes; the chunk is "loading" until [`Abm::load_completed`] or
+    /// [`Abm::load_failed`].
     pub fn next_load(&mut self, now: Nanos) -> Option<LoadDecision> {
         if self.state.inflight() >= self.state.config().max_inflight {
             return None;
@@ -221,10 +242,16 @@ impl<P: Policy> Abm<P> {
             .on_behalf_of
             .and_then(|s| self.state.scan(s))
             .map(|s| s.id);
-        let evicted = self.state.start_load(choice.chunk, choice.frame);
+        // A policy that breaks its contract (a pinned victim, a resident chunk, too few
+        // bytes freed) is a bug in this crate, not a driver error.
+        let evicted = match self.state.start_load(choice.chunk, &choice.victims) {
+            Ok(evicted) => evicted,
+            Err(e) => panic!("{} chose an impossible load: {e}", self.policy.kind()),
+        };
         Some(LoadDecision {
             chunk: choice.chunk,
-            frame: choice.frame,
+            piece: self.state.piece(choice.chunk),
+            bytes: self.state.chunk_bytes(choice.chunk),
             evicted,
             on_behalf_of,
         })
@@ -250,12 +277,10 @@ impl<P: Policy> Abm<P> {
     /// unregister those scans (the threaded runtime does), or it re-reads in a loop.
     pub fn load_failed(&mut self, chunk: ChunkId, _now: Nanos) -> Result<Vec<ScanId>, BufferError> {
         let mask = self.state.fail_load(chunk)?;
-        Ok(crate::state::slots_of(mask)
-            .map(|s| self.state.active_scan(s).id)
-            .collect())
+        Ok(mask.iter().map(|s| self.state.active_scan(s).id).collect())
     }
 
-    /// Full consistency check, O(chunks + frames); see `invariants.rs`.
+    /// Full consistency check, O(chunks + pieces); see `invariants.rs`.
     pub fn check_invariants(&self) -> Result<(), BufferError> {
         self.state.check_invariants()
     }

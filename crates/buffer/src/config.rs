@@ -7,13 +7,14 @@ use crate::{BufferError, Nanos};
 pub const STARVED_BELOW: u32 = 2;
 
 /// Admission rule: a scan is admitted only while the buffer holds at least this many
-/// frames per active scan. It is the same 2 as [`STARVED_BELOW`]: with it, relevance's
-/// `findFreeSlot` always finds a victim (2004 report §3.1: "if the chunk cache size is at
-/// least 2·Q_T it is certain that there exists such a chunk").
-pub const ADMISSION_FRAMES_PER_SCAN: u32 = STARVED_BELOW;
+/// of the table's largest chunks per active scan. It is the same 2 as [`STARVED_BELOW`]:
+/// with it, relevance's `findFreeSlot` always finds a victim (2004 report §3.1: "if the
+/// chunk cache size is at least 2·Q_T it is certain that there exists such a chunk").
+pub const ADMISSION_CHUNKS_PER_SCAN: u32 = STARVED_BELOW;
 
-/// Most scans that can be active at once: one bit each in a `u64` interest mask.
-pub const MAX_SCANS: usize = 64;
+/// Most scans that can be active at once in one ABM: the bits of a [`crate::ScanSet`].
+/// More scans queue for admission (FIFO).
+pub const MAX_SCANS: usize = 256;
 
 /// Default unit of `waitingTime` in `queryRelevance`: one millisecond of waiting,
 /// divided by the number of running scans, outweighs one chunk still needed. The paper
@@ -22,10 +23,18 @@ pub const MAX_SCANS: usize = 64;
 /// the wait (see docs/abm.md).
 pub const DEFAULT_AGING_UNIT: Nanos = Nanos(1_000_000);
 
+/// How much memory the pool may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferBudget {
+    /// As many bytes as this many of the table's largest chunks (the papers' "buffer of
+    /// N chunks"; with equal chunks, exactly N chunk frames).
+    Chunks(u32),
+    Bytes(u64),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AbmConfig {
-    /// Buffer size in chunk-sized frames.
-    pub frames: u32,
+    pub budget: BufferBudget,
     /// Loads the loader may have in flight; 1 models the papers' exclusive chunk I/O.
     pub max_inflight: u32,
     /// See [`DEFAULT_AGING_UNIT`].
@@ -33,9 +42,14 @@ pub struct AbmConfig {
 }
 
 impl AbmConfig {
-    pub fn new(frames: u32) -> Self {
+    /// A buffer of `chunks` chunk-sized frames (see [`BufferBudget::Chunks`]).
+    pub fn new(chunks: u32) -> Self {
+        Self::with_budget(BufferBudget::Chunks(chunks))
+    }
+
+    pub fn with_budget(budget: BufferBudget) -> Self {
         AbmConfig {
-            frames,
+            budget,
             max_inflight: 1,
             aging_unit: DEFAULT_AGING_UNIT,
         }
@@ -46,13 +60,26 @@ impl AbmConfig {
         self
     }
 
-    pub(crate) fn validate(&self) -> Result<(), BufferError> {
-        if self.frames < ADMISSION_FRAMES_PER_SCAN {
+    /// The budget in bytes for chunks of at most `max_chunk_bytes`.
+    pub fn capacity_bytes(&self, max_chunk_bytes: u64) -> Result<u64, BufferError> {
+        let bytes = match self.budget {
+            BufferBudget::Chunks(n) => max_chunk_bytes.checked_mul(u64::from(n)),
+            BufferBudget::Bytes(b) => Some(b),
+        };
+        let bytes = bytes.ok_or_else(|| {
+            BufferError::InvalidConfig(format!("{:?} overflows a byte count", self.budget))
+        })?;
+        let least = max_chunk_bytes.saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN));
+        if bytes < least {
             return Err(BufferError::InvalidConfig(format!(
-                "the buffer needs at least {ADMISSION_FRAMES_PER_SCAN} frames, got {}",
-                self.frames
+                "the buffer needs room for at least {ADMISSION_CHUNKS_PER_SCAN} of the \
+                 largest chunks ({least} bytes), got {bytes} bytes"
             )));
         }
+        Ok(bytes)
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), BufferError> {
         if self.max_inflight == 0 {
             return Err(BufferError::InvalidConfig(
                 "max_inflight must be at least 1".into(),

@@ -1,7 +1,7 @@
 //! Errors at the crate boundary. Misuse by a driver is an error; a broken internal
 //! invariant is a panic (see `invariants.rs`).
 
-use crate::{ChunkId, ScanId};
+use crate::{ChunkId, PieceId, ScanId};
 use thiserror::Error;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -16,6 +16,8 @@ pub enum BufferError {
         end: u64,
         row_count: u64,
     },
+    #[error("a scan of table {asked} was registered with the buffer of table {served}")]
+    WrongTable { asked: u32, served: u32 },
     #[error("{0} is not registered")]
     UnknownScan(ScanId),
     #[error("{0} already processes a chunk; release it before asking for the next")]
@@ -24,6 +26,16 @@ pub enum BufferError {
     NotProcessing(ScanId),
     #[error("{0} is not being loaded")]
     NotLoading(ChunkId),
+    #[error("{0}: {1}")]
+    PieceState(PieceId, &'static str),
+    #[error("no room for {piece} ({bytes} bytes, {free} free): evict first")]
+    NoSpace {
+        piece: PieceId,
+        bytes: u64,
+        free: u64,
+    },
+    #[error("the scan needs {needed} buffer bytes to run but the buffer has {capacity}")]
+    ScanTooLarge { needed: u64, capacity: u64 },
     #[error("invariant violated: {0}")]
     Invariant(String),
 }

@@ -3,7 +3,7 @@
 //! The buffer crate knows nothing about the storage format; the storage layer hands it
 //! the first row of every chunk. A scan's tuple ranges then map to chunk ranges.
 
-use crate::{BufferError, ChunkId, ChunkRanges};
+use crate::{BufferError, ChunkId, ChunkRanges, RowRanges};
 use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -11,7 +11,13 @@ pub struct TableGeometry {
     /// `chunk_starts[i]` is the first row of chunk `i`; strictly increasing, starts at 0.
     chunk_starts: Vec<u64>,
     row_count: u64,
+    /// Bytes a load of each chunk reads and keeps (NSM/PAX: all its pages); by default
+    /// [`UNIT_CHUNK_BYTES`], which makes a byte budget count chunks.
+    chunk_bytes: Vec<u64>,
 }
+
+/// Size of every chunk unless [`TableGeometry::with_chunk_bytes`] says otherwise.
+pub const UNIT_CHUNK_BYTES: u64 = 1;
 
 impl TableGeometry {
     /// Chunks with the given first rows; the last chunk ends at `row_count`.
@@ -32,9 +38,11 @@ impl TableGeometry {
         if chunk_starts.last().is_some_and(|&last| last >= row_count) {
             return invalid("every chunk must hold at least one row");
         }
+        let chunk_bytes = vec![UNIT_CHUNK_BYTES; chunk_starts.len()];
         Ok(TableGeometry {
             chunk_starts,
             row_count,
+            chunk_bytes,
         })
     }
 
@@ -49,6 +57,36 @@ impl TableGeometry {
             .map(|i| i * rows_per_chunk)
             .collect();
         Self::from_chunk_starts(starts, u64::from(chunk_count) * rows_per_chunk)
+    }
+
+    /// Sets the byte size of every chunk (one entry per chunk, each at least 1).
+    pub fn with_chunk_bytes(mut self, chunk_bytes: Vec<u64>) -> Result<Self, BufferError> {
+        if chunk_bytes.len() != self.chunk_starts.len() {
+            return Err(BufferError::InvalidGeometry(format!(
+                "{} chunk sizes for {} chunks",
+                chunk_bytes.len(),
+                self.chunk_starts.len()
+            )));
+        }
+        if chunk_bytes.contains(&0) {
+            return Err(BufferError::InvalidGeometry("a chunk of 0 bytes".into()));
+        }
+        self.chunk_bytes = chunk_bytes;
+        Ok(self)
+    }
+
+    /// Bytes of every chunk, by chunk number.
+    pub fn chunk_bytes(&self) -> &[u64] {
+        &self.chunk_bytes
+    }
+
+    /// The largest chunk: the unit in which budgets given as a chunk count are sized.
+    pub fn max_chunk_bytes(&self) -> u64 {
+        self.chunk_bytes
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(UNIT_CHUNK_BYTES)
     }
 
     pub fn chunk_count(&self) -> u32 {
@@ -99,9 +137,9 @@ impl TableGeometry {
     }
 
     /// The merged, sorted set of chunks a list of row ranges touches.
-    pub fn chunk_ranges(&self, rows: &[Range<u64>]) -> Result<ChunkRanges, BufferError> {
-        let mut ranges = Vec::with_capacity(rows.len());
-        for r in rows {
+    pub fn chunk_ranges(&self, rows: &RowRanges) -> Result<ChunkRanges, BufferError> {
+        let mut ranges = Vec::with_capacity(rows.ranges().len());
+        for r in rows.ranges() {
             ranges.push(self.chunks_of_rows(r)?);
         }
         Ok(ChunkRanges::from_ranges(ranges))
@@ -134,7 +172,7 @@ mod tests {
     fn several_ranges_merge_into_chunk_ranges() {
         let g = TableGeometry::uniform(10, 100).unwrap();
         let r = g
-            .chunk_ranges(&[(850..1000), (0..150), (120..180)])
+            .chunk_ranges(&RowRanges::new(vec![850..1000, 0..150, 120..180]))
             .unwrap();
         assert_eq!(r.ranges(), &[0..2, 8..10]);
         assert_eq!(r.len(), 4);

@@ -14,23 +14,14 @@ pub struct ChunkId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ScanId(pub u64);
 
-/// A buffer frame: one chunk-sized slot of the ABM buffer (paper: "slot").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct FrameId(pub u32);
-
-/// Dense index `0..MAX_SCANS` of an *admitted* scan: its bit in every interest mask.
+/// Dense index `0..MAX_SCANS` of an *admitted* scan: its bit in every interest set.
 ///
 /// Policies see slots rather than [`ScanId`]s so that per-scan state is a plain array
 /// lookup on the hot path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ScanSlot(pub u8);
+pub struct ScanSlot(pub u16);
 
 impl ScanSlot {
-    /// The bit of this slot in a [`crate::ScanMask`].
-    pub fn bit(self) -> crate::ScanMask {
-        1u64 << self.0
-    }
-
     pub(crate) fn index(self) -> usize {
         usize::from(self.0)
     }
@@ -65,8 +56,9 @@ impl Nanos {
 
 impl std::ops::Add for Nanos {
     type Output = Nanos;
+    /// Saturating: a time far in the future stays far in the future.
     fn add(self, rhs: Nanos) -> Nanos {
-        Nanos(self.0 + rhs.0)
+        Nanos(self.0.saturating_add(rhs.0))
     }
 }
 
@@ -79,12 +71,6 @@ impl fmt::Display for ChunkId {
 impl fmt::Display for ScanId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "scan {}", self.0)
-    }
-}
-
-impl fmt::Display for FrameId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "frame {}", self.0)
     }
 }
 

@@ -15,7 +15,7 @@
 //! per-class sets are ordered so a decision can also pick the chunk nearest to the disk
 //! head without scanning.
 
-use crate::{ChunkId, ScanMask};
+use crate::{ChunkId, ScanSet};
 use std::collections::{BTreeSet, HashMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,7 +32,7 @@ pub(crate) enum Place {
 /// One equivalence class.
 #[derive(Clone, Debug)]
 pub struct ChunkClass {
-    mask: ScanMask,
+    mask: ScanSet,
     /// Not resident and not being loaded. Not kept for the empty mask: nobody loads those.
     absent: BTreeSet<ChunkId>,
     resident: BTreeSet<ChunkId>,
@@ -43,7 +43,7 @@ pub struct ChunkClass {
 
 impl ChunkClass {
     /// The set of scans (slots) that still want every chunk of this class.
-    pub fn mask(&self) -> ScanMask {
+    pub fn mask(&self) -> ScanSet {
         self.mask
     }
 
@@ -66,7 +66,7 @@ impl ChunkClass {
 pub(crate) struct ClassIndex {
     classes: Vec<ChunkClass>,
     free: Vec<ClassId>,
-    by_mask: HashMap<ScanMask, ClassId>,
+    by_mask: HashMap<ScanSet, ClassId>,
     /// Dense list of live classes, for iteration.
     live: Vec<ClassId>,
 }
@@ -84,15 +84,15 @@ impl ClassIndex {
         &self.classes[id.0 as usize]
     }
 
-    pub(crate) fn class_of_mask(&self, mask: ScanMask) -> Option<&ChunkClass> {
+    pub(crate) fn class_of_mask(&self, mask: ScanSet) -> Option<&ChunkClass> {
         self.by_mask.get(&mask).map(|id| self.class(*id))
     }
 
-    pub(crate) fn insert(&mut self, chunk: ChunkId, mask: ScanMask, place: Place) -> ClassId {
+    pub(crate) fn insert(&mut self, chunk: ChunkId, mask: ScanSet, place: Place) -> ClassId {
         let id = self.class_for(mask);
         let class = &mut self.classes[id.0 as usize];
         match place {
-            Place::Absent if mask == 0 => class.absent_uncounted += 1,
+            Place::Absent if mask.is_empty() => class.absent_uncounted += 1,
             Place::Absent => {
                 class.absent.insert(chunk);
             }
@@ -107,7 +107,7 @@ impl ClassIndex {
     pub(crate) fn remove(&mut self, chunk: ChunkId, id: ClassId, place: Place) {
         let class = &mut self.classes[id.0 as usize];
         let found = match place {
-            Place::Absent if class.mask == 0 => {
+            Place::Absent if class.mask.is_empty() => {
                 class.absent_uncounted -= 1;
                 true
             }
@@ -124,7 +124,7 @@ impl ClassIndex {
         }
     }
 
-    fn class_for(&mut self, mask: ScanMask) -> ClassId {
+    fn class_for(&mut self, mask: ScanSet) -> ClassId {
         if let Some(id) = self.by_mask.get(&mask) {
             return *id;
         }

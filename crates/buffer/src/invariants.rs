@@ -2,24 +2,25 @@
 //! data and compares. The simulator calls it after every event in tests.
 //!
 //! Checked (numbered as in docs/abm.md):
-//! 1. frames and chunk residency agree; each chunk is in at most one frame; the free
-//!    list is exactly the empty frames;
-//! 2. pins: a frame's pin count is the number of scans processing its chunk, and a
-//!    chunk in process is resident and still needed by that scan (so it cannot be
-//!    evicted: `start_load` refuses pinned frames);
-//! 3. the LRU list holds exactly the unpinned resident frames;
-//! 4. interest masks only name active scans, and only for chunks of their ranges (so
-//!    an unregistered scan left no interest and no pin behind);
-//! 5. per-scan counters `needed`, `available`, `incoming` and the starvation masks;
-//! 6. class index: every chunk sits in the class of its mask, in the set of its place;
-//! 7. loads in flight never exceed `max_inflight`; admission keeps 2 frames per scan.
+//! 1. the pool's own rules (bytes within budget, pins only on resident pieces, LRU and
+//!    load order exact), and every chunk's residency equals its piece's state in the pool;
+//! 2. pins: a piece's pins are exactly the scans processing its chunk, one each, and a
+//!    chunk in process is still needed by that scan (so it cannot be evicted: the pool
+//!    refuses pinned pieces);
+//! 3. (LRU order is part of 1);
+//! 4. interest sets only name active scans, and only for chunks of their ranges (so an
+//!    unregistered scan left no interest and no pin behind);
+//! 5. per-scan counters `needed`, `available`, `incoming` and the starvation sets;
+//! 6. class index: every chunk sits in the class of its set, in the set of its place;
+//! 7. loads in flight never exceed `max_inflight`; admission keeps room for 2 chunks
+//!    per scan.
 
-use crate::config::ADMISSION_FRAMES_PER_SCAN;
+use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};
 use crate::index::Place;
-use crate::state::{slots_of, AbmState, FrameContent, Residency};
-use crate::transitions::{place_of, starvation};
-use crate::{BufferError, ChunkId, FrameId};
-use std::collections::BTreeSet;
+use crate::pool::PieceState;
+use crate::state::{AbmState, Residency};
+use crate::transitions::place_of;
+use crate::{BufferError, ChunkId, ScanOrder};
 
 macro_rules! ensure {
     ($cond:expr, $($arg:tt)*) => {
@@ -31,100 +32,101 @@ macro_rules! ensure {
 
 impl AbmState {
     pub fn check_invariants(&self) -> Result<(), BufferError> {
-        self.check_frames()?;
-        self.check_pins_and_lru()?;
+        self.pool.check_invariants()?;
+        self.check_residency()?;
+        self.check_pins()?;
         self.check_interest()?;
         self.check_classes()?;
         self.check_limits()
     }
 
-    fn check_frames(&self) -> Result<(), BufferError> {
-        let free: BTreeSet<FrameId> = self.free_frames.iter().copied().collect();
-        ensure!(
-            free.len() == self.free_frames.len(),
-            "duplicate frame in the free list"
-        );
-        for (i, frame) in self.frames.iter().enumerate() {
-            let f = FrameId(i as u32);
-            let expected = match frame.content {
-                FrameContent::Empty => None,
-                FrameContent::Loading(c) => Some((c, Residency::Loading(f))),
-                FrameContent::Resident(c) => Some((c, Residency::Resident(f))),
+    fn check_residency(&self) -> Result<(), BufferError> {
+        let mut pooled = 0;
+        for c in 0..self.chunk_count() {
+            let chunk = ChunkId(c);
+            let piece = self.piece(chunk);
+            let expected = match self.pool.state(piece) {
+                None => Residency::Absent,
+                Some(PieceState::Loading) => Residency::Loading,
+                Some(PieceState::Resident) => Residency::Resident,
             };
             ensure!(
-                free.contains(&f) == expected.is_none(),
-                "{f}: free list disagrees with content"
+                self.residency(chunk) == expected,
+                "{chunk} is {:?} but its piece is {expected:?}",
+                self.residency(chunk)
             );
-            if let Some((c, residency)) = expected {
+            if expected != Residency::Absent {
+                pooled += 1;
                 ensure!(
-                    self.residency(c) == residency,
-                    "{f} holds {c} but the chunk says {:?}",
-                    self.residency(c)
+                    self.pool.bytes(piece) == Some(self.chunk_bytes(chunk)),
+                    "{chunk}: pooled size differs from the chunk's"
                 );
             }
         }
-        for c in 0..self.chunk_count() {
-            let chunk = ChunkId(c);
-            let ok = match self.residency(chunk) {
-                Residency::Absent => true,
-                Residency::Loading(f) => self.frame(f).content == FrameContent::Loading(chunk),
-                Residency::Resident(f) => self.frame(f).content == FrameContent::Resident(chunk),
-            };
-            ensure!(ok, "{chunk} points at a frame that does not hold it");
-        }
+        ensure!(
+            pooled == self.pool.len(),
+            "the pool holds {} pieces, chunks account for {pooled}",
+            self.pool.len()
+        );
         Ok(())
     }
 
-    fn check_pins_and_lru(&self) -> Result<(), BufferError> {
-        let mut pins = vec![0u32; self.frames.len()];
+    fn check_pins(&self) -> Result<(), BufferError> {
+        let mut pins = vec![0u32; self.chunks.len()];
         for slot in self.active_slots() {
             let scan = self.active_scan(slot);
             let Some(chunk) = scan.processing else {
+                ensure!(
+                    self.pool.pins_of(scan.id).is_empty(),
+                    "{} holds pins without processing",
+                    scan.id
+                );
                 continue;
             };
-            let Residency::Resident(f) = self.residency(chunk) else {
-                return Err(BufferError::Invariant(format!(
-                    "{} processes non-resident {chunk}",
-                    scan.id
-                )));
-            };
             ensure!(
-                self.interest(chunk) & slot.bit() != 0,
+                self.is_resident(chunk),
+                "{} processes non-resident {chunk}",
+                scan.id
+            );
+            ensure!(
+                self.interest(chunk).contains(slot),
                 "{} processes {chunk} it no longer needs",
                 scan.id
             );
-            pins[f.0 as usize] += 1;
-        }
-        let mut lru = BTreeSet::new();
-        for (i, frame) in self.frames.iter().enumerate() {
             ensure!(
-                frame.pins == pins[i],
-                "frame {i}: {} pins, {} scans processing",
-                frame.pins,
-                pins[i]
+                self.pool.pins_of(scan.id) == vec![(self.piece(chunk), 1)],
+                "{} processes {chunk} but pins {:?}",
+                scan.id,
+                self.pool.pins_of(scan.id)
             );
-            if matches!(frame.content, FrameContent::Resident(_)) && frame.pins == 0 {
-                lru.insert((frame.lru_tick, FrameId(i as u32)));
-            }
+            pins[chunk.0 as usize] += 1;
         }
-        ensure!(
-            lru == self.lru,
-            "LRU list is not the set of unpinned resident frames"
-        );
+        for (c, n) in pins.iter().enumerate() {
+            let chunk = ChunkId(c as u32);
+            ensure!(
+                self.pool.pins(self.piece(chunk)) == *n,
+                "{chunk}: {} pins, {n} scans processing",
+                self.pool.pins(self.piece(chunk))
+            );
+        }
         Ok(())
     }
 
     fn check_interest(&self) -> Result<(), BufferError> {
-        let (mut needed, mut available, mut incoming) = ([0u32; 64], [0u32; 64], [0u32; 64]);
+        let (mut needed, mut available, mut incoming) = (
+            vec![0u32; MAX_SCANS],
+            vec![0u32; MAX_SCANS],
+            vec![0u32; MAX_SCANS],
+        );
         for c in 0..self.chunk_count() {
             let chunk = ChunkId(c);
             let mask = self.interest(chunk);
+            let stray = mask - self.active;
             ensure!(
-                mask & !self.active == 0,
-                "{chunk} is wanted by inactive scans {:#x}",
-                mask & !self.active
+                stray.is_empty(),
+                "{chunk} is wanted by inactive scans {stray:?}"
             );
-            for slot in slots_of(mask) {
+            for slot in mask.iter() {
                 let i = slot.index();
                 ensure!(
                     self.active_scan(slot).chunks.contains(chunk),
@@ -133,8 +135,8 @@ impl AbmState {
                 needed[i] += 1;
                 match self.residency(chunk) {
                     Residency::Absent => {}
-                    Residency::Loading(_) => incoming[i] += 1,
-                    Residency::Resident(_) => available[i] += 1,
+                    Residency::Loading => incoming[i] += 1,
+                    Residency::Resident => available[i] += 1,
                 }
             }
         }
@@ -161,18 +163,23 @@ impl AbmState {
                 s.incoming,
                 incoming[i]
             );
-            let (starved, almost) = starvation(s);
+            let (starved, almost) = self.starvation(s);
             ensure!(
-                (self.starved & slot.bit() != 0) == starved,
+                self.starved.contains(slot) == starved,
                 "{}: stale starved bit",
                 s.id
             );
             ensure!(
-                (self.almost_starved & slot.bit() != 0) == almost,
+                self.almost_starved.contains(slot) == almost,
                 "{}: stale almost-starved bit",
                 s.id
             );
-            let blocked = self.blocked & slot.bit() != 0;
+            ensure!(
+                self.in_order.contains(slot) == (s.order == ScanOrder::InOrder),
+                "{}: stale in-order bit",
+                s.id
+            );
+            let blocked = self.blocked.contains(slot);
             ensure!(
                 blocked == s.blocked_since.is_some(),
                 "{}: blocked bit disagrees with blocked_since",
@@ -184,8 +191,9 @@ impl AbmState {
                 s.id
             );
         }
-        let stray = (self.blocked | self.starved | self.almost_starved) & !self.active;
-        ensure!(stray == 0, "masks name inactive scans {stray:#x}");
+        let stray =
+            (self.blocked | self.starved | self.almost_starved | self.in_order) - self.active;
+        ensure!(stray.is_empty(), "sets name inactive scans {stray:?}");
         Ok(())
     }
 
@@ -195,10 +203,10 @@ impl AbmState {
             let class = self.classes.class(entry.class);
             ensure!(
                 class.mask() == entry.mask,
-                "{chunk}: class mask differs from chunk mask"
+                "{chunk}: class set differs from chunk set"
             );
             let member = match place_of(entry.residency) {
-                Place::Absent if entry.mask == 0 => true,
+                Place::Absent if entry.mask.is_empty() => true,
                 Place::Absent => class.absent().contains(&chunk),
                 Place::Loading => true,
                 Place::Resident => class.resident().contains(&chunk),
@@ -216,22 +224,23 @@ impl AbmState {
 
     fn check_limits(&self) -> Result<(), BufferError> {
         let loading = self
-            .frames
+            .chunks
             .iter()
-            .filter(|f| matches!(f.content, FrameContent::Loading(_)))
+            .filter(|c| c.residency == Residency::Loading)
             .count();
         ensure!(
             loading as u32 == self.inflight,
-            "inflight {} but {loading} frames loading",
+            "inflight {} but {loading} chunks loading",
             self.inflight
         );
         ensure!(
             self.inflight <= self.config.max_inflight,
             "more loads in flight than allowed"
         );
-        let admissible = (self.config.frames / ADMISSION_FRAMES_PER_SCAN).max(1);
+        let per_scan = u64::from(ADMISSION_CHUNKS_PER_SCAN) * self.max_chunk_bytes;
+        let admissible = (self.pool.capacity_bytes() / per_scan).max(1);
         ensure!(
-            self.active_count() <= admissible,
+            u64::from(self.active_count()) <= admissible,
             "{} scans admitted, limit {admissible}",
             self.active_count()
         );

@@ -69,20 +69,27 @@ mod ids;
 mod index;
 mod invariants;
 pub mod policy;
+pub mod pool;
+mod replacer;
+mod scan_set;
 mod spec;
 mod state;
 mod transitions;
 
 pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Registration};
 pub use config::{
-    AbmConfig, ADMISSION_FRAMES_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS, STARVED_BELOW,
+    AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS,
+    STARVED_BELOW,
 };
 pub use error::BufferError;
-pub use geometry::TableGeometry;
-pub use ids::{ChunkId, FrameId, Nanos, ScanId, ScanSlot};
+pub use geometry::{TableGeometry, UNIT_CHUNK_BYTES};
+pub use ids::{ChunkId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
-pub use spec::{ChunkRanges, ColumnMask, ScanSpec};
-pub use state::{
-    slots_of, AbmState, AbmStats, Frame, FrameContent, Residency, ScanMask, ScanState,
+pub use pool::{PieceId, PieceState, Pool, TableId};
+pub use replacer::{
+    plan_eviction, EvictionRequest, FifoReplacer, KeepRelevanceReplacer, LruReplacer, Replacer,
 };
+pub use scan_set::ScanSet;
+pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec};
+pub use state::{AbmState, AbmStats, Residency, ScanState};

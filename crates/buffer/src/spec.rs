@@ -1,34 +1,143 @@
-//! What a scan asks for: tuple ranges and columns, and the chunk set they map to.
+//! What a scan asks for: tuple ranges, columns and order, and the chunk set they map to.
 
+use crate::pool::TableId;
 use crate::ChunkId;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-/// Columns a scan reads, one bit per column. NSM policies ignore it; it is kept so that
-/// DSM (column) scheduling can be added without changing the driver contract.
+/// Columns a scan reads, one bit per column (the first 64 columns of a table; a scan of
+/// a wider column asks for [`ColumnMask::ALL`]). NSM/PAX scheduling ignores it: their
+/// pieces hold every column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ColumnMask(pub u64);
 
 impl ColumnMask {
     pub const ALL: ColumnMask = ColumnMask(u64::MAX);
+    /// Columns a mask can name individually.
+    pub const BITS: usize = 64;
+
+    /// The mask of a projection (column indexes); any index ≥ 64 gives `ALL`.
+    pub fn of(projection: &[usize]) -> ColumnMask {
+        if projection.iter().any(|&c| c >= Self::BITS) {
+            return ColumnMask::ALL;
+        }
+        ColumnMask(projection.iter().fold(0, |m, &c| m | 1u64 << c))
+    }
 }
 
-/// A CScan's request: possibly several non-contiguous tuple ranges (e.g. after zonemap
-/// pruning) plus the columns it reads.
+/// Whether a scan accepts its chunks in any order (a CScan) or only ascending (a Scan
+/// under the same buffer manager, e.g. for a plan that needs table order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScanOrder {
+    #[default]
+    Any,
+    InOrder,
+}
+
+/// A sorted set of disjoint, non-adjacent, non-empty tuple ranges: the one range type
+/// from the SQL provider down to the ABM. Built only through [`RowRanges::new`], which
+/// normalizes, so every holder can rely on the shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "Vec<Range<u64>>", into = "Vec<Range<u64>>")]
+pub struct RowRanges(Vec<Range<u64>>);
+
+impl RowRanges {
+    /// Normalizes arbitrary (overlapping, unsorted, empty, adjacent) ranges.
+    pub fn new(ranges: impl IntoIterator<Item = Range<u64>>) -> RowRanges {
+        let mut ranges: Vec<Range<u64>> = ranges.into_iter().filter(|r| r.start < r.end).collect();
+        ranges.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        RowRanges(merged)
+    }
+
+    /// All of `0..rows`.
+    pub fn all(rows: u64) -> RowRanges {
+        RowRanges::new(std::iter::once(0..rows))
+    }
+
+    pub fn ranges(&self) -> &[Range<u64>] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Number of tuples covered.
+    pub fn rows(&self) -> u64 {
+        self.0.iter().map(|r| r.end - r.start).sum()
+    }
+
+    /// Last row + 1, or 0 when empty.
+    pub fn end(&self) -> u64 {
+        self.0.last().map_or(0, |r| r.end)
+    }
+
+    /// The parts inside `window`, still sorted and disjoint.
+    pub fn within(&self, window: &Range<u64>) -> Vec<Range<u64>> {
+        let first = self.0.partition_point(|r| r.end <= window.start);
+        self.0[first..]
+            .iter()
+            .take_while(|r| r.start < window.end)
+            .map(|r| r.start.max(window.start)..r.end.min(window.end))
+            .filter(|r| r.start < r.end)
+            .collect()
+    }
+}
+
+impl From<Vec<Range<u64>>> for RowRanges {
+    fn from(ranges: Vec<Range<u64>>) -> Self {
+        RowRanges::new(ranges)
+    }
+}
+
+impl FromIterator<Range<u64>> for RowRanges {
+    fn from_iter<I: IntoIterator<Item = Range<u64>>>(iter: I) -> Self {
+        RowRanges::new(iter)
+    }
+}
+
+impl From<RowRanges> for Vec<Range<u64>> {
+    fn from(ranges: RowRanges) -> Self {
+        ranges.0
+    }
+}
+
+/// A scan's request to the buffer manager.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanSpec {
-    pub ranges: Vec<Range<u64>>,
+    pub table: TableId,
+    /// Possibly several ranges (e.g. after zonemap pruning).
+    pub ranges: RowRanges,
     pub columns: ColumnMask,
+    pub order: ScanOrder,
 }
 
 impl ScanSpec {
-    pub fn new(ranges: Vec<Range<u64>>, columns: ColumnMask) -> Self {
-        ScanSpec { ranges, columns }
+    /// A CScan (any order) of table 0.
+    pub fn new(ranges: impl Into<RowRanges>, columns: ColumnMask) -> Self {
+        ScanSpec {
+            table: TableId::default(),
+            ranges: ranges.into(),
+            columns,
+            order: ScanOrder::Any,
+        }
     }
 
     /// All rows of a table with `row_count` rows, all columns.
     pub fn full(row_count: u64) -> Self {
-        ScanSpec::new(std::iter::once(0..row_count).collect(), ColumnMask::ALL)
+        ScanSpec::new(RowRanges::all(row_count), ColumnMask::ALL)
+    }
+
+    pub fn in_order(mut self) -> Self {
+        self.order = ScanOrder::InOrder;
+        self
     }
 }
 
@@ -36,6 +145,8 @@ impl ScanSpec {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChunkRanges {
     ranges: Vec<Range<u32>>,
+    /// `offsets[i]`: chunks in `ranges[..i]`, for `nth` by binary search.
+    offsets: Vec<u32>,
     len: u32,
 }
 
@@ -51,9 +162,15 @@ impl ChunkRanges {
                 _ => merged.push(r),
             }
         }
-        let len = merged.iter().map(|r| r.end - r.start).sum();
+        let mut offsets = Vec::with_capacity(merged.len());
+        let mut len = 0;
+        for r in &merged {
+            offsets.push(len);
+            len += r.end - r.start;
+        }
         ChunkRanges {
             ranges: merged,
+            offsets,
             len,
         }
     }
@@ -76,8 +193,39 @@ impl ChunkRanges {
         self.ranges.get(i).is_some_and(|r| r.start <= chunk.0)
     }
 
+    /// The `pos`-th chunk in ascending order.
+    pub fn nth(&self, pos: u32) -> Option<ChunkId> {
+        if pos >= self.len {
+            return None;
+        }
+        let i = self.offsets.partition_point(|&o| o <= pos) - 1;
+        Some(ChunkId(self.ranges[i].start + (pos - self.offsets[i])))
+    }
+
     /// Chunks in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = ChunkId> + '_ {
         self.ranges.iter().flat_map(|r| r.clone().map(ChunkId))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_ranges_normalize_and_clip() {
+        let r = RowRanges::new(vec![10..20, 0..0, 5..12, 20..25, 40..50]);
+        assert_eq!(r.ranges(), &[5..25, 40..50]);
+        assert_eq!(r.rows(), 30);
+        assert_eq!(r.within(&(20..45)), vec![20..25, 40..45]);
+        assert!(r.within(&(25..40)).is_empty());
+    }
+
+    #[test]
+    fn chunk_ranges_index_by_position() {
+        let c = ChunkRanges::from_ranges(vec![8..10, 2..5]);
+        let all: Vec<u32> = (0..c.len()).filter_map(|i| c.nth(i)).map(|c| c.0).collect();
+        assert_eq!(all, vec![2, 3, 4, 8, 9]);
+        assert_eq!(c.nth(5), None);
     }
 }

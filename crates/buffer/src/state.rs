@@ -1,42 +1,28 @@
-//! The shared ABM state every policy reads: frames, which chunk is where, pins, and for
-//! each scan the chunks it still needs. Policies get `&AbmState` and return choices; only
-//! [`crate::Abm`] mutates it (see `transitions.rs`), so a policy cannot break it.
+//! The shared ABM state every policy reads: the pool (what is resident, pinned, how many
+//! bytes), and above it the scan-scheduling layer: for each chunk the scans that still
+//! need it, for each scan its needs and counters. Policies get `&AbmState` and return
+//! choices; only [`crate::Abm`] mutates it (see `transitions.rs`), so a policy cannot
+//! break it.
 
 use crate::index::{ChunkClass, ClassId, ClassIndex};
-use crate::{AbmConfig, ChunkId, ChunkRanges, ColumnMask, FrameId, Nanos, ScanId, ScanSlot};
-use std::collections::{BTreeSet, VecDeque};
+use crate::pool::{PieceId, Pool, TableId};
+use crate::{
+    AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
+};
+use std::collections::VecDeque;
 
-/// Set of scans, one bit per [`ScanSlot`].
-pub type ScanMask = u64;
-
-/// Where a chunk's data is.
+/// Where a chunk's data is (derived from the pool, kept per chunk for the class index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Residency {
     Absent,
-    Loading(FrameId),
-    Resident(FrameId),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FrameContent {
-    Empty,
-    Loading(ChunkId),
-    Resident(ChunkId),
-}
-
-#[derive(Clone, Debug)]
-pub struct Frame {
-    pub content: FrameContent,
-    /// Scans currently processing the chunk in this frame (paper: processCnt).
-    pub pins: u32,
-    /// Recency stamp: last load completion or last unpin.
-    pub lru_tick: u64,
+    Loading,
+    Resident,
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct ChunkEntry {
     /// Scans that still need this chunk (paper: neededBy / chunkClass).
-    pub(crate) mask: ScanMask,
+    pub(crate) mask: ScanSet,
     pub(crate) class: ClassId,
     pub(crate) residency: Residency,
 }
@@ -46,6 +32,7 @@ pub(crate) struct ChunkEntry {
 pub struct ScanState {
     pub id: ScanId,
     pub columns: ColumnMask,
+    pub order: ScanOrder,
     /// All chunks the scan's ranges touch.
     pub chunks: ChunkRanges,
     /// Chunks not yet released (paper: chunksNeeded), including the one in process.
@@ -62,11 +49,29 @@ pub struct ScanState {
     pub last_served: Nanos,
 }
 
+impl ScanState {
+    /// Position in its ascending chunk order of the chunk it processes or gets next.
+    fn consumed(&self) -> u32 {
+        self.chunks.len() - self.needed
+    }
+
+    /// For an in-order scan, the `k`-th chunk it will process from now on (`k = 0`: the
+    /// one it holds, else the next it must get). `None` for `ScanOrder::Any` or past the
+    /// end: an in-order scan consumes its chunks ascending, so its position is a count.
+    pub fn in_order_ahead(&self, k: u32) -> Option<ChunkId> {
+        if self.order != ScanOrder::InOrder {
+            return None;
+        }
+        self.chunks.nth(self.consumed().checked_add(k)?)
+    }
+}
+
 /// A scan waiting for admission.
 #[derive(Clone, Debug)]
 pub(crate) struct PendingScan {
     pub(crate) id: ScanId,
     pub(crate) columns: ColumnMask,
+    pub(crate) order: ScanOrder,
     pub(crate) chunks: ChunkRanges,
     pub(crate) registered_at: Nanos,
     pub(crate) blocked_since: Option<Nanos>,
@@ -79,23 +84,27 @@ pub struct AbmStats {
     pub evictions: u64,
     pub deliveries: u64,
     pub load_failures: u64,
+    /// Bytes reserved by loads (what the device reads).
+    pub bytes_loaded: u64,
 }
 
 #[derive(Clone, Debug)]
 pub struct AbmState {
     pub(crate) config: AbmConfig,
+    pub(crate) table: TableId,
     pub(crate) chunks: Vec<ChunkEntry>,
+    /// Bytes of each chunk's piece (NSM/PAX: the whole chunk).
+    pub(crate) chunk_bytes: Vec<u64>,
+    /// Largest `chunk_bytes`: the unit of admission.
+    pub(crate) max_chunk_bytes: u64,
     pub(crate) classes: ClassIndex,
-    pub(crate) frames: Vec<Frame>,
-    pub(crate) free_frames: Vec<FrameId>,
-    /// Resident frames with no pins, oldest stamp first: the LRU list.
-    pub(crate) lru: BTreeSet<(u64, FrameId)>,
-    pub(crate) tick: u64,
+    pub(crate) pool: Pool,
     pub(crate) scans: Vec<Option<ScanState>>,
-    pub(crate) active: ScanMask,
-    pub(crate) blocked: ScanMask,
-    pub(crate) starved: ScanMask,
-    pub(crate) almost_starved: ScanMask,
+    pub(crate) active: ScanSet,
+    pub(crate) blocked: ScanSet,
+    pub(crate) starved: ScanSet,
+    pub(crate) almost_starved: ScanSet,
+    pub(crate) in_order: ScanSet,
     pub(crate) pending: VecDeque<PendingScan>,
     pub(crate) next_scan_id: u64,
     pub(crate) inflight: u32,
@@ -108,16 +117,31 @@ impl AbmState {
         &self.config
     }
 
+    pub fn table(&self) -> TableId {
+        self.table
+    }
+
     pub fn chunk_count(&self) -> u32 {
         self.chunks.len() as u32
     }
 
-    pub fn frame_count(&self) -> u32 {
-        self.frames.len() as u32
+    /// The pool below the scheduler: bytes, pins, LRU and load order.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The piece that holds `chunk`'s data.
+    pub fn piece(&self, chunk: ChunkId) -> PieceId {
+        PieceId::whole(self.table, chunk)
+    }
+
+    /// Bytes a load of `chunk` reserves.
+    pub fn chunk_bytes(&self, chunk: ChunkId) -> u64 {
+        self.chunk_bytes[chunk.0 as usize]
     }
 
     /// Scans that still need `chunk`.
-    pub fn interest(&self, chunk: ChunkId) -> ScanMask {
+    pub fn interest(&self, chunk: ChunkId) -> ScanSet {
         self.chunks[chunk.0 as usize].mask
     }
 
@@ -126,33 +150,16 @@ impl AbmState {
     }
 
     pub fn is_resident(&self, chunk: ChunkId) -> bool {
-        matches!(self.residency(chunk), Residency::Resident(_))
+        self.residency(chunk) == Residency::Resident
     }
 
     pub fn is_absent(&self, chunk: ChunkId) -> bool {
         self.residency(chunk) == Residency::Absent
     }
 
-    pub fn frame(&self, frame: FrameId) -> &Frame {
-        &self.frames[frame.0 as usize]
-    }
-
     /// Pinned = some scan processes it right now (paper: currentlyUsed).
     pub fn is_pinned(&self, chunk: ChunkId) -> bool {
-        match self.residency(chunk) {
-            Residency::Resident(f) => self.frame(f).pins > 0,
-            _ => false,
-        }
-    }
-
-    /// An empty frame, if any.
-    pub fn free_frame(&self) -> Option<FrameId> {
-        self.free_frames.last().copied()
-    }
-
-    /// Unpinned resident frames, least recently used first.
-    pub fn lru_frames(&self) -> impl Iterator<Item = FrameId> + '_ {
-        self.lru.iter().map(|(_, f)| *f)
+        self.pool.is_pinned(self.piece(chunk))
     }
 
     pub fn scan(&self, slot: ScanSlot) -> Option<&ScanState> {
@@ -167,27 +174,33 @@ impl AbmState {
         }
     }
 
-    pub fn active_mask(&self) -> ScanMask {
+    pub fn active_mask(&self) -> ScanSet {
         self.active
     }
 
     pub fn active_count(&self) -> u32 {
-        self.active.count_ones()
+        self.active.len()
     }
 
     /// Scans waiting in `next_chunk` for a chunk.
-    pub fn blocked_mask(&self) -> ScanMask {
+    pub fn blocked_mask(&self) -> ScanSet {
         self.blocked
     }
 
-    /// Paper: queryStarved. Fewer than `min(2, needed)` chunks available or arriving.
-    pub fn starved_mask(&self) -> ScanMask {
+    /// Paper: queryStarved. Fewer than `min(2, needed)` chunks available or arriving;
+    /// for an in-order scan, counted over its next two chunks only.
+    pub fn starved_mask(&self) -> ScanSet {
         self.starved
     }
 
     /// Starved or one eviction away from it (keepRelevance's "almost starved").
-    pub fn almost_starved_mask(&self) -> ScanMask {
+    pub fn almost_starved_mask(&self) -> ScanSet {
         self.almost_starved
+    }
+
+    /// Scans registered with `ScanOrder::InOrder`.
+    pub fn in_order_mask(&self) -> ScanSet {
+        self.in_order
     }
 
     /// Live equivalence classes (see `index.rs`).
@@ -201,7 +214,7 @@ impl AbmState {
 
     /// Class of chunks nobody needs any more, if such chunks exist.
     pub fn unneeded_class(&self) -> Option<&ChunkClass> {
-        self.classes.class_of_mask(0)
+        self.classes.class_of_mask(ScanSet::EMPTY)
     }
 
     pub fn inflight(&self) -> u32 {
@@ -223,22 +236,10 @@ impl AbmState {
 
     /// Active slots, ascending.
     pub fn active_slots(&self) -> impl Iterator<Item = ScanSlot> + '_ {
-        slots_of(self.active)
+        self.active.iter()
     }
 
     pub(crate) fn slot_of(&self, id: ScanId) -> Option<ScanSlot> {
         self.active_slots().find(|s| self.active_scan(*s).id == id)
     }
-}
-
-/// The slots whose bits are set in `mask`, ascending.
-pub fn slots_of(mut mask: ScanMask) -> impl Iterator<Item = ScanSlot> {
-    std::iter::from_fn(move || {
-        if mask == 0 {
-            return None;
-        }
-        let bit = mask.trailing_zeros();
-        mask &= mask - 1;
-        Some(ScanSlot(bit as u8))
-    })
 }

@@ -1,5 +1,5 @@
 //! A chunk delivered to a scan: its bytes, and its decoded tuples restricted to the
-//! scan's own ranges. Dropping the guard releases the chunk (unpins its frame).
+//! scan's own ranges. Dropping the guard releases the chunk (unpins its piece).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use coopscan_buffer::{ChunkId, ScanId};
 use coopscan_storage::{decode_chunk_with, ChunkBytes, PageChecks};
 
 use crate::error::{Result, RuntimeError};
-use crate::scan::{rows_in, CScan};
+use crate::scan::CScan;
 
 /// One chunk being processed by one scan. Holds the scan mutably, so the scan asks for
 /// its next chunk only after this one is released.
@@ -17,7 +17,7 @@ pub struct ChunkGuard<'a> {
     scan: &'a mut CScan,
     id: ScanId,
     chunk: ChunkId,
-    /// Shared with the frame; kept alive here even if the loader retires the scan.
+    /// Shared with the pool's copy; kept alive here even if the chunk is evicted.
     bytes: Arc<ChunkBytes>,
 }
 
@@ -47,7 +47,7 @@ impl<'a> ChunkGuard<'a> {
 
     /// The scan's tuples in this chunk: sorted, disjoint, non-empty ranges.
     pub fn rows(&self) -> Vec<Range<u64>> {
-        rows_in(self.scan.ranges(), &self.chunk_rows())
+        self.scan.row_ranges().within(&self.chunk_rows())
     }
 
     /// The chunk's raw bytes as loaded (and verified) by the loader.

@@ -5,7 +5,7 @@
 //!   lock ─ next_load(now) ─┬─ None ──► park on loader_wakeup ──► (event) ─┐
 //!                          │                                            │
 //!                          └─ LoadDecision ─ unlock ─ read + verify ─ lock
-//!                               ├─ Ok  ─► frames[f] = bytes; load_completed ─► post deliveries
+//!                               ├─ Ok  ─► resident[c] = bytes; load_completed ─► post deliveries
 //!                               └─ Err ─► load_failed ─► fail + unregister exactly those scans
 //!                                         ─► notify scans ──► loop
 //! ```
@@ -32,12 +32,13 @@ pub(crate) fn run(shared: Arc<Shared>) {
             shared.loader_wakeup.wait(&mut inner);
             continue;
         };
-        // The evicted chunk is unpinned (the ABM guarantees it); dropping our Arc frees
-        // its bytes once no guard holds them.
-        if let Some(slot) = inner.frames.get_mut(load.frame.0 as usize) {
-            *slot = None;
+        // Evicted chunks are unpinned (the pool guarantees it); dropping our Arc frees
+        // their bytes once no guard holds them.
+        for evicted in &load.evicted {
+            inner.resident.remove(evicted);
         }
-        let result = MutexGuard::unlocked(&mut inner, || read(&shared, load.chunk));
+        let chunk = load.chunk;
+        let result = MutexGuard::unlocked(&mut inner, || read(&shared, chunk));
         let now = shared.now();
         match result {
             Ok(bytes) => complete(&shared, &mut inner, load, bytes, now),
@@ -70,9 +71,7 @@ fn complete(shared: &Shared, inner: &mut Inner, load: LoadDecision, bytes: Chunk
         tag,
         bytes: bytes.bytes(),
     });
-    if let Some(slot) = inner.frames.get_mut(load.frame.0 as usize) {
-        *slot = Some(Arc::new(bytes));
-    }
+    inner.resident.insert(load.chunk, Arc::new(bytes));
     let mut deliveries = Vec::new();
     match inner.abm.load_completed(load.chunk, now, &mut deliveries) {
         Ok(()) => inner.post(&mut deliveries),

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use coopscan_buffer::{Abm, AbmConfig, AbmStats, ColumnMask, PolicyKind, ScanSpec, TableGeometry};
+use coopscan_buffer::{
+    Abm, AbmConfig, AbmStats, ColumnMask, PolicyKind, RowRanges, ScanOrder, ScanSpec, TableGeometry,
+};
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::Table;
 use parking_lot::Mutex;
@@ -18,21 +20,19 @@ use crate::scan::CScan;
 use crate::shared::{Inner, Shared};
 use crate::stats::{Counters, RuntimeStats};
 
-/// Bits in a [`ColumnMask`]; projections with wider columns ask for all columns.
-const COLUMN_MASK_BITS: usize = 64;
-
 /// How to run: the ABM's buffer and I/O limits, and the policy.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
-    /// Frames, `max_inflight` (= number of loader threads) and aging unit.
+    /// Byte budget, `max_inflight` (= number of loader threads) and aging unit.
     pub abm: AbmConfig,
     pub policy: PolicyKind,
 }
 
 impl RuntimeConfig {
-    pub fn new(frames: u32, policy: PolicyKind) -> Self {
+    /// A buffer of `chunks` chunk-sized frames (the table's largest chunk).
+    pub fn new(chunks: u32, policy: PolicyKind) -> Self {
         RuntimeConfig {
-            abm: AbmConfig::new(frames),
+            abm: AbmConfig::new(chunks),
             policy,
         }
     }
@@ -48,17 +48,15 @@ pub struct Runtime {
 impl Runtime {
     /// Opens the table's files on `device` and starts `config.abm.max_inflight` loaders.
     pub fn new(table: Table, device: Arc<Device>, config: RuntimeConfig) -> Result<Runtime> {
-        let geometry =
-            TableGeometry::from_chunk_starts(table.chunk_row_starts().to_vec(), table.rows())?;
+        let load_projection: Vec<usize> = (0..table.schema().len()).collect();
+        let geometry = geometry(&table, &load_projection)?;
         let loader_count = config.abm.max_inflight;
         let abm = Abm::with_kind(geometry, config.abm.clone(), config.policy)?;
-        let frames = vec![None; config.abm.frames as usize];
         let files = table.open_files(&device)?;
-        let load_projection = (0..table.schema().len()).collect();
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
                 abm,
-                frames,
+                resident: HashMap::new(),
                 delivered: HashMap::new(),
                 failed: HashMap::new(),
                 shutdown: false,
@@ -95,6 +93,16 @@ impl Runtime {
         self.register_tagged(ranges, projection, None)
     }
 
+    /// Registers a scan that gets its chunks in table order (a Scan sharing this
+    /// runtime's buffer with the CScans), e.g. for a plan that needs order.
+    pub fn register_in_order(
+        &self,
+        ranges: Vec<Range<u64>>,
+        projection: Vec<usize>,
+    ) -> Result<CScan> {
+        self.register_with(ranges.into(), projection, ScanOrder::InOrder, None)
+    }
+
     /// [`Runtime::register`] with a tag that the load log attributes this scan's loads
     /// to (the benchmark tags each query's scan with the query's number).
     pub fn register_tagged(
@@ -103,9 +111,19 @@ impl Runtime {
         projection: Vec<usize>,
         tag: Option<u64>,
     ) -> Result<CScan> {
+        self.register_with(ranges.into(), projection, ScanOrder::Any, tag)
+    }
+
+    fn register_with(
+        &self,
+        ranges: RowRanges,
+        projection: Vec<usize>,
+        order: ScanOrder,
+        tag: Option<u64>,
+    ) -> Result<CScan> {
         self.shared.table.check_projection(&projection)?;
-        let ranges = normalize(ranges);
-        let spec = ScanSpec::new(ranges.clone(), column_mask(&projection));
+        let mut spec = ScanSpec::new(ranges.clone(), ColumnMask::of(&projection));
+        spec.order = order;
         let mut inner = self.shared.inner.lock();
         if inner.shutdown {
             return Err(RuntimeError::ShutDown);
@@ -175,23 +193,16 @@ impl Drop for Runtime {
     }
 }
 
-/// Sorted, merged, non-empty ranges: what the guard intersects chunks with.
-fn normalize(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
-    ranges.retain(|r| r.start < r.end);
-    ranges.sort_by_key(|r| r.start);
-    let mut merged: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        match merged.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => merged.push(r),
-        }
-    }
-    merged
-}
-
-fn column_mask(projection: &[usize]) -> ColumnMask {
-    if projection.iter().any(|&c| c >= COLUMN_MASK_BITS) {
-        return ColumnMask::ALL;
-    }
-    ColumnMask(projection.iter().fold(0, |m, &c| m | 1u64 << c))
+/// The ABM's view of the table: chunk boundaries, and the bytes a load of each chunk
+/// reads (every column: one resident chunk serves every projection).
+fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
+    let bytes = (0..table.chunk_count())
+        .map(|k| {
+            let extents = table.chunk_extents(k, load_projection);
+            extents.iter().map(|e| e.len).sum::<u64>().max(1)
+        })
+        .collect();
+    let geometry =
+        TableGeometry::from_chunk_starts(table.chunk_row_starts().to_vec(), table.rows())?;
+    Ok(geometry.with_chunk_bytes(bytes)?)
 }

@@ -3,7 +3,7 @@
 //! Access rules (checked by the borrow checker where possible):
 //! 1. A scan processes one chunk at a time: [`ChunkGuard`] borrows the [`CScan`]
 //!    mutably, so `next_chunk` cannot be called while a chunk is held.
-//! 2. Dropping the guard releases the chunk (`release_chunk`): the frame is unpinned.
+//! 2. Dropping the guard releases the chunk (`release_chunk`): its piece is unpinned.
 //! 3. Dropping the scan — finished, cancelled, failed or unwinding — unregisters it,
 //!    dropping every pin and all interest, and may admit queued scans.
 
@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{ChunkId, NextChunk, ScanId};
+use coopscan_buffer::{ChunkId, NextChunk, RowRanges, ScanId};
 use coopscan_storage::{ChunkBytes, Table};
 
 use crate::error::{Result, RuntimeError};
@@ -34,8 +34,8 @@ enum Phase {
 pub struct CScan {
     shared: Arc<Shared>,
     phase: Phase,
-    /// The scan's tuple ranges, sorted and merged.
-    ranges: Vec<Range<u64>>,
+    /// The scan's tuple ranges.
+    ranges: RowRanges,
     projection: Vec<usize>,
     /// The ABM answered `Wait` and no delivery has been taken since: asking again
     /// would re-block the scan and reset its waiting time, so we only check the mail.
@@ -54,7 +54,7 @@ impl CScan {
     pub(crate) fn new(
         shared: Arc<Shared>,
         id: Option<ScanId>,
-        ranges: Vec<Range<u64>>,
+        ranges: RowRanges,
         projection: Vec<usize>,
     ) -> CScan {
         let phase = id.map_or(Phase::Finished, Phase::Active);
@@ -77,6 +77,10 @@ impl CScan {
     }
 
     pub fn ranges(&self) -> &[Range<u64>] {
+        self.ranges.ranges()
+    }
+
+    pub(crate) fn row_ranges(&self) -> &RowRanges {
         &self.ranges
     }
 
@@ -151,7 +155,7 @@ impl CScan {
                 return Ok(Some(woken));
             }
             match inner.abm.next_chunk(id, shared.now())? {
-                NextChunk::Deliver(d) => return Ok(Some(chunk_of(&inner, d.chunk, d.frame))),
+                NextChunk::Deliver(d) => return Ok(Some(chunk_of(&inner, d.chunk))),
                 NextChunk::Finished => return Ok(Some(Woken::Finished)),
                 NextChunk::Wait => {
                     self.waiting = true;
@@ -213,38 +217,29 @@ fn take_mail(inner: &mut Inner, id: ScanId) -> Option<Woken> {
         return Some(Woken::Failed(e));
     }
     let d = inner.delivered.remove(&id)?;
-    Some(chunk_of(inner, d.chunk, d.frame))
+    Some(chunk_of(inner, d.chunk))
 }
 
-fn chunk_of(inner: &Inner, chunk: ChunkId, frame: coopscan_buffer::FrameId) -> Woken {
-    match inner.frame_bytes(frame) {
+fn chunk_of(inner: &Inner, chunk: ChunkId) -> Woken {
+    match inner.chunk_bytes(chunk) {
         Some(bytes) => Woken::Chunk(chunk, bytes),
         None => Woken::Failed(RuntimeError::Buffer(
             coopscan_buffer::BufferError::Invariant(format!(
-                "{chunk} delivered from {frame}, which holds no bytes"
+                "{chunk} delivered but no bytes are resident for it"
             )),
         )),
     }
 }
 
-/// Used by the guard: the scan's tuples within `chunk_rows`, as sorted disjoint ranges.
-pub(crate) fn rows_in(ranges: &[Range<u64>], chunk_rows: &Range<u64>) -> Vec<Range<u64>> {
-    ranges
-        .iter()
-        .map(|r| r.start.max(chunk_rows.start)..r.end.min(chunk_rows.end))
-        .filter(|r| r.start < r.end)
-        .collect()
-}
-
 impl CScan {
-    /// The guard's release: the chunk counts as consumed and its frame is unpinned.
+    /// The guard's release: the chunk counts as consumed and its piece is unpinned.
     pub(crate) fn release(&mut self, id: ScanId) {
         let mut inner = self.shared.inner.lock();
         // UnknownScan here means the loader already retired this scan after a failed
         // load (which dropped its pin); there is nothing left to release.
         let _ = inner.abm.release_chunk(id, self.shared.now());
         drop(inner);
-        // An unpinned frame may be the victim the loader was waiting for.
+        // An unpinned piece may be the victim the loader was waiting for.
         self.shared.wake_loaders();
     }
 }

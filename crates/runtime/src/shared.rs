@@ -1,16 +1,16 @@
 //! State shared by the loader thread(s) and every scan thread.
 //!
-//! One mutex protects the ABM, the frame table and the scans' mailboxes together,
-//! because every ABM event changes all three at once (a load completion makes a frame
+//! One mutex protects the ABM, the resident bytes and the scans' mailboxes together,
+//! because every ABM event changes all three at once (a load completion makes a chunk
 //! resident *and* hands deliveries to blocked scans). No I/O and no decoding happen
 //! under it: the loader reads with the lock released, scans decode from an `Arc` of the
-//! frame's bytes after dropping it.
+//! chunk's bytes after dropping it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{Abm, Delivery, FrameId, Nanos, ScanId};
+use coopscan_buffer::{Abm, ChunkId, Delivery, Nanos, ScanId};
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 use parking_lot::{Condvar, Mutex};
@@ -22,10 +22,10 @@ use crate::stats::Counters;
 /// Everything behind the lock.
 pub(crate) struct Inner {
     pub(crate) abm: Abm,
-    /// `frames[f]` holds the bytes of the chunk resident in ABM frame `f`, or `None`
-    /// while the frame is empty or loading. Bytes are shared with the scans processing
-    /// them through the `Arc`, so evicting a frame never frees memory a scan still reads.
-    pub(crate) frames: Vec<Option<Arc<ChunkBytes>>>,
+    /// The bytes of every chunk the ABM's pool holds as resident (none while loading).
+    /// Bytes are shared with the scans processing them through the `Arc`, so evicting a
+    /// chunk never frees memory a scan still reads.
+    pub(crate) resident: HashMap<ChunkId, Arc<ChunkBytes>>,
     /// Deliveries made by an event on behalf of a scan parked in `next_chunk`.
     pub(crate) delivered: HashMap<ScanId, Delivery>,
     /// Scans failed by the loader (already unregistered from the ABM), with the error.
@@ -45,8 +45,8 @@ impl Inner {
         }
     }
 
-    pub(crate) fn frame_bytes(&self, frame: FrameId) -> Option<Arc<ChunkBytes>> {
-        self.frames.get(frame.0 as usize).cloned().flatten()
+    pub(crate) fn chunk_bytes(&self, chunk: ChunkId) -> Option<Arc<ChunkBytes>> {
+        self.resident.get(&chunk).cloned()
     }
 }
 

@@ -14,7 +14,7 @@ use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{
     Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, Delivery, NextChunk,
-    PolicyKind, ScanId, ScanSpec, TableGeometry,
+    Policy, PolicyKind, ScanId, ScanSpec, TableGeometry,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -101,15 +101,39 @@ struct Sim<'a> {
     max_classes: usize,
 }
 
-/// Runs `workload` under `policy` and reports per-query latencies and chunk loads.
+/// The simulated table: `chunk_count` equal chunks of `chunk_bytes`.
+pub fn geometry(cfg: &SimConfig) -> Result<TableGeometry, SimError> {
+    let geometry = TableGeometry::uniform(cfg.chunk_count, ROWS_PER_CHUNK).map_err(setup)?;
+    let sizes = vec![cfg.chunk_bytes.max(1); cfg.chunk_count as usize];
+    geometry.with_chunk_bytes(sizes).map_err(setup)
+}
+
+/// The ABM configuration of a run: a buffer of `frames` chunks.
+pub fn abm_config(cfg: &SimConfig) -> AbmConfig {
+    AbmConfig::new(cfg.frames).with_max_inflight(cfg.max_inflight)
+}
+
+/// Runs `workload` under the policy of `kind` and reports per-query latencies and
+/// chunk loads.
 pub fn simulate(
     cfg: &SimConfig,
     workload: &Workload,
-    policy: PolicyKind,
+    kind: PolicyKind,
 ) -> Result<RunResult, SimError> {
-    let geometry = TableGeometry::uniform(cfg.chunk_count, ROWS_PER_CHUNK).map_err(setup)?;
-    let abm_cfg = AbmConfig::new(cfg.frames).with_max_inflight(cfg.max_inflight);
-    let abm = Abm::with_kind(geometry, abm_cfg, policy).map_err(setup)?;
+    let policy = AnyPolicy::new(kind, &geometry(cfg)?, &abm_config(cfg));
+    simulate_policy(cfg, workload, policy)
+}
+
+/// Runs `workload` under an already built policy (built for [`geometry`] and
+/// [`abm_config`] of `cfg`), so a policy can carry knowledge, e.g. of the future.
+pub fn simulate_policy(
+    cfg: &SimConfig,
+    workload: &Workload,
+    policy: AnyPolicy,
+) -> Result<RunResult, SimError> {
+    let kind = policy.kind();
+    let abm = Abm::new(geometry(cfg)?, abm_config(cfg), policy).map_err(setup)?;
+    let policy = kind;
     let arrivals = workload
         .streams
         .iter()
@@ -243,8 +267,10 @@ impl Sim<'_> {
                 started_s,
                 done_s,
             });
-            if let (Some(t), Some(evicted)) = (self.timeline.as_mut(), load.evicted) {
-                t.cache_end(evicted.0, self.now);
+            if let Some(t) = self.timeline.as_mut() {
+                for evicted in &load.evicted {
+                    t.cache_end(evicted.0, self.now);
+                }
             }
             if let Some(&q) = load.on_behalf_of.and_then(|s| self.by_scan.get(&s)) {
                 self.queries[q].loads += 1;
@@ -258,7 +284,7 @@ impl Sim<'_> {
         };
         let spec = self.workload.streams[stream].queries[k].clone();
         let geometry = self.abm.geometry();
-        let rows = spec
+        let rows: coopscan_buffer::RowRanges = spec
             .chunks
             .iter()
             .map(|r| geometry.rows_of_chunks(r.clone()))

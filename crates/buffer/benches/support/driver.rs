@@ -57,10 +57,7 @@ impl Driver {
         let percent = RANGE_PERCENTS[self.rng.random_range(0..RANGE_PERCENTS.len())];
         let len = (rows * percent / 100).max(1);
         let start = self.rng.random_range(0..=rows - len);
-        let spec = ScanSpec::new(
-            std::iter::once(start..start + len).collect(),
-            ColumnMask::ALL,
-        );
+        let spec = ScanSpec::new(vec![start..start + len], ColumnMask::ALL);
         self.abm
             .register_scan(&spec, Nanos(self.now))
             .expect("valid spec")

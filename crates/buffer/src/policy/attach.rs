@@ -6,7 +6,7 @@
 
 use super::sequential::{ChunkOrder, Sequential};
 use super::{LoadChoice, Policy, PolicyKind};
-use crate::{AbmState, ChunkId, Nanos, ScanSlot};
+use crate::{AbmConfig, AbmState, ChunkId, Nanos, ScanOrder, ScanSlot, TableGeometry};
 
 #[derive(Clone, Debug, Default)]
 pub struct AttachPolicy {
@@ -14,15 +14,18 @@ pub struct AttachPolicy {
 }
 
 impl AttachPolicy {
+    pub fn new(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
+        Self::default()
+    }
+
     /// The running scan sharing most still-needed chunks with `slot`, and that overlap.
     fn best_partner(&self, state: &AbmState, slot: ScanSlot) -> Option<(ScanSlot, u32)> {
         let chunks = &state.active_scan(slot).chunks;
         let mut best: Option<(ScanSlot, u32)> = None;
         for other in state.active_slots().filter(|s| *s != slot) {
-            let bit = other.bit();
             let overlap = chunks
                 .iter()
-                .filter(|c| state.interest(*c) & bit != 0)
+                .filter(|c| state.interest(*c).contains(other))
                 .count() as u32;
             if overlap > 0 && best.is_none_or(|(_, o)| overlap > o) {
                 best = Some((other, overlap));
@@ -38,9 +41,12 @@ impl Policy for AttachPolicy {
     }
 
     fn on_admit(&mut self, state: &AbmState, slot: ScanSlot) {
-        let chunks = &state.active_scan(slot).chunks;
-        let start = self
-            .best_partner(state, slot)
+        let scan = state.active_scan(slot);
+        let chunks = &scan.chunks;
+        // A scan that needs table order cannot start in the middle.
+        let start = (scan.order == ScanOrder::Any)
+            .then(|| self.best_partner(state, slot))
+            .flatten()
             .and_then(|(partner, _)| self.seq.position(state, partner));
         let order = match start {
             Some(pos) => ChunkOrder::rotated(chunks, pos),

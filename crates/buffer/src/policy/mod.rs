@@ -5,8 +5,12 @@
 //! |-----------|-------------------------------|-------------------------------------------|----------|
 //! | normal    | its own ranges in order       | next chunks of the longest-waiting scan   | LRU      |
 //! | attach    | rotated to join a running scan| same as normal                            | LRU      |
-//! | elevator  | whatever the cursor brought   | next chunk anyone needs after the cursor  | unneeded only |
+//! | elevator  | whatever the cursor brought   | next chunk anyone needs after the cursor  | FIFO window |
 //! | relevance | useRelevance                  | queryRelevance → loadRelevance            | keepRelevance |
+//!
+//! Eviction is delegated to a [`crate::Replacer`] (`replacer/`); a policy only says which
+//! replacer and for whom. A scan registered `InOrder` gets its chunks ascending under
+//! every policy: the ABM, not the policy, enforces it in delivery.
 
 mod attach;
 mod elevator;
@@ -18,16 +22,18 @@ pub use attach::AttachPolicy;
 pub use elevator::ElevatorPolicy;
 pub use normal::NormalPolicy;
 pub use relevance::RelevancePolicy;
+pub use relevance::{keep_relevance, load_relevance, query_relevance, use_relevance};
 
-use crate::{AbmState, ChunkId, FrameId, Nanos, ScanSlot};
+use crate::{AbmConfig, AbmState, ChunkId, Nanos, PieceId, ScanSlot, TableGeometry};
 use std::fmt;
 use std::str::FromStr;
 
-/// A load the policy wants: `chunk` into `frame`, evicting whatever `frame` holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A load the policy wants: `chunk`, after evicting `victims` (chosen by its replacer
+/// with [`crate::plan_eviction`], so that the load's bytes fit).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadChoice {
     pub chunk: ChunkId,
-    pub frame: FrameId,
+    pub victims: Vec<PieceId>,
     /// The scan whose need triggered this load (for per-query I/O accounting).
     pub on_behalf_of: Option<ScanSlot>,
 }
@@ -39,8 +45,8 @@ pub struct LoadChoice {
 /// after the scan's interest is in the state, `on_retire` before it is removed.
 ///
 /// The policy MUST: return from `choose_available` only a resident chunk the scan needs;
-/// return from `choose_load` only an absent chunk and a frame that is empty or holds an
-/// unpinned resident chunk. The ABM asserts both.
+/// return from `choose_load` only an absent chunk and victims that are resident,
+/// unpinned and free enough bytes for it. The ABM asserts both.
 pub trait Policy {
     fn kind(&self) -> PolicyKind;
 
@@ -118,20 +124,15 @@ pub enum AnyPolicy {
 }
 
 impl AnyPolicy {
-    pub fn new(kind: PolicyKind) -> Self {
+    /// The policy of `kind`, built for a table of `geometry` and a buffer of `config`
+    /// (so a policy may size its state or carry knowledge of the table).
+    pub fn new(kind: PolicyKind, geometry: &TableGeometry, config: &AbmConfig) -> Self {
         match kind {
-            PolicyKind::Normal => AnyPolicy::Normal(NormalPolicy::default()),
-            PolicyKind::Attach => AnyPolicy::Attach(AttachPolicy::default()),
-            PolicyKind::Elevator => AnyPolicy::Elevator(ElevatorPolicy::default()),
-            PolicyKind::Relevance => AnyPolicy::Relevance(RelevancePolicy::default()),
+            PolicyKind::Normal => AnyPolicy::Normal(NormalPolicy::new(geometry, config)),
+            PolicyKind::Attach => AnyPolicy::Attach(AttachPolicy::new(geometry, config)),
+            PolicyKind::Elevator => AnyPolicy::Elevator(ElevatorPolicy::new(geometry, config)),
+            PolicyKind::Relevance => AnyPolicy::Relevance(RelevancePolicy::new(geometry, config)),
         }
-    }
-}
-
-impl FromStr for AnyPolicy {
-    type Err = UnknownPolicy;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse().map(AnyPolicy::new)
     }
 }
 
@@ -171,6 +172,25 @@ impl Policy for AnyPolicy {
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         dispatch!(self, p => p.choose_load(state, now))
     }
+}
+
+/// Victims that make room for `chunk` under `replacer`, as a [`LoadChoice`].
+pub(crate) fn choice_with<R: crate::Replacer>(
+    state: &AbmState,
+    replacer: &mut R,
+    chunk: ChunkId,
+    on_behalf_of: Option<ScanSlot>,
+) -> Option<LoadChoice> {
+    let request = crate::EvictionRequest {
+        bytes: state.chunk_bytes(chunk),
+        for_scan: on_behalf_of,
+    };
+    let victims = crate::plan_eviction(replacer, state, &request)?;
+    Some(LoadChoice {
+        chunk,
+        victims,
+        on_behalf_of,
+    })
 }
 
 /// The first chunk of `set` at or after `from`, wrapping around: the chunk the disk head

@@ -2,11 +2,17 @@
 
 use super::sequential::{ChunkOrder, Sequential};
 use super::{LoadChoice, Policy, PolicyKind};
-use crate::{AbmState, ChunkId, Nanos, ScanSlot};
+use crate::{AbmConfig, AbmState, ChunkId, Nanos, ScanSlot, TableGeometry};
 
 #[derive(Clone, Debug, Default)]
 pub struct NormalPolicy {
     seq: Sequential,
+}
+
+impl NormalPolicy {
+    pub fn new(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
+        Self::default()
+    }
 }
 
 impl Policy for NormalPolicy {

@@ -12,9 +12,11 @@
 //! live classes (`index.rs`), never the chunks. Ties go to the chunk the disk head
 //! reaches first moving forward, which keeps loads sequential when nothing else matters.
 
-use super::{cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind};
+use super::{choice_with, cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind};
 use crate::config::MAX_SCANS;
-use crate::{AbmState, ChunkId, FrameId, Nanos, Residency, ScanMask, ScanSlot};
+use crate::{
+    AbmConfig, AbmState, ChunkId, KeepRelevanceReplacer, Nanos, ScanSet, ScanSlot, TableGeometry,
+};
 
 /// Paper: Qmax, the weight that makes starved scans dominate plain interest counts.
 const QMAX: u32 = MAX_SCANS as u32;
@@ -23,6 +25,7 @@ const QMAX: u32 = MAX_SCANS as u32;
 pub struct RelevancePolicy {
     /// Scratch list of starved scans by priority, reused to avoid allocating per decision.
     queue: Vec<(f64, ScanSlot)>,
+    replacer: KeepRelevanceReplacer,
 }
 
 /// Paper: queryRelevance, for a starved scan. Shorter scans first, aged by waiting time.
@@ -37,24 +40,34 @@ pub fn query_relevance(state: &AbmState, slot: ScanSlot, now: Nanos) -> f64 {
 }
 
 /// Paper: useRelevance. Prefer chunks few other scans want: they can be evicted soonest.
-pub fn use_relevance(mask: ScanMask) -> u32 {
-    QMAX - mask.count_ones()
+pub fn use_relevance(mask: ScanSet) -> u32 {
+    QMAX - mask.len()
 }
 
 /// Paper: loadRelevance.
-pub fn load_relevance(mask: ScanMask, starved: ScanMask) -> u32 {
-    (mask & starved).count_ones() * QMAX + mask.count_ones()
+pub fn load_relevance(mask: ScanSet, starved: ScanSet) -> u32 {
+    mask.intersection_len(&starved) * QMAX + mask.len()
 }
 
 /// Paper: keepRelevance; almost-starved scans count as starved.
-pub fn keep_relevance(mask: ScanMask, almost_starved: ScanMask) -> u32 {
-    (mask & almost_starved).count_ones() * QMAX + mask.count_ones()
+pub fn keep_relevance(mask: ScanSet, almost_starved: ScanSet) -> u32 {
+    mask.intersection_len(&almost_starved) * QMAX + mask.len()
 }
 
 impl RelevancePolicy {
+    pub fn new(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
+        Self::default()
+    }
+
     /// Paper: chooseChunkToLoad. Highest loadRelevance among chunks `q` needs that are
-    /// neither resident nor loading.
+    /// neither resident nor loading; for an in-order scan, its next absent chunk.
     fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<ChunkId> {
+        if state.in_order_mask().contains(q) {
+            let scan = state.active_scan(q);
+            return (0..crate::STARVED_BELOW)
+                .map_while(|k| scan.in_order_ahead(k))
+                .find(|c| state.is_absent(*c));
+        }
         let head = state
             .last_loaded()
             .map_or(ChunkId(0), |c| ChunkId((c.0 + 1) % state.chunk_count()));
@@ -62,7 +75,7 @@ impl RelevancePolicy {
         let starved = state.starved_mask();
         state
             .classes()
-            .filter(|c| c.mask() & q.bit() != 0)
+            .filter(|c| c.mask().contains(q))
             .filter_map(|c| {
                 Some((
                     load_relevance(c.mask(), starved),
@@ -73,33 +86,6 @@ impl RelevancePolicy {
                 (*score, std::cmp::Reverse(cyclic_distance(head, *chunk, n)))
             })
             .map(|(_, chunk)| chunk)
-    }
-
-    /// Paper: findFreeSlot. An empty frame, else the lowest keepRelevance chunk that is
-    /// not in use, not wanted by `q` and not useful for any starved scan.
-    fn find_free_slot(state: &AbmState, q: ScanSlot) -> Option<FrameId> {
-        if let Some(f) = state.free_frame() {
-            return Some(f);
-        }
-        let protected = state.starved_mask() | q.bit();
-        let almost = state.almost_starved_mask();
-        state
-            .classes()
-            .filter(|c| c.mask() & protected == 0)
-            .filter_map(|c| {
-                // Pinned chunks are at most one per scan, so this skips few.
-                let chunk = c.resident().iter().find(|ch| !state.is_pinned(**ch))?;
-                let Residency::Resident(frame) = state.residency(*chunk) else {
-                    return None;
-                };
-                Some((
-                    keep_relevance(c.mask(), almost),
-                    state.frame(frame).lru_tick,
-                    frame,
-                ))
-            })
-            .min()
-            .map(|(_, _, frame)| frame)
     }
 }
 
@@ -112,18 +98,19 @@ impl Policy for RelevancePolicy {
     fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
         state
             .classes()
-            .filter(|c| c.mask() & slot.bit() != 0)
+            .filter(|c| c.mask().contains(slot))
             .filter_map(|c| Some((use_relevance(c.mask()), *c.resident().first()?)))
             .max_by_key(|(score, chunk)| (*score, std::cmp::Reverse(*chunk)))
             .map(|(_, chunk)| chunk)
     }
 
     /// Paper: the ABM main loop body: chooseQueryToProcess, chooseChunkToLoad,
-    /// findFreeSlot. When the most relevant query has nothing loadable or no frame can be
-    /// freed for it, the next one is tried rather than blocking the loader.
+    /// findFreeSlot (here: keepRelevance victims until the chunk fits). When the most
+    /// relevant query has nothing loadable or no room can be freed for it, the next one
+    /// is tried rather than blocking the loader.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         self.queue.clear();
-        for slot in crate::state::slots_of(state.starved_mask()) {
+        for slot in state.starved_mask().iter() {
             self.queue.push((query_relevance(state, slot, now), slot));
         }
         self.queue
@@ -132,14 +119,9 @@ impl Policy for RelevancePolicy {
             let Some(chunk) = Self::choose_chunk_to_load(state, q) else {
                 continue;
             };
-            let Some(frame) = Self::find_free_slot(state, q) else {
-                continue;
-            };
-            return Some(LoadChoice {
-                chunk,
-                frame,
-                on_behalf_of: Some(q),
-            });
+            if let Some(choice) = choice_with(state, &mut self.replacer, chunk, Some(q)) {
+                return Some(choice);
+            }
         }
         None
     }

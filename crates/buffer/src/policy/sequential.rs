@@ -2,9 +2,9 @@
 //! and a cursor; the loader reads ahead `READ_AHEAD` chunks per scan (the one being
 //! processed counts), serving the scan that has waited longest first; eviction is LRU.
 
-use super::LoadChoice;
+use super::{choice_with, LoadChoice};
 use crate::config::MAX_SCANS;
-use crate::{AbmState, ChunkId, ChunkRanges, Nanos, ScanSlot};
+use crate::{AbmState, ChunkId, ChunkRanges, LruReplacer, Nanos, ScanSlot};
 use std::ops::Range;
 
 /// Chunks per scan kept resident or loading ahead of consumption: the one in process
@@ -141,12 +141,7 @@ impl Sequential {
             }
         }
         let ((_, _, slot), chunk) = best?;
-        let frame = state.free_frame().or_else(|| state.lru_frames().next())?;
-        Some(LoadChoice {
-            chunk,
-            frame,
-            on_behalf_of: Some(slot),
-        })
+        choice_with(state, &mut LruReplacer, chunk, Some(slot))
     }
 
     /// The first absent chunk among the scan's next `READ_AHEAD` chunks.

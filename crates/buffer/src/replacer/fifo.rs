@@ -1,0 +1,28 @@
+//! FIFO as a sliding window (elevator, 2004 report §3.1): the next chunk may be read
+//! "only if the last chunk in this window does not have any queries currently
+//! processing it". The oldest load goes, even if a slow scan still wants it; while it is
+//! loading or in use, nothing goes and the loader waits.
+//!
+//! ```text
+//!   load order:  [oldest] c7 c8 c9 c10 c11 [newest]
+//!   next load ⇒ evict c7 if unpinned, else wait
+//! ```
+
+use super::{EvictionRequest, Replacer};
+use crate::{AbmState, PieceId};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FifoReplacer;
+
+impl Replacer for FifoReplacer {
+    fn victim(
+        &mut self,
+        state: &AbmState,
+        _request: &EvictionRequest,
+        chosen: &[PieceId],
+    ) -> Option<PieceId> {
+        let pool = state.pool();
+        let oldest = pool.load_order().find(|p| !chosen.contains(p))?;
+        pool.is_evictable(oldest).then_some(oldest)
+    }
+}
