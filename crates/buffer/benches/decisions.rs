@@ -1,4 +1,4 @@
-//! Cost per ABM decision at 1k, 10k and 100k chunks with 16 and 64 scans.
+//! Cost per ABM decision at 1k, 10k and 100k chunks with 16, 64 and 256 scans.
 //! Target (BENCHMARKS.md): ≤ 10 µs per decision at 100k chunks and 64 scans.
 //!
 //! `cargo bench -p coopscan-buffer --bench decisions`
@@ -12,7 +12,7 @@ use driver::Driver;
 use std::time::Duration;
 
 const CHUNK_COUNTS: [u32; 3] = [1_000, 10_000, 100_000];
-const SCAN_COUNTS: [usize; 2] = [16, 64];
+const SCAN_COUNTS: [usize; 3] = [16, 64, 256];
 /// Decisions run before measuring, after the buffer first fills (so that evictions are
 /// part of the measured steady state), letting classes fragment as in a long run.
 const WARMUP_DECISIONS: u64 = 20_000;

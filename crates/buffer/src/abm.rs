@@ -234,7 +234,9 @@ impl<P: Policy> Abm<P> {
     /// bytes; the chunk is "loading" until [`Abm::load_completed`] or
     /// [`Abm::load_failed`].
     pub fn next_load(&mut self, now: Nanos) -> Option<LoadDecision> {
-        if self.state.inflight() >= self.state.config().max_inflight {
+        // An empty table has nothing to load (and policies may assume chunks exist).
+        let idle = self.state.chunk_count() == 0;
+        if idle || self.state.inflight() >= self.state.config().max_inflight {
             return None;
         }
         let choice = self.policy.choose_load(&self.state, now)?;

@@ -23,13 +23,13 @@ impl TableGeometry {
     /// Chunks with the given first rows; the last chunk ends at `row_count`.
     pub fn from_chunk_starts(chunk_starts: Vec<u64>, row_count: u64) -> Result<Self, BufferError> {
         let invalid = |why: &str| Err(BufferError::InvalidGeometry(why.to_string()));
-        if chunk_starts.is_empty() {
-            return invalid("a table needs at least one chunk");
+        if chunk_starts.is_empty() && row_count > 0 {
+            return invalid("a table with rows needs at least one chunk");
         }
         if chunk_starts.len() > u32::MAX as usize {
             return invalid("too many chunks for a u32 ChunkId");
         }
-        if chunk_starts[0] != 0 {
+        if chunk_starts.first().is_some_and(|&first| first != 0) {
             return invalid("the first chunk must start at row 0");
         }
         if chunk_starts.windows(2).any(|w| w[0] >= w[1]) {
@@ -163,6 +163,10 @@ mod tests {
     #[test]
     fn rejects_bad_geometry() {
         assert!(TableGeometry::from_chunk_starts(vec![], 10).is_err());
+        let empty = TableGeometry::from_chunk_starts(vec![], 0).unwrap();
+        assert_eq!(empty.chunk_count(), 0);
+        assert_eq!(empty.chunks_of_rows(&(0..0)).unwrap(), 0..0);
+        assert!(empty.chunks_of_rows(&(0..1)).is_err());
         assert!(TableGeometry::from_chunk_starts(vec![1, 5], 10).is_err());
         assert!(TableGeometry::from_chunk_starts(vec![0, 5, 5], 10).is_err());
         assert!(TableGeometry::from_chunk_starts(vec![0, 10], 10).is_err());

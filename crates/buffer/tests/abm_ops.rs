@@ -1,8 +1,10 @@
 //! Property test on the ABM alone: random interleavings of every driver event
 //! (register, next_chunk, release, next_load, load_completed, load_failed, unregister
-//! mid-scan = cancel) under every policy. After each event `check_invariants` holds and
-//! no scan ever gets a chunk twice or outside its ranges; finally the remaining scans are
-//! drained and each must have received exactly the chunks of its ranges.
+//! mid-scan = cancel) under every policy, with chunks of different byte sizes (so
+//! eviction must sometimes free several) and a mix of any-order and in-order scans.
+//! After each event `check_invariants` holds, no scan ever gets a chunk twice or outside
+//! its ranges, and an in-order scan gets its chunks ascending; finally the remaining
+//! scans are drained and each must have received exactly the chunks of its ranges.
 
 use coopscan_buffer::*;
 use proptest::prelude::*;
@@ -18,6 +20,7 @@ struct Model {
     wanted: HashMap<ScanId, BTreeSet<u32>>,
     got: HashMap<ScanId, BTreeSet<u32>>,
     holding: HashMap<ScanId, ChunkId>,
+    in_order: BTreeSet<ScanId>,
     loads: Vec<ChunkId>,
 }
 
@@ -33,6 +36,10 @@ impl Model {
             "duplicate {:?}",
             d
         );
+        if self.in_order.contains(&d.scan) {
+            let last = self.got[&d.scan].iter().next_back();
+            prop_assert_eq!(last, Some(&d.chunk.0), "out of order {:?}", d);
+        }
         prop_assert!(self.holding.insert(d.scan, d.chunk).is_none());
         Ok(())
     }
@@ -54,10 +61,14 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
                 u64::from(start) * ROWS_PER_CHUNK..u64::from(end) * ROWS_PER_CHUNK,
                 u64::from(second) * ROWS_PER_CHUNK + 3..u64::from(second) * ROWS_PER_CHUNK + 4,
             ];
-            let scan = abm
-                .register_scan(&ScanSpec::new(ranges, ColumnMask::ALL), now)
-                .unwrap()
-                .scan;
+            let mut spec = ScanSpec::new(ranges, ColumnMask::ALL);
+            if c % 3 == 0 {
+                spec = spec.in_order();
+            }
+            let scan = abm.register_scan(&spec, now).unwrap().scan;
+            if c % 3 == 0 {
+                m.in_order.insert(scan);
+            }
             let mut wanted: BTreeSet<u32> = (start..end).collect();
             wanted.insert(second);
             m.wanted.insert(scan, wanted);
@@ -152,9 +163,14 @@ proptest! {
         chunks in 1u32..40,
         frames in 2u32..12,
         inflight in 1u32..3,
+        sizes in proptest::collection::vec(1u64..4, 40),
         ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
     ) {
-        let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).unwrap();
+        let sizes = sizes[..chunks as usize].to_vec();
+        let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK)
+            .unwrap()
+            .with_chunk_bytes(sizes)
+            .unwrap();
         let config = AbmConfig::new(frames).with_max_inflight(inflight);
         let mut abm = Abm::with_kind(geometry, config, PolicyKind::ALL[policy]).unwrap();
         let mut model = Model::default();
@@ -245,6 +261,101 @@ fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
         );
         let mut out = Vec::new();
         abm.unregister_scan(queued.scan, Nanos(2), &mut out)
+            .unwrap();
+        abm.check_invariants().unwrap();
+    }
+}
+
+/// Interest is a 256-bit set: a buffer with room admits 256 concurrent scans (the old
+/// `u64` masks stopped at 64), the next one queues, and all of them finish with exactly
+/// their chunks under every policy.
+#[test]
+fn two_hundred_fifty_six_scans_run_at_once() {
+    let chunks = 8u32;
+    for kind in PolicyKind::ALL {
+        let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).unwrap();
+        let frames = 2 * MAX_SCANS as u32;
+        let mut abm = Abm::with_kind(geometry, AbmConfig::new(frames), kind).unwrap();
+        let mut m = Model::default();
+        for i in 0..=MAX_SCANS as u64 {
+            let start = i % u64::from(chunks);
+            let spec = ScanSpec::new(
+                vec![start * ROWS_PER_CHUNK..u64::from(chunks) * ROWS_PER_CHUNK],
+                ColumnMask::ALL,
+            );
+            let reg = abm.register_scan(&spec, Nanos(0)).unwrap();
+            assert_eq!(reg.admitted, i < MAX_SCANS as u64, "{kind}: scan {i}");
+            m.wanted.insert(reg.scan, (start as u32..chunks).collect());
+            m.got.insert(reg.scan, BTreeSet::new());
+            m.scans.push(reg.scan);
+        }
+        assert_eq!(abm.state().active_count() as usize, MAX_SCANS, "{kind}");
+        drain(&mut abm, &mut m).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(
+            abm.state().stats().loads,
+            u64::from(chunks),
+            "{kind}: shared"
+        );
+    }
+}
+
+/// Chunks of different sizes: a load that needs more bytes than one victim frees
+/// evicts several (the 2007 paper's iterative "finding space"), least recently used
+/// first, and no more than it needs.
+#[test]
+fn a_large_chunk_evicts_as_many_small_ones_as_it_needs() {
+    let geometry = TableGeometry::uniform(6, ROWS_PER_CHUNK)
+        .unwrap()
+        .with_chunk_bytes(vec![1, 1, 1, 1, 1, 3])
+        .unwrap();
+    let config = AbmConfig::with_budget(BufferBudget::Bytes(6));
+    let mut abm = Abm::with_kind(geometry, config, PolicyKind::Normal).unwrap();
+    let now = Nanos(0);
+    let mut out = Vec::new();
+    let spec = ScanSpec::new(vec![0..6 * ROWS_PER_CHUNK], ColumnMask::ALL).in_order();
+    let scan = abm.register_scan(&spec, now).unwrap().scan;
+    let mut loads = Vec::new();
+    for expected in 0..6 {
+        // Load only when the scan blocks, so nothing is read ahead.
+        if abm.next_chunk(scan, now).unwrap() == NextChunk::Wait {
+            let load = abm.next_load(now).expect("a blocked scan gets a load");
+            let evicted: Vec<u32> = load.evicted.iter().map(|c| c.0).collect();
+            loads.push((load.chunk.0, evicted));
+            abm.load_completed(load.chunk, now, &mut out).unwrap();
+            assert_eq!(out.pop().map(|d| d.chunk.0), Some(expected));
+        }
+        abm.check_invariants().unwrap();
+        abm.release_chunk(scan, now).unwrap();
+    }
+    let expected: Vec<(u32, Vec<u32>)> = vec![
+        (0, vec![]),
+        (1, vec![]),
+        (2, vec![]),
+        (3, vec![]),
+        (4, vec![]),
+        // 5 bytes held, 1 free: the 3-byte chunk evicts the two oldest 1-byte chunks.
+        (5, vec![0, 1]),
+    ];
+    assert_eq!(loads, expected);
+    assert_eq!(abm.state().pool().used_bytes(), 6);
+}
+
+/// Regression (issue "Reliability", item 8): an empty table (0 rows, 0 chunks) was
+/// rejected by the geometry, so the cooperative policies could not answer a query the
+/// in-order Scan answered with 0 rows. Now every scan of it is finished at once and the
+/// loader has nothing to do.
+#[test]
+fn an_empty_table_is_served_under_every_policy() {
+    for kind in PolicyKind::ALL {
+        let geometry = TableGeometry::from_chunk_starts(vec![], 0).unwrap();
+        let mut abm = Abm::with_kind(geometry, AbmConfig::new(2), kind).unwrap();
+        let scan = abm
+            .register_scan(&ScanSpec::full(0), Nanos(0))
+            .unwrap()
+            .scan;
+        assert_eq!(abm.next_load(Nanos(0)), None, "{kind}");
+        assert_eq!(abm.next_chunk(scan, Nanos(0)).unwrap(), NextChunk::Finished);
+        abm.unregister_scan(scan, Nanos(0), &mut Vec::new())
             .unwrap();
         abm.check_invariants().unwrap();
     }

@@ -57,7 +57,7 @@ impl ChunkSource for Runtime {
             .map(|t| t.0);
         let scan = self
             .register_tagged(
-                core.ranges.clone(),
+                core.ranges.clone().into(),
                 core.shape.storage_projection.clone(),
                 tag,
             )

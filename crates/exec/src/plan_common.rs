@@ -1,6 +1,7 @@
 //! What Scan and CScan plans share: output shape, tuple ranges, plan properties, and
 //! how they print in `EXPLAIN`.
 
+use coopscan_buffer::RowRanges;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ pub struct ScanCore {
     pub shape: OutputShape,
     /// Tuple ranges to read (after `_rowid` bounds and zonemap pruning): sorted,
     /// disjoint, non-empty.
-    pub ranges: Vec<Range<u64>>,
+    pub ranges: RowRanges,
     pub counters: Arc<ScanCounters>,
 }
 
@@ -59,7 +60,7 @@ impl ScanCore {
 
     /// Rows the plan will deliver.
     pub fn rows(&self) -> u64 {
-        self.ranges.iter().map(|r| r.end - r.start).sum()
+        self.ranges.rows()
     }
 
     pub fn fmt_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -74,7 +75,7 @@ impl ScanCore {
             f,
             "{name}: columns=[{}], ranges={}, rows={}",
             columns.join(", "),
-            fmt_ranges(&self.ranges),
+            fmt_ranges(self.ranges.ranges()),
             self.rows()
         )
     }

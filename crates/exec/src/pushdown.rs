@@ -15,6 +15,7 @@
 //! Anything else (OR, functions, strings, casts other than integer widening, literal
 //! types we would have to round) is **Unsupported** and never affects the scan.
 
+use coopscan_buffer::RowRanges;
 use std::ops::Range;
 
 use coopscan_storage::zonemap::Zonemap;
@@ -224,13 +225,12 @@ pub fn may_match(zonemap: Option<&Zonemap>, op: CmpOp, value: i64) -> bool {
 }
 
 /// The tuple ranges a scan must read: the `_rowid` range minus every chunk that a
-/// zonemap conjunct rules out. Ranges are sorted, disjoint and non-empty; consecutive
-/// surviving chunks form one range.
-pub fn scan_ranges(table: &Table, pushed: &[Pushed]) -> Vec<Range<u64>> {
+/// zonemap conjunct rules out; consecutive surviving chunks form one range.
+pub fn scan_ranges(table: &Table, pushed: &[Pushed]) -> RowRanges {
     let bound = rowid_range(pushed, table.rows());
     let mut ranges: Vec<Range<u64>> = Vec::new();
     if bound.is_empty() {
-        return ranges;
+        return RowRanges::default();
     }
     for k in table.chunks_for_rows(bound.clone()) {
         let chunk = table.chunk(k);
@@ -250,7 +250,7 @@ pub fn scan_ranges(table: &Table, pushed: &[Pushed]) -> Vec<Range<u64>> {
             _ => ranges.push(piece),
         }
     }
-    ranges
+    RowRanges::new(ranges)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub type ScanExec = LeafScanExec<DirectSource>;
 /// Reads the chunks of `core.ranges` in table order and sends their tuples.
 fn produce(core: &ScanCore, source: &DirectSource, sink: &BatchSink) -> Result<()> {
     let table = &source.table;
-    for range in &core.ranges {
+    for range in core.ranges.ranges() {
         for k in table.chunks_for_rows(range.clone()) {
             if sink.is_closed() {
                 return Ok(());
