@@ -46,5 +46,32 @@ fn decisions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, decisions);
+/// Column storage: 16 columns, scans over up to 4 adjacent ones (issue target: ≤ 10 µs
+/// at 100k chunks × 16 columns × 64 scans, and measured at 256 scans).
+fn dsm_decisions(c: &mut Criterion) {
+    let mut group = c.benchmark_group("dsm_decision");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1));
+    for kind in PolicyKind::ALL {
+        for scans in SCAN_COUNTS {
+            let chunks = 100_000;
+            let mut driver = Driver::with_columns(kind, chunks, DSM_COLUMNS, scans, 42);
+            while driver.abm().state().stats().evictions == 0 {
+                driver.run(WARMUP_BATCH);
+            }
+            driver.run(WARMUP_DECISIONS);
+            let id = BenchmarkId::new(kind.name(), format!("{chunks}chunks/16cols/{scans}scans"));
+            group.bench_function(id, |b| b.iter_custom(|iters| driver.run(iters)));
+            let classes = driver.abm().state().class_count();
+            eprintln!("  dsm {kind} {chunks}/{scans}: {classes} live classes");
+        }
+    }
+    group.finish();
+}
+
+const DSM_COLUMNS: u32 = 16;
+
+criterion_group!(benches, decisions, dsm_decisions);
 criterion_main!(benches);

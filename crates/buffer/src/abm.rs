@@ -26,14 +26,16 @@ pub enum NextChunk {
     Finished,
 }
 
-/// Answer to [`Abm::next_load`]: read `piece` (the data of `chunk`), `bytes` long, whose
-/// bytes the pool has reserved; the chunks in `evicted` were dropped to make room.
+/// Answer to [`Abm::next_load`]: read `pieces` of `chunk` (one for NSM/PAX, some
+/// columns for DSM; smallest first), `bytes` in all, which the pool has reserved; the
+/// pieces in `evicted` were dropped to make room. Report each piece with
+/// [`Abm::load_completed`] or [`Abm::load_failed`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadDecision {
     pub chunk: ChunkId,
-    pub piece: PieceId,
+    pub pieces: Vec<PieceId>,
     pub bytes: u64,
-    pub evicted: Vec<ChunkId>,
+    pub evicted: Vec<PieceId>,
     pub on_behalf_of: Option<ScanId>,
 }
 
@@ -90,7 +92,7 @@ impl<P: Policy> Abm<P> {
     }
 
     /// A CScan registers its ranges. It is admitted now, or queued (FIFO) until enough
-    /// frames per scan are free; either way it may call [`Abm::next_chunk`] at once.
+    /// room per scan is in the budget; either way it may call [`Abm::next_chunk`] at once.
     pub fn register_scan(
         &mut self,
         spec: &ScanSpec,
@@ -103,17 +105,26 @@ impl<P: Policy> Abm<P> {
             });
         }
         let chunks = self.geometry.chunk_ranges(&spec.ranges)?;
+        let cols = self.state.scan_cols(spec.columns);
+        let (needed, capacity) = (
+            self.state.footprint(cols),
+            self.state.pool().capacity_bytes(),
+        );
+        if needed > capacity {
+            return Err(BufferError::ScanTooLarge { needed, capacity });
+        }
         let id = ScanId(self.state.next_scan_id);
         self.state.next_scan_id += 1;
         let pending = PendingScan {
             id,
             columns: spec.columns,
+            cols,
             order: spec.order,
             chunks,
             registered_at: now,
             blocked_since: None,
         };
-        if self.state.pending.is_empty() && self.state.admission_open() {
+        if self.state.pending.is_empty() && self.state.admission_open(cols) {
             self.admit(pending);
             return Ok(Registration {
                 scan: id,
@@ -183,7 +194,7 @@ impl<P: Policy> Abm<P> {
     fn choose_available(&mut self, slot: ScanSlot) -> Option<ChunkId> {
         let scan = self.state.active_scan(slot);
         match scan.in_order_ahead(0) {
-            Some(next) => self.state.is_resident(next).then_some(next),
+            Some(next) => self.state.available_for(next, scan.cols).then_some(next),
             None if scan.order == crate::ScanOrder::InOrder => None,
             None => self.policy.choose_available(&self.state, slot),
         }
@@ -219,7 +230,10 @@ impl<P: Policy> Abm<P> {
         let slot = self.slot(scan)?;
         self.policy.on_retire(&self.state, slot);
         self.state.retire(slot);
-        while self.state.admission_open() {
+        while let Some(cols) = self.state.pending.front().map(|p| p.cols) {
+            if !self.state.admission_open(cols) {
+                break;
+            }
             let Some(pending) = self.state.pending.pop_front() else {
                 break;
             };
@@ -246,39 +260,42 @@ impl<P: Policy> Abm<P> {
             .map(|s| s.id);
         // A policy that breaks its contract (a pinned victim, a resident chunk, too few
         // bytes freed) is a bug in this crate, not a driver error.
-        let evicted = match self.state.start_load(choice.chunk, &choice.victims) {
-            Ok(evicted) => evicted,
+        let pieces = match self
+            .state
+            .start_load(choice.chunk, choice.cols, &choice.victims)
+        {
+            Ok(pieces) => pieces,
             Err(e) => panic!("{} chose an impossible load: {e}", self.policy.kind()),
         };
         Some(LoadDecision {
             chunk: choice.chunk,
-            piece: self.state.piece(choice.chunk),
-            bytes: self.state.chunk_bytes(choice.chunk),
-            evicted,
+            bytes: self.state.bytes_of(choice.chunk, choice.cols),
+            pieces,
+            evicted: choice.victims,
             on_behalf_of,
         })
     }
 
-    /// The chunk is in memory. Blocked scans that can use it are served (appended to
-    /// `out`), as the paper's ABM signals waiting queries.
+    /// A piece is in memory. Blocked scans that can now use its chunk are served
+    /// (appended to `out`), as the paper's ABM signals waiting queries.
     pub fn load_completed(
         &mut self,
-        chunk: ChunkId,
+        piece: PieceId,
         now: Nanos,
         out: &mut Vec<Delivery>,
     ) -> Result<(), BufferError> {
-        self.state.finish_load(chunk)?;
-        self.serve_blocked(self.state.interest(chunk), now, out);
+        self.state.finish_piece(piece)?;
+        self.serve_blocked(self.state.interest(piece.chunk), now, out);
         Ok(())
     }
 
-    /// The read failed: the chunk is absent again and the frame is free. Returns the
-    /// active scans that still need it (blocked on it or busy with another chunk), so the
-    /// driver can fail or retry exactly those. Their interest is kept: a later
-    /// `next_load` will choose the chunk again, so a driver that does not retry must
-    /// unregister those scans (the threaded runtime does), or it re-reads in a loop.
-    pub fn load_failed(&mut self, chunk: ChunkId, _now: Nanos) -> Result<Vec<ScanId>, BufferError> {
-        let mask = self.state.fail_load(chunk)?;
+    /// The read of a piece failed: it is absent again and its bytes are free. Returns
+    /// the active scans that still need its chunk (blocked on it or busy with another
+    /// chunk), so the driver can fail or retry exactly those. Their interest is kept: a
+    /// later `next_load` will choose the chunk again, so a driver that does not retry
+    /// must unregister those scans (the threaded runtime does), or it re-reads in a loop.
+    pub fn load_failed(&mut self, piece: PieceId, _now: Nanos) -> Result<Vec<ScanId>, BufferError> {
+        let mask = self.state.fail_piece(piece)?;
         Ok(mask.iter().map(|s| self.state.active_scan(s).id).collect())
     }
 

@@ -14,7 +14,16 @@ pub struct TableGeometry {
     /// Bytes a load of each chunk reads and keeps (NSM/PAX: all its pages); by default
     /// [`UNIT_CHUNK_BYTES`], which makes a byte budget count chunks.
     chunk_bytes: Vec<u64>,
+    /// DSM: bytes of each (chunk, column) piece, `columns` per chunk; empty for NSM/PAX,
+    /// whose chunk is one piece.
+    column_bytes: Vec<u64>,
+    columns: u32,
+    /// Largest piece of each column (DSM), for admission.
+    max_column_bytes: Vec<u64>,
 }
+
+/// Most columns a columnar geometry can have: the bits of a [`crate::ColumnMask`].
+pub const MAX_COLUMNS: usize = crate::ColumnMask::BITS;
 
 /// Size of every chunk unless [`TableGeometry::with_chunk_bytes`] says otherwise.
 pub const UNIT_CHUNK_BYTES: u64 = 1;
@@ -43,6 +52,9 @@ impl TableGeometry {
             chunk_starts,
             row_count,
             chunk_bytes,
+            column_bytes: Vec::new(),
+            columns: 0,
+            max_column_bytes: Vec::new(),
         })
     }
 
@@ -75,13 +87,72 @@ impl TableGeometry {
         Ok(self)
     }
 
+    /// Makes the table columnar (DSM): `column_bytes[chunk][column]` is the size of one
+    /// piece. Every chunk has the same columns, at most [`MAX_COLUMNS`], none of 0 bytes.
+    pub fn with_column_bytes(mut self, column_bytes: Vec<Vec<u64>>) -> Result<Self, BufferError> {
+        let invalid = |why: String| Err(BufferError::InvalidGeometry(why));
+        if column_bytes.len() != self.chunk_starts.len() {
+            return invalid(format!(
+                "{} chunks of column sizes for {} chunks",
+                column_bytes.len(),
+                self.chunk_starts.len()
+            ));
+        }
+        let columns = column_bytes.first().map_or(0, Vec::len);
+        if columns == 0 || columns > MAX_COLUMNS {
+            return invalid(format!("{columns} columns (1 to {MAX_COLUMNS})"));
+        }
+        if column_bytes
+            .iter()
+            .any(|c| c.len() != columns || c.contains(&0))
+        {
+            return invalid("every chunk needs one non-zero size per column".into());
+        }
+        self.chunk_bytes = column_bytes.iter().map(|c| c.iter().sum()).collect();
+        self.max_column_bytes = (0..columns)
+            .map(|col| column_bytes.iter().map(|c| c[col]).max().unwrap_or(1))
+            .collect();
+        self.column_bytes = column_bytes.concat();
+        self.columns = columns as u32;
+        Ok(self)
+    }
+
+    /// The largest piece of DSM column `column` (0 for NSM/PAX or an unknown column).
+    pub fn max_column_bytes(&self, column: u32) -> u64 {
+        self.max_column_bytes
+            .get(column as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// DSM columns per chunk, or 0 for NSM/PAX (one piece per chunk).
+    pub fn columns(&self) -> u32 {
+        self.columns
+    }
+
+    /// Bytes of one piece: column `column` of `chunk` (DSM), or the chunk (NSM/PAX).
+    pub fn piece_bytes(&self, chunk: ChunkId, column: Option<u16>) -> u64 {
+        match column {
+            Some(col) if self.columns > 0 => {
+                let at = chunk.0 as usize * self.columns as usize + usize::from(col);
+                self.column_bytes[at]
+            }
+            _ => self.chunk_bytes[chunk.0 as usize],
+        }
+    }
+
     /// Bytes of every chunk, by chunk number.
     pub fn chunk_bytes(&self) -> &[u64] {
         &self.chunk_bytes
     }
 
     /// The largest chunk: the unit in which budgets given as a chunk count are sized.
+    /// For DSM, the sum of each column's largest piece (no chunk is larger, and a scan
+    /// of every column reserves room for two of these).
     pub fn max_chunk_bytes(&self) -> u64 {
+        if self.columns > 0 {
+            return self.max_column_bytes.iter().sum();
+        }
         self.chunk_bytes
             .iter()
             .copied()

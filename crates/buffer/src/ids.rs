@@ -1,7 +1,7 @@
 //! Newtype identifiers and virtual time.
 //!
 //! Ids are plain integers underneath; the newtypes exist so that a chunk number can
-//! never be passed where a frame number is expected.
+//! never be passed where a scan number is expected.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -33,6 +33,12 @@ pub(crate) enum Place {
 #[derive(Clone, Debug)]
 pub struct ChunkClass {
     mask: ScanSet,
+    /// Union of the columns the scans of `mask` read (DSM; `1` = the whole chunk for
+    /// NSM/PAX): what a chunk of the class must have resident to serve all of them.
+    columns: u64,
+    /// DSM: chunks not fully resident for the class but with some column resident,
+    /// which a scan reading a subset of `columns` may already process.
+    partial: BTreeSet<ChunkId>,
     /// Not resident and not being loaded. Not kept for the empty mask: nobody loads those.
     absent: BTreeSet<ChunkId>,
     resident: BTreeSet<ChunkId>,
@@ -45,6 +51,16 @@ impl ChunkClass {
     /// The set of scans (slots) that still want every chunk of this class.
     pub fn mask(&self) -> ScanSet {
         self.mask
+    }
+
+    /// Union of the columns of the class's scans.
+    pub fn columns(&self) -> u64 {
+        self.columns
+    }
+
+    /// Chunks with some but not all of `columns` resident (DSM only).
+    pub fn partial(&self) -> &BTreeSet<ChunkId> {
+        &self.partial
     }
 
     /// Chunks of the class that are neither resident nor being loaded (empty for mask 0).
@@ -88,8 +104,15 @@ impl ClassIndex {
         self.by_mask.get(&mask).map(|id| self.class(*id))
     }
 
-    pub(crate) fn insert(&mut self, chunk: ChunkId, mask: ScanSet, place: Place) -> ClassId {
-        let id = self.class_for(mask);
+    /// Puts `chunk` into the class of `mask` (created with `columns()` if new).
+    pub(crate) fn insert(
+        &mut self,
+        chunk: ChunkId,
+        mask: ScanSet,
+        columns: impl FnOnce() -> u64,
+        place: Place,
+    ) -> ClassId {
+        let id = self.class_for(mask, columns);
         let class = &mut self.classes[id.0 as usize];
         match place {
             Place::Absent if mask.is_empty() => class.absent_uncounted += 1,
@@ -118,18 +141,35 @@ impl ClassIndex {
             }
             Place::Resident => class.resident.remove(&chunk),
         };
+        class.partial.remove(&chunk);
         assert!(found, "{chunk} missing from its class ({place:?})");
         if class.len() == 0 {
             self.retire(id);
         }
     }
 
-    fn class_for(&mut self, mask: ScanSet) -> ClassId {
+    /// The columns a class of `mask` has, if it exists.
+    pub(crate) fn columns_of(&self, mask: ScanSet) -> Option<u64> {
+        self.class_of_mask(mask).map(ChunkClass::columns)
+    }
+
+    pub(crate) fn set_partial(&mut self, chunk: ChunkId, id: ClassId, partial: bool) {
+        let class = &mut self.classes[id.0 as usize];
+        if partial {
+            class.partial.insert(chunk);
+        } else {
+            class.partial.remove(&chunk);
+        }
+    }
+
+    fn class_for(&mut self, mask: ScanSet, columns: impl FnOnce() -> u64) -> ClassId {
         if let Some(id) = self.by_mask.get(&mask) {
             return *id;
         }
         let class = ChunkClass {
             mask,
+            columns: columns(),
+            partial: BTreeSet::new(),
             absent: BTreeSet::new(),
             resident: BTreeSet::new(),
             loading: 0,

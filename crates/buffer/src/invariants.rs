@@ -3,23 +3,25 @@
 //!
 //! Checked (numbered as in docs/abm.md):
 //! 1. the pool's own rules (bytes within budget, pins only on resident pieces, LRU and
-//!    load order exact), and every chunk's residency equals its piece's state in the pool;
-//! 2. pins: a piece's pins are exactly the scans processing its chunk, one each, and a
-//!    chunk in process is still needed by that scan (so it cannot be evicted: the pool
-//!    refuses pinned pieces);
+//!    load order exact), and every chunk's resident and loading columns equal its pieces'
+//!    states in the pool, with their sizes; loads in flight cover the loading columns;
+//! 2. pins: a scan processing a chunk holds exactly one pin on each piece of its columns,
+//!    and none elsewhere; a chunk in process is still needed by that scan (so it cannot
+//!    be evicted: the pool refuses pinned pieces);
 //! 3. (LRU order is part of 1);
 //! 4. interest sets only name active scans, and only for chunks of their ranges (so an
 //!    unregistered scan left no interest and no pin behind);
 //! 5. per-scan counters `needed`, `available`, `incoming` and the starvation sets;
-//! 6. class index: every chunk sits in the class of its set, in the set of its place;
+//! 6. class index: every chunk sits in the class of its set, in the set of its place,
+//!    and the class's columns are its scans' columns;
 //! 7. loads in flight never exceed `max_inflight`; admission keeps room for 2 chunks
-//!    per scan.
+//!    (of its columns) per scan.
 
-use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};
+use crate::config::MAX_SCANS;
 use crate::index::Place;
 use crate::pool::PieceState;
-use crate::state::{AbmState, Residency};
-use crate::transitions::place_of;
+use crate::state::{bits, AbmState};
+use crate::transitions::{for_scan, place_of, ForScan};
 use crate::{BufferError, ChunkId, ScanOrder};
 
 macro_rules! ensure {
@@ -42,26 +44,41 @@ impl AbmState {
 
     fn check_residency(&self) -> Result<(), BufferError> {
         let mut pooled = 0;
+        let mut loading = vec![0u64; self.chunks.len()];
+        for (chunk, cols) in &self.loads {
+            ensure!(*cols != 0, "an empty load of {chunk} in flight");
+            ensure!(
+                loading[chunk.0 as usize] & cols == 0,
+                "{chunk}: two loads of a column"
+            );
+            loading[chunk.0 as usize] |= cols;
+        }
         for c in 0..self.chunk_count() {
             let chunk = ChunkId(c);
-            let piece = self.piece(chunk);
-            let expected = match self.pool.state(piece) {
-                None => Residency::Absent,
-                Some(PieceState::Loading) => Residency::Loading,
-                Some(PieceState::Resident) => Residency::Resident,
-            };
-            ensure!(
-                self.residency(chunk) == expected,
-                "{chunk} is {:?} but its piece is {expected:?}",
-                self.residency(chunk)
-            );
-            if expected != Residency::Absent {
+            let (mut res, mut ld) = (0, 0);
+            for col in bits(self.all_cols()) {
+                let piece = self.piece_of(chunk, col);
+                match self.pool.state(piece) {
+                    None => continue,
+                    Some(PieceState::Loading) => ld |= 1 << col,
+                    Some(PieceState::Resident) => res |= 1 << col,
+                }
                 pooled += 1;
                 ensure!(
-                    self.pool.bytes(piece) == Some(self.chunk_bytes(chunk)),
-                    "{chunk}: pooled size differs from the chunk's"
+                    self.pool.bytes(piece) == Some(self.piece_bytes(piece)),
+                    "{piece}: pooled size differs from the geometry's"
                 );
             }
+            ensure!(
+                (res, ld) == (self.resident_cols(chunk), self.loading_cols(chunk)),
+                "{chunk}: columns {res:#x}/{ld:#x} in the pool, {:#x}/{:#x} in the scheduler",
+                self.resident_cols(chunk),
+                self.loading_cols(chunk)
+            );
+            ensure!(
+                ld == loading[c as usize],
+                "{chunk}: loading columns not all in flight"
+            );
         }
         ensure!(
             pooled == self.pool.len(),
@@ -72,20 +89,17 @@ impl AbmState {
     }
 
     fn check_pins(&self) -> Result<(), BufferError> {
-        let mut pins = vec![0u32; self.chunks.len()];
+        let mut pins = std::collections::HashMap::new();
         for slot in self.active_slots() {
             let scan = self.active_scan(slot);
+            let mut held = self.pool.pins_of(scan.id);
             let Some(chunk) = scan.processing else {
-                ensure!(
-                    self.pool.pins_of(scan.id).is_empty(),
-                    "{} holds pins without processing",
-                    scan.id
-                );
+                ensure!(held.is_empty(), "{} holds pins without processing", scan.id);
                 continue;
             };
             ensure!(
-                self.is_resident(chunk),
-                "{} processes non-resident {chunk}",
+                self.available_for(chunk, scan.cols),
+                "{} processes {chunk} whose columns are not resident",
                 scan.id
             );
             ensure!(
@@ -93,21 +107,30 @@ impl AbmState {
                 "{} processes {chunk} it no longer needs",
                 scan.id
             );
+            let mut want: Vec<_> = bits(scan.cols)
+                .map(|c| (self.piece_of(chunk, c), 1))
+                .collect();
+            want.sort();
+            held.sort();
             ensure!(
-                self.pool.pins_of(scan.id) == vec![(self.piece(chunk), 1)],
-                "{} processes {chunk} but pins {:?}",
-                scan.id,
-                self.pool.pins_of(scan.id)
+                held == want,
+                "{} processes {chunk} but pins {held:?}",
+                scan.id
             );
-            pins[chunk.0 as usize] += 1;
+            for (piece, _) in want {
+                *pins.entry(piece).or_insert(0u32) += 1;
+            }
         }
-        for (c, n) in pins.iter().enumerate() {
-            let chunk = ChunkId(c as u32);
-            ensure!(
-                self.pool.pins(self.piece(chunk)) == *n,
-                "{chunk}: {} pins, {n} scans processing",
-                self.pool.pins(self.piece(chunk))
-            );
+        for c in 0..self.chunk_count() {
+            for col in bits(self.resident_cols(ChunkId(c))) {
+                let piece = self.piece_of(ChunkId(c), col);
+                let n = pins.get(&piece).copied().unwrap_or(0);
+                ensure!(
+                    self.pool.pins(piece) == n,
+                    "{piece}: {} pins, {n} scans processing",
+                    self.pool.pins(piece)
+                );
+            }
         }
         Ok(())
     }
@@ -133,10 +156,11 @@ impl AbmState {
                     "{chunk} outside the ranges of slot {i}"
                 );
                 needed[i] += 1;
-                match self.residency(chunk) {
-                    Residency::Absent => {}
-                    Residency::Loading => incoming[i] += 1,
-                    Residency::Resident => available[i] += 1,
+                let cols = self.active_scan(slot).cols;
+                match for_scan(cols, self.resident_cols(chunk), self.loading_cols(chunk)) {
+                    ForScan::Missing => {}
+                    ForScan::Incoming => incoming[i] += 1,
+                    ForScan::Available => available[i] += 1,
                 }
             }
         }
@@ -205,13 +229,27 @@ impl AbmState {
                 class.mask() == entry.mask,
                 "{chunk}: class set differs from chunk set"
             );
-            let member = match place_of(entry.residency) {
+            let needed = self.columns_of_scans(entry.mask);
+            ensure!(class.columns() == needed, "{chunk}: stale class columns");
+            let place = place_of(needed, entry.resident_cols, entry.loading_cols);
+            ensure!(
+                entry.place == place,
+                "{chunk}: place {:?}, expected {place:?}",
+                entry.place
+            );
+            let member = match place {
                 Place::Absent if entry.mask.is_empty() => true,
                 Place::Absent => class.absent().contains(&chunk),
                 Place::Loading => true,
                 Place::Resident => class.resident().contains(&chunk),
             };
             ensure!(member, "{chunk} missing from its class set");
+            let partial =
+                !entry.mask.is_empty() && place != Place::Resident && entry.resident_cols != 0;
+            ensure!(
+                class.partial().contains(&chunk) == partial,
+                "{chunk}: partial set disagrees"
+            );
         }
         let held = self.classes.total_len();
         ensure!(
@@ -223,26 +261,18 @@ impl AbmState {
     }
 
     fn check_limits(&self) -> Result<(), BufferError> {
-        let loading = self
-            .chunks
-            .iter()
-            .filter(|c| c.residency == Residency::Loading)
-            .count();
         ensure!(
-            loading as u32 == self.inflight,
-            "inflight {} but {loading} chunks loading",
-            self.inflight
-        );
-        ensure!(
-            self.inflight <= self.config.max_inflight,
+            self.inflight() <= self.config.max_inflight,
             "more loads in flight than allowed"
         );
-        let per_scan = u64::from(ADMISSION_CHUNKS_PER_SCAN) * self.max_chunk_bytes;
-        let admissible = (self.pool.capacity_bytes() / per_scan).max(1);
+        let reserved: u64 = self
+            .active_slots()
+            .map(|s| self.footprint(self.active_scan(s).cols))
+            .sum();
         ensure!(
-            u64::from(self.active_count()) <= admissible,
-            "{} scans admitted, limit {admissible}",
-            self.active_count()
+            reserved <= self.pool.capacity_bytes(),
+            "admitted scans reserve {reserved} bytes of {}",
+            self.pool.capacity_bytes()
         );
         Ok(())
     }

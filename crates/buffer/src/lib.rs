@@ -2,21 +2,25 @@
 //!
 //! The ABM keeps track of every active CScan and which chunks each still needs, and
 //! decides (a) which available chunk a scan processes next and (b) which chunk the
-//! loader reads next, into which frame, evicting what. Four policies make these
+//! loader reads next, evicting what. Four policies make these
 //! decisions: `normal`, `attach`, `elevator` and `relevance` (Zukowski et al., VLDB 2007,
 //! Figure 3). Policies are pure state machines: no threads, clocks, locks or I/O; time
 //! comes in as a [`Nanos`] value, so the simulator (`coopscan-sim`) and the threaded
 //! runtime drive the very same code.
+//!
+//! Two layers: a [`Pool`] of pieces under a byte budget with [`Replacer`]s that only
+//! choose victims, and above it the scan scheduler ([`Abm`]) with the policies, where
+//! scans say their ranges, columns and order ([`ScanSpec`]). See docs/abm.md.
 //!
 //! ## The driver contract
 //!
 //! ```text
 //!   scan thread                         ABM                          loader
 //!   register_scan(spec) ───────────────► admitted or queued
-//!   next_chunk(scan) ──────────────────► Deliver(chunk, frame)  (pinned for the scan)
+//!   next_chunk(scan) ──────────────────► Deliver(chunk)  (pinned for the scan)
 //!                                       │ or Wait
 //!                                       │                 ◄────── next_load()  (loader idle)
-//!                                       │  LoadDecision{chunk, frame, evicted} ──►  read
+//!                                       │  LoadDecision{chunk, bytes, evicted} ──►  read
 //!                                       │                 ◄────── load_completed(chunk)
 //!   ◄── Delivery (for a waiting scan) ──┘                          (or load_failed)
 //!   release_chunk(scan)  ──────────────► chunk consumed, unpinned
@@ -48,7 +52,7 @@
 //!         NextChunk::Wait => {
 //!             // The loader reads what the ABM asks for; completion serves the scan.
 //!             let load = abm.next_load(now).expect("a waiting scan makes the loader busy");
-//!             abm.load_completed(load.chunk, now, &mut deliveries)?;
+//!             abm.load_completed(load.pieces[0], now, &mut deliveries)?;
 //!             assert_eq!(deliveries.pop().map(|d| d.scan), Some(scan));
 //!         }
 //!     }
@@ -82,7 +86,7 @@ pub use config::{
     STARVED_BELOW,
 };
 pub use error::BufferError;
-pub use geometry::{TableGeometry, UNIT_CHUNK_BYTES};
+pub use geometry::{TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
 pub use ids::{ChunkId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};

@@ -79,8 +79,8 @@ impl ScanSet {
     }
 
     /// Slots in the set, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = ScanSlot> + '_ {
-        self.0.iter().enumerate().flat_map(|(i, &word)| {
+    pub fn iter(self) -> impl Iterator<Item = ScanSlot> {
+        self.0.into_iter().enumerate().flat_map(|(i, word)| {
             let mut w = word;
             std::iter::from_fn(move || {
                 if w == 0 {

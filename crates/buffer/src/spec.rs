@@ -44,16 +44,7 @@ pub struct RowRanges(Vec<Range<u64>>);
 impl RowRanges {
     /// Normalizes arbitrary (overlapping, unsorted, empty, adjacent) ranges.
     pub fn new(ranges: impl IntoIterator<Item = Range<u64>>) -> RowRanges {
-        let mut ranges: Vec<Range<u64>> = ranges.into_iter().filter(|r| r.start < r.end).collect();
-        ranges.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
-        for r in ranges {
-            match merged.last_mut() {
-                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-                _ => merged.push(r),
-            }
-        }
-        RowRanges(merged)
+        RowRanges(merge(ranges.into_iter().collect()))
     }
 
     /// All of `0..rows`.
@@ -94,6 +85,12 @@ impl RowRanges {
 impl From<Vec<Range<u64>>> for RowRanges {
     fn from(ranges: Vec<Range<u64>>) -> Self {
         RowRanges::new(ranges)
+    }
+}
+
+impl From<Range<u64>> for RowRanges {
+    fn from(range: Range<u64>) -> Self {
+        RowRanges::new([range])
     }
 }
 
@@ -152,16 +149,8 @@ pub struct ChunkRanges {
 
 impl ChunkRanges {
     /// Normalizes arbitrary (overlapping, unsorted, empty) ranges.
-    pub fn from_ranges(mut ranges: Vec<Range<u32>>) -> Self {
-        ranges.retain(|r| !r.is_empty());
-        ranges.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<u32>> = Vec::with_capacity(ranges.len());
-        for r in ranges {
-            match merged.last_mut() {
-                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-                _ => merged.push(r),
-            }
-        }
+    pub fn from_ranges(ranges: Vec<Range<u32>>) -> Self {
+        let merged = merge(ranges);
         let mut offsets = Vec::with_capacity(merged.len());
         let mut len = 0;
         for r in &merged {
@@ -206,6 +195,20 @@ impl ChunkRanges {
     pub fn iter(&self) -> impl Iterator<Item = ChunkId> + '_ {
         self.ranges.iter().flat_map(|r| r.clone().map(ChunkId))
     }
+}
+
+/// Sorted, disjoint, non-adjacent, non-empty: drops empty ranges, merges the rest.
+fn merge<T: Ord + Copy>(mut ranges: Vec<Range<T>>) -> Vec<Range<T>> {
+    ranges.retain(|r| r.start < r.end);
+    ranges.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<T>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
 }
 
 #[cfg(test)]

@@ -4,14 +4,18 @@
 //! choices; only [`crate::Abm`] mutates it (see `transitions.rs`), so a policy cannot
 //! break it.
 
-use crate::index::{ChunkClass, ClassId, ClassIndex};
+use crate::index::{ChunkClass, ClassId, ClassIndex, Place};
 use crate::pool::{PieceId, Pool, TableId};
 use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
+    TableGeometry,
 };
 use std::collections::VecDeque;
 
-/// Where a chunk's data is (derived from the pool, kept per chunk for the class index).
+/// Where a chunk's data is, for the scans that need it: `Resident` when every column
+/// they read is resident, `Loading` when the rest is being loaded, else `Absent`. A
+/// chunk nobody needs is `Resident` while any of it is. NSM/PAX chunks are one piece, so
+/// this is simply the piece's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Residency {
     Absent,
@@ -19,12 +23,18 @@ pub enum Residency {
     Resident,
 }
 
+/// The column bit of an NSM/PAX chunk's single piece.
+pub(crate) const WHOLE_CHUNK: u64 = 1;
+
 #[derive(Clone, Debug)]
 pub(crate) struct ChunkEntry {
     /// Scans that still need this chunk (paper: neededBy / chunkClass).
     pub(crate) mask: ScanSet,
     pub(crate) class: ClassId,
-    pub(crate) residency: Residency,
+    pub(crate) place: Place,
+    /// Columns whose pieces are resident / being loaded (NSM/PAX: [`WHOLE_CHUNK`]).
+    pub(crate) resident_cols: u64,
+    pub(crate) loading_cols: u64,
 }
 
 /// An admitted scan.
@@ -32,6 +42,8 @@ pub(crate) struct ChunkEntry {
 pub struct ScanState {
     pub id: ScanId,
     pub columns: ColumnMask,
+    /// The pieces it needs of each chunk, as column bits (NSM/PAX: [`WHOLE_CHUNK`]).
+    pub cols: u64,
     pub order: ScanOrder,
     /// All chunks the scan's ranges touch.
     pub chunks: ChunkRanges,
@@ -71,6 +83,7 @@ impl ScanState {
 pub(crate) struct PendingScan {
     pub(crate) id: ScanId,
     pub(crate) columns: ColumnMask,
+    pub(crate) cols: u64,
     pub(crate) order: ScanOrder,
     pub(crate) chunks: ChunkRanges,
     pub(crate) registered_at: Nanos,
@@ -93,9 +106,9 @@ pub struct AbmState {
     pub(crate) config: AbmConfig,
     pub(crate) table: TableId,
     pub(crate) chunks: Vec<ChunkEntry>,
-    /// Bytes of each chunk's piece (NSM/PAX: the whole chunk).
-    pub(crate) chunk_bytes: Vec<u64>,
-    /// Largest `chunk_bytes`: the unit of admission.
+    /// Sizes of chunks and pieces.
+    pub(crate) geometry: TableGeometry,
+    /// Largest chunk (all columns): the unit of admission.
     pub(crate) max_chunk_bytes: u64,
     pub(crate) classes: ClassIndex,
     pub(crate) pool: Pool,
@@ -107,7 +120,8 @@ pub struct AbmState {
     pub(crate) in_order: ScanSet,
     pub(crate) pending: VecDeque<PendingScan>,
     pub(crate) next_scan_id: u64,
-    pub(crate) inflight: u32,
+    /// Loads in flight: the chunk and the columns still being read.
+    pub(crate) loads: Vec<(ChunkId, u64)>,
     pub(crate) last_loaded: Option<ChunkId>,
     pub(crate) stats: AbmStats,
 }
@@ -130,14 +144,90 @@ impl AbmState {
         &self.pool
     }
 
-    /// The piece that holds `chunk`'s data.
-    pub fn piece(&self, chunk: ChunkId) -> PieceId {
-        PieceId::whole(self.table, chunk)
+    /// Is the table columnar (DSM: one piece per chunk and column)?
+    pub fn columnar(&self) -> bool {
+        self.geometry.columns() > 0
     }
 
-    /// Bytes a load of `chunk` reserves.
+    /// Every column bit of the table (NSM/PAX: [`WHOLE_CHUNK`]).
+    pub fn all_cols(&self) -> u64 {
+        match self.geometry.columns() {
+            0 => WHOLE_CHUNK,
+            64 => u64::MAX,
+            n => (1u64 << n) - 1,
+        }
+    }
+
+    /// The piece of `chunk` holding column bit `col` (ignored for NSM/PAX).
+    pub fn piece_of(&self, chunk: ChunkId, col: u32) -> PieceId {
+        let column = self.columnar().then_some(col as u16);
+        PieceId {
+            table: self.table,
+            chunk,
+            column,
+        }
+    }
+
+    /// The pieces of `chunk` for the column bits `cols`, smallest first (the 2007
+    /// paper's column loading order: subset scans can start early).
+    pub fn pieces_of(&self, chunk: ChunkId, cols: u64) -> Vec<PieceId> {
+        let mut pieces: Vec<PieceId> = bits(cols).map(|c| self.piece_of(chunk, c)).collect();
+        pieces.sort_by_key(|p| (self.piece_bytes(*p), p.column));
+        pieces
+    }
+
+    /// The column bit of a piece.
+    pub fn col_bit(&self, piece: PieceId) -> u64 {
+        piece.column.map_or(WHOLE_CHUNK, |c| 1u64 << c)
+    }
+
+    pub fn piece_bytes(&self, piece: PieceId) -> u64 {
+        self.geometry.piece_bytes(piece.chunk, piece.column)
+    }
+
+    /// Bytes of `chunk`'s pieces for `cols`.
+    pub fn bytes_of(&self, chunk: ChunkId, cols: u64) -> u64 {
+        bits(cols)
+            .map(|c| self.piece_bytes(self.piece_of(chunk, c)))
+            .sum()
+    }
+
+    /// Bytes a load of all of `chunk` reserves.
     pub fn chunk_bytes(&self, chunk: ChunkId) -> u64 {
-        self.chunk_bytes[chunk.0 as usize]
+        self.geometry.chunk_bytes()[chunk.0 as usize]
+    }
+
+    /// The whole-chunk piece of an NSM/PAX chunk.
+    pub fn piece(&self, chunk: ChunkId) -> PieceId {
+        self.piece_of(chunk, 0)
+    }
+
+    /// Column bits of `chunk` that are resident.
+    pub fn resident_cols(&self, chunk: ChunkId) -> u64 {
+        self.chunks[chunk.0 as usize].resident_cols
+    }
+
+    /// Column bits of `chunk` being loaded.
+    pub fn loading_cols(&self, chunk: ChunkId) -> u64 {
+        self.chunks[chunk.0 as usize].loading_cols
+    }
+
+    /// Of `cols`, the columns of `chunk` neither resident nor loading.
+    pub fn missing_cols(&self, chunk: ChunkId, cols: u64) -> u64 {
+        let e = &self.chunks[chunk.0 as usize];
+        cols & !(e.resident_cols | e.loading_cols)
+    }
+
+    /// Columns of `chunk` the scans that still need it read (0: nobody needs it).
+    pub fn needed_cols(&self, chunk: ChunkId) -> u64 {
+        self.classes
+            .class(self.chunks[chunk.0 as usize].class)
+            .columns()
+    }
+
+    /// Can a scan reading `cols` process `chunk` now?
+    pub fn available_for(&self, chunk: ChunkId, cols: u64) -> bool {
+        cols & !self.resident_cols(chunk) == 0
     }
 
     /// Scans that still need `chunk`.
@@ -146,7 +236,11 @@ impl AbmState {
     }
 
     pub fn residency(&self, chunk: ChunkId) -> Residency {
-        self.chunks[chunk.0 as usize].residency
+        match self.chunks[chunk.0 as usize].place {
+            Place::Absent => Residency::Absent,
+            Place::Loading => Residency::Loading,
+            Place::Resident => Residency::Resident,
+        }
     }
 
     pub fn is_resident(&self, chunk: ChunkId) -> bool {
@@ -159,7 +253,7 @@ impl AbmState {
 
     /// Pinned = some scan processes it right now (paper: currentlyUsed).
     pub fn is_pinned(&self, chunk: ChunkId) -> bool {
-        self.pool.is_pinned(self.piece(chunk))
+        bits(self.resident_cols(chunk)).any(|c| self.pool.is_pinned(self.piece_of(chunk, c)))
     }
 
     pub fn scan(&self, slot: ScanSlot) -> Option<&ScanState> {
@@ -217,8 +311,9 @@ impl AbmState {
         self.classes.class_of_mask(ScanSet::EMPTY)
     }
 
+    /// Loads in flight.
     pub fn inflight(&self) -> u32 {
-        self.inflight
+        self.loads.len() as u32
     }
 
     /// The chunk most recently chosen for loading: the disk head, for locality.
@@ -242,4 +337,16 @@ impl AbmState {
     pub(crate) fn slot_of(&self, id: ScanId) -> Option<ScanSlot> {
         self.active_slots().find(|s| self.active_scan(*s).id == id)
     }
+}
+
+/// The set bits of `mask`, ascending, as bit numbers.
+pub(crate) fn bits(mut mask: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let bit = mask.trailing_zeros();
+        mask &= mask - 1;
+        Some(bit)
+    })
 }

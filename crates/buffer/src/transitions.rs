@@ -1,19 +1,51 @@
 //! Every mutation of [`AbmState`]. Each keeps the derived data in step: the pool and
-//! each chunk's residency, class sets, per-scan `available`/`incoming` counters and the
-//! starvation sets. `invariants.rs` recomputes all of it from scratch and compares.
+//! each chunk's resident and loading columns, its place in the class sets, per-scan
+//! `available`/`incoming` counters and the starvation sets. `invariants.rs` recomputes
+//! all of it from scratch and compares.
+//!
+//! A chunk's *place* is derived from the columns the scans that need it read (the
+//! class's columns) and its resident/loading columns; see [`crate::Residency`]. For
+//! NSM/PAX every chunk is one piece with the single column bit `WHOLE_CHUNK`, so the
+//! place is simply that piece's state.
 
 use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS, STARVED_BELOW};
 use crate::index::{ClassIndex, Place};
 use crate::pool::{PieceId, Pool};
-use crate::state::{AbmState, ChunkEntry, PendingScan, Residency, ScanState};
+use crate::state::{bits, AbmState, ChunkEntry, PendingScan, ScanState};
 use crate::{AbmConfig, BufferError, ChunkId, Nanos, ScanOrder, ScanSet, ScanSlot, TableGeometry};
 use std::collections::VecDeque;
 
-pub(crate) fn place_of(residency: Residency) -> Place {
-    match residency {
-        Residency::Absent => Place::Absent,
-        Residency::Loading => Place::Loading,
-        Residency::Resident => Place::Resident,
+/// How a chunk stands for one scan reading `cols`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ForScan {
+    Available,
+    Incoming,
+    Missing,
+}
+
+pub(crate) fn for_scan(cols: u64, resident: u64, loading: u64) -> ForScan {
+    if cols & !resident == 0 {
+        ForScan::Available
+    } else if cols & !(resident | loading) == 0 {
+        ForScan::Incoming
+    } else {
+        ForScan::Missing
+    }
+}
+
+/// The place of a chunk whose scans read `needed` columns (0: nobody needs it).
+pub(crate) fn place_of(needed: u64, resident: u64, loading: u64) -> Place {
+    if needed == 0 {
+        return match (resident, loading) {
+            (0, 0) => Place::Absent,
+            (0, _) => Place::Loading,
+            _ => Place::Resident,
+        };
+    }
+    match for_scan(needed, resident, loading) {
+        ForScan::Available => Place::Resident,
+        ForScan::Incoming => Place::Loading,
+        ForScan::Missing => Place::Absent,
     }
 }
 
@@ -25,15 +57,17 @@ impl AbmState {
         let chunks = (0..geometry.chunk_count())
             .map(|c| ChunkEntry {
                 mask: ScanSet::EMPTY,
-                class: classes.insert(ChunkId(c), ScanSet::EMPTY, Place::Absent),
-                residency: Residency::Absent,
+                class: classes.insert(ChunkId(c), ScanSet::EMPTY, || 0, Place::Absent),
+                place: Place::Absent,
+                resident_cols: 0,
+                loading_cols: 0,
             })
             .collect();
         Ok(AbmState {
             config,
             table: Default::default(),
             chunks,
-            chunk_bytes: geometry.chunk_bytes().to_vec(),
+            geometry: geometry.clone(),
             max_chunk_bytes,
             classes,
             pool,
@@ -45,20 +79,42 @@ impl AbmState {
             in_order: ScanSet::EMPTY,
             pending: VecDeque::new(),
             next_scan_id: 0,
-            inflight: 0,
-            last_loaded: None,
+            loads: Vec::new(),
             stats: Default::default(),
+            last_loaded: None,
         })
     }
 
-    /// Admission rule (docs/abm.md): room for 2 of the largest chunks per active scan,
-    /// at most [`MAX_SCANS`] scans.
-    pub(crate) fn admission_open(&self) -> bool {
-        let active = u64::from(self.active_count());
-        let wanted = u64::from(ADMISSION_CHUNKS_PER_SCAN)
-            .saturating_mul(active + 1)
-            .saturating_mul(self.max_chunk_bytes);
-        (active as usize) < MAX_SCANS && self.pool.capacity_bytes() >= wanted
+    /// The budget a scan reading `cols` reserves: room for 2 of its largest chunks.
+    pub(crate) fn footprint(&self, cols: u64) -> u64 {
+        let per_chunk = if self.columnar() {
+            bits(cols).map(|c| self.geometry.max_column_bytes(c)).sum()
+        } else {
+            self.max_chunk_bytes
+        };
+        per_chunk.saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN))
+    }
+
+    /// Admission rule (docs/abm.md): the footprints of the active scans plus this one's
+    /// fit in the budget, and at most [`MAX_SCANS`] scans are active.
+    pub(crate) fn admission_open(&self, cols: u64) -> bool {
+        let reserved: u64 = self
+            .active_slots()
+            .map(|s| self.footprint(self.active_scan(s).cols))
+            .fold(self.footprint(cols), u64::saturating_add);
+        (self.active_count() as usize) < MAX_SCANS && self.pool.capacity_bytes() >= reserved
+    }
+
+    /// Columns bits a scan of `columns` needs: all of them for NSM/PAX; for DSM its
+    /// columns, or the first one when it reads none (e.g. `count(*)` needs row counts).
+    pub fn scan_cols(&self, columns: crate::ColumnMask) -> u64 {
+        if !self.columnar() {
+            return crate::state::WHOLE_CHUNK;
+        }
+        match columns.0 & self.all_cols() {
+            0 => 1,
+            cols => cols,
+        }
     }
 
     pub(crate) fn admit(&mut self, pending: PendingScan) -> ScanSlot {
@@ -69,6 +125,7 @@ impl AbmState {
         self.scans[slot.index()] = Some(ScanState {
             id: pending.id,
             columns: pending.columns,
+            cols: pending.cols,
             order: pending.order,
             needed: pending.chunks.len(),
             chunks: pending.chunks,
@@ -92,7 +149,7 @@ impl AbmState {
         slot
     }
 
-    /// Drops the scan: its pin, its interest in every chunk, its slot.
+    /// Drops the scan: its pins, its interest in every chunk, its slot.
     pub(crate) fn retire(&mut self, slot: ScanSlot) -> ScanState {
         if let Some(chunk) = self.active_scan(slot).processing {
             self.unpin(chunk, slot);
@@ -120,9 +177,13 @@ impl AbmState {
         }
     }
 
-    /// Hands `chunk` to the scan in `slot` and pins it (paper: processCnt++).
+    /// Hands `chunk` to the scan in `slot` and pins its pieces (paper: processCnt++).
     pub(crate) fn deliver(&mut self, slot: ScanSlot, chunk: ChunkId, now: Nanos) {
-        assert!(self.is_resident(chunk), "delivering non-resident {chunk}");
+        let cols = self.active_scan(slot).cols;
+        assert!(
+            self.available_for(chunk, cols),
+            "delivering {chunk} whose columns are not resident"
+        );
         assert!(
             self.interest(chunk).contains(slot),
             "delivering {chunk} to a scan that does not need it"
@@ -139,8 +200,10 @@ impl AbmState {
         scan.last_served = now;
         let holder = scan.id;
         self.blocked.remove(slot);
-        let pinned = self.pool.pin(PieceId::whole(self.table, chunk), holder);
-        assert!(pinned.is_ok(), "pinning resident {chunk}: {pinned:?}");
+        for c in bits(cols) {
+            let pinned = self.pool.pin(self.piece_of(chunk, c), holder);
+            assert!(pinned.is_ok(), "pinning resident {chunk}: {pinned:?}");
+        }
         self.stats.deliveries += 1;
     }
 
@@ -166,95 +229,148 @@ impl AbmState {
     }
 
     fn unpin(&mut self, chunk: ChunkId, slot: ScanSlot) {
-        let holder = self.active_scan(slot).id;
-        let unpinned = self.pool.unpin(self.piece(chunk), holder);
-        assert!(unpinned.is_ok(), "unpinning {chunk}: {unpinned:?}");
+        let scan = self.active_scan(slot);
+        let (holder, cols) = (scan.id, scan.cols);
+        for c in bits(cols) {
+            let unpinned = self.pool.unpin(self.piece_of(chunk, c), holder);
+            assert!(unpinned.is_ok(), "unpinning {chunk}: {unpinned:?}");
+        }
     }
 
-    /// Evicts `victims` (each resident and unpinned) and starts loading `chunk`.
+    /// Evicts `victims` (each resident and unpinned) and starts loading the pieces of
+    /// `chunk` for `cols` (none of them resident or loading).
     pub(crate) fn start_load(
         &mut self,
         chunk: ChunkId,
+        cols: u64,
         victims: &[PieceId],
-    ) -> Result<Vec<ChunkId>, BufferError> {
-        if !self.is_absent(chunk) {
+    ) -> Result<Vec<PieceId>, BufferError> {
+        let e = &self.chunks[chunk.0 as usize];
+        if cols == 0 || cols & (e.resident_cols | e.loading_cols) != 0 {
             return Err(BufferError::PieceState(
                 self.piece(chunk),
                 "resident or loading: never load it twice",
             ));
         }
-        let mut evicted = Vec::with_capacity(victims.len());
         for victim in victims {
             self.pool.evict(*victim)?;
-            self.set_residency(victim.chunk, Residency::Absent);
+            let e = &self.chunks[victim.chunk.0 as usize];
+            let (res, ld) = (e.resident_cols & !self.col_bit(*victim), e.loading_cols);
+            self.set_columns(victim.chunk, res, ld);
             self.stats.evictions += 1;
-            evicted.push(victim.chunk);
         }
-        let bytes = self.chunk_bytes(chunk);
-        self.pool.reserve(self.piece(chunk), bytes)?;
-        self.set_residency(chunk, Residency::Loading);
-        self.inflight += 1;
+        let pieces = self.pieces_of(chunk, cols);
+        for piece in &pieces {
+            let bytes = self.piece_bytes(*piece);
+            self.pool.reserve(*piece, bytes)?;
+            self.stats.bytes_loaded += bytes;
+        }
+        let e = &self.chunks[chunk.0 as usize];
+        let (res, ld) = (e.resident_cols, e.loading_cols | cols);
+        self.set_columns(chunk, res, ld);
+        self.loads.push((chunk, cols));
         self.last_loaded = Some(chunk);
         self.stats.loads += 1;
-        self.stats.bytes_loaded += bytes;
-        Ok(evicted)
+        Ok(pieces)
     }
 
-    pub(crate) fn finish_load(&mut self, chunk: ChunkId) -> Result<(), BufferError> {
-        if self.residency(chunk) != Residency::Loading {
-            return Err(BufferError::NotLoading(chunk));
-        }
-        self.pool.complete(self.piece(chunk))?;
-        self.set_residency(chunk, Residency::Resident);
-        self.inflight -= 1;
+    /// One piece of a load arrived; the load ends with its last piece.
+    pub(crate) fn finish_piece(&mut self, piece: PieceId) -> Result<(), BufferError> {
+        let bit = self.end_piece(piece)?;
+        self.pool.complete(piece)?;
+        let e = &self.chunks[piece.chunk.0 as usize];
+        let (res, ld) = (e.resident_cols | bit, e.loading_cols & !bit);
+        self.set_columns(piece.chunk, res, ld);
         Ok(())
     }
 
-    /// A failed load leaves the chunk absent (it may be loaded again) and frees its bytes.
-    pub(crate) fn fail_load(&mut self, chunk: ChunkId) -> Result<ScanSet, BufferError> {
-        if self.residency(chunk) != Residency::Loading {
-            return Err(BufferError::NotLoading(chunk));
-        }
-        self.pool.abort(self.piece(chunk))?;
-        self.set_residency(chunk, Residency::Absent);
-        self.inflight -= 1;
+    /// A failed piece is absent again (it may be loaded again) and frees its bytes.
+    pub(crate) fn fail_piece(&mut self, piece: PieceId) -> Result<ScanSet, BufferError> {
+        let bit = self.end_piece(piece)?;
+        self.pool.abort(piece)?;
+        let e = &self.chunks[piece.chunk.0 as usize];
+        let (res, ld) = (e.resident_cols, e.loading_cols & !bit);
+        self.set_columns(piece.chunk, res, ld);
         self.stats.load_failures += 1;
-        Ok(self.interest(chunk))
+        // Only the scans that read the failed column lose their chunk.
+        let mask = self.interest(piece.chunk);
+        Ok(mask
+            .iter()
+            .filter(|s| self.active_scan(*s).cols & bit != 0)
+            .collect())
+    }
+
+    /// Takes `piece` off its load in flight; returns its column bit.
+    fn end_piece(&mut self, piece: PieceId) -> Result<u64, BufferError> {
+        let bit = self.col_bit(piece);
+        let chunk = piece.chunk;
+        let at = self
+            .loads
+            .iter()
+            .position(|(c, cols)| *c == chunk && cols & bit != 0);
+        let Some(at) = at else {
+            return Err(BufferError::NotLoading(chunk));
+        };
+        self.loads[at].1 &= !bit;
+        if self.loads[at].1 == 0 {
+            self.loads.swap_remove(at);
+        }
+        Ok(bit)
     }
 
     /// Moves a chunk to another class, keeping the scans' counters in step.
     fn set_mask(&mut self, chunk: ChunkId, mask: ScanSet) {
-        let entry = &self.chunks[chunk.0 as usize];
-        let (old, residency, class) = (entry.mask, entry.residency, entry.class);
-        let place = place_of(residency);
-        self.classes.remove(chunk, class, place);
-        self.chunks[chunk.0 as usize].class = self.classes.insert(chunk, mask, place);
-        self.chunks[chunk.0 as usize].mask = mask;
-        self.count(old - mask, residency, -1);
-        self.count(mask - old, residency, 1);
+        let e = &self.chunks[chunk.0 as usize];
+        let (old, res, ld) = (e.mask, e.resident_cols, e.loading_cols);
+        self.count(old - mask, res, ld, -1);
+        self.count(mask - old, res, ld, 1);
+        self.reclass(chunk, mask, res, ld);
         self.refresh_starvation(old ^ mask);
     }
 
-    fn set_residency(&mut self, chunk: ChunkId, residency: Residency) {
-        let entry = &self.chunks[chunk.0 as usize];
-        let (mask, old, class) = (entry.mask, entry.residency, entry.class);
-        self.classes.remove(chunk, class, place_of(old));
-        self.chunks[chunk.0 as usize].class = self.classes.insert(chunk, mask, place_of(residency));
-        self.chunks[chunk.0 as usize].residency = residency;
-        self.count(mask, old, -1);
-        self.count(mask, residency, 1);
+    /// Changes what of a chunk is resident or loading, keeping counters in step.
+    fn set_columns(&mut self, chunk: ChunkId, res: u64, ld: u64) {
+        let e = &self.chunks[chunk.0 as usize];
+        let (mask, old_res, old_ld) = (e.mask, e.resident_cols, e.loading_cols);
+        self.count(mask, old_res, old_ld, -1);
+        self.count(mask, res, ld, 1);
+        self.reclass(chunk, mask, res, ld);
         self.refresh_starvation(mask);
     }
 
-    fn count(&mut self, mask: ScanSet, residency: Residency, delta: i32) {
+    /// Re-files the chunk under `mask` with columns `res`/`ld` in the class index.
+    fn reclass(&mut self, chunk: ChunkId, mask: ScanSet, res: u64, ld: u64) {
+        let e = &self.chunks[chunk.0 as usize];
+        self.classes.remove(chunk, e.class, e.place);
+        let needed = match self.classes.columns_of(mask) {
+            Some(cols) => cols,
+            None => self.columns_of_scans(mask),
+        };
+        let place = place_of(needed, res, ld);
+        let class = self.classes.insert(chunk, mask, || needed, place);
+        let partial = !mask.is_empty() && place != Place::Resident && res != 0;
+        self.classes.set_partial(chunk, class, partial);
+        let e = &mut self.chunks[chunk.0 as usize];
+        (e.mask, e.class, e.place) = (mask, class, place);
+        (e.resident_cols, e.loading_cols) = (res, ld);
+    }
+
+    /// Union of the columns of the scans in `mask`.
+    pub(crate) fn columns_of_scans(&self, mask: ScanSet) -> u64 {
+        mask.iter()
+            .map(|s| self.active_scan(s).cols)
+            .fold(0, |a, b| a | b)
+    }
+
+    fn count(&mut self, mask: ScanSet, res: u64, ld: u64, delta: i32) {
         for slot in mask.iter() {
             let scan = self.scans[slot.index()]
                 .as_mut()
                 .expect("interest of an empty slot");
-            match residency {
-                Residency::Absent => {}
-                Residency::Loading => scan.incoming = scan.incoming.wrapping_add_signed(delta),
-                Residency::Resident => scan.available = scan.available.wrapping_add_signed(delta),
+            match for_scan(scan.cols, res, ld) {
+                ForScan::Missing => {}
+                ForScan::Incoming => scan.incoming = scan.incoming.wrapping_add_signed(delta),
+                ForScan::Available => scan.available = scan.available.wrapping_add_signed(delta),
             }
         }
     }
@@ -277,7 +393,10 @@ impl AbmState {
         }
         let threshold = STARVED_BELOW.min(scan.needed);
         if scan.order == ScanOrder::InOrder {
-            let here = |k: u32| scan.in_order_ahead(k).is_some_and(|c| !self.is_absent(c));
+            let here = |k: u32| {
+                scan.in_order_ahead(k)
+                    .is_some_and(|c| self.missing_cols(c, scan.cols) == 0)
+            };
             let near = (0..threshold).filter(|k| here(*k)).count() as u32;
             let window = near + u32::from(here(threshold));
             return (near < threshold, window <= threshold);

@@ -21,7 +21,7 @@ struct Model {
     got: HashMap<ScanId, BTreeSet<u32>>,
     holding: HashMap<ScanId, ChunkId>,
     in_order: BTreeSet<ScanId>,
-    loads: Vec<ChunkId>,
+    loads: Vec<PieceId>,
 }
 
 impl Model {
@@ -61,7 +61,8 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
                 u64::from(start) * ROWS_PER_CHUNK..u64::from(end) * ROWS_PER_CHUNK,
                 u64::from(second) * ROWS_PER_CHUNK + 3..u64::from(second) * ROWS_PER_CHUNK + 4,
             ];
-            let mut spec = ScanSpec::new(ranges, ColumnMask::ALL);
+            // DSM tables have 4 columns: a scan reads a non-empty subset of them.
+            let mut spec = ScanSpec::new(ranges, ColumnMask(u64::from(b % 15 + 1)));
             if c % 3 == 0 {
                 spec = spec.in_order();
             }
@@ -84,14 +85,16 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
                 m.take(d)?;
             }
         }
-        3 => m.loads.extend(abm.next_load(now).map(|l| l.chunk)),
+        3 => m
+            .loads
+            .extend(abm.next_load(now).into_iter().flat_map(|l| l.pieces)),
         4 if !m.loads.is_empty() => {
-            let chunk = m.loads.swap_remove(pick(m.loads.len()));
-            abm.load_completed(chunk, now, &mut out).unwrap();
+            let piece = m.loads.swap_remove(pick(m.loads.len()));
+            abm.load_completed(piece, now, &mut out).unwrap();
         }
         5 if !m.loads.is_empty() && b % 4 == 0 => {
-            let chunk = m.loads.swap_remove(pick(m.loads.len()));
-            abm.load_failed(chunk, now).unwrap();
+            let piece = m.loads.swap_remove(pick(m.loads.len()));
+            abm.load_failed(piece, now).unwrap();
         }
         6 if !m.scans.is_empty() && b % 3 == 0 => {
             let scan = m.scans.swap_remove(pick(m.scans.len()));
@@ -140,9 +143,10 @@ fn drain(abm: &mut Abm, m: &mut Model) -> Result<(), TestCaseError> {
                 NextChunk::Wait => {}
             }
         }
-        m.loads.extend(abm.next_load(now).map(|l| l.chunk));
-        if let Some(chunk) = m.loads.pop() {
-            abm.load_completed(chunk, now, &mut out).unwrap();
+        m.loads
+            .extend(abm.next_load(now).into_iter().flat_map(|l| l.pieces));
+        if let Some(piece) = m.loads.pop() {
+            abm.load_completed(piece, now, &mut out).unwrap();
             progress = true;
         }
         for d in out.drain(..) {
@@ -164,13 +168,20 @@ proptest! {
         frames in 2u32..12,
         inflight in 1u32..3,
         sizes in proptest::collection::vec(1u64..4, 40),
+        dsm in any::<bool>(),
         ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
     ) {
-        let sizes = sizes[..chunks as usize].to_vec();
-        let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK)
-            .unwrap()
-            .with_chunk_bytes(sizes)
-            .unwrap();
+        let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).unwrap();
+        let geometry = if dsm {
+            // 4 columns whose sizes differ per chunk: pieces straddle no page here,
+            // but eviction must free several pieces of different sizes.
+            let columns = (0..chunks as usize)
+                .map(|c| (0..4).map(|k| sizes[(c + k * 7) % sizes.len()]).collect())
+                .collect();
+            geometry.with_column_bytes(columns).unwrap()
+        } else {
+            geometry.with_chunk_bytes(sizes[..chunks as usize].to_vec()).unwrap()
+        };
         let config = AbmConfig::new(frames).with_max_inflight(inflight);
         let mut abm = Abm::with_kind(geometry, config, PolicyKind::ALL[policy]).unwrap();
         let mut model = Model::default();
@@ -215,7 +226,11 @@ fn driver_misuse_is_an_error_not_a_panic() {
         Err(BufferError::UnknownScan(_))
     ));
     assert!(matches!(
-        abm.load_completed(ChunkId(0), Nanos(0), &mut Vec::new()),
+        abm.load_completed(
+            PieceId::whole(TableId(0), ChunkId(0)),
+            Nanos(0),
+            &mut Vec::new()
+        ),
         Err(BufferError::NotLoading(_))
     ));
     let scan = abm
@@ -251,7 +266,7 @@ fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
             .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
             .unwrap();
         assert!(full.admitted);
-        let empty = ScanSpec::new(vec![5..5], ColumnMask::ALL);
+        let empty = ScanSpec::new(5..5, ColumnMask::ALL);
         let queued = abm.register_scan(&empty, Nanos(0)).unwrap();
         assert!(!queued.admitted, "{kind:?}: two frames admit only one scan");
         assert_eq!(
@@ -280,7 +295,7 @@ fn two_hundred_fifty_six_scans_run_at_once() {
         for i in 0..=MAX_SCANS as u64 {
             let start = i % u64::from(chunks);
             let spec = ScanSpec::new(
-                vec![start * ROWS_PER_CHUNK..u64::from(chunks) * ROWS_PER_CHUNK],
+                start * ROWS_PER_CHUNK..u64::from(chunks) * ROWS_PER_CHUNK,
                 ColumnMask::ALL,
             );
             let reg = abm.register_scan(&spec, Nanos(0)).unwrap();
@@ -312,16 +327,16 @@ fn a_large_chunk_evicts_as_many_small_ones_as_it_needs() {
     let mut abm = Abm::with_kind(geometry, config, PolicyKind::Normal).unwrap();
     let now = Nanos(0);
     let mut out = Vec::new();
-    let spec = ScanSpec::new(vec![0..6 * ROWS_PER_CHUNK], ColumnMask::ALL).in_order();
+    let spec = ScanSpec::new(0..6 * ROWS_PER_CHUNK, ColumnMask::ALL).in_order();
     let scan = abm.register_scan(&spec, now).unwrap().scan;
     let mut loads = Vec::new();
     for expected in 0..6 {
         // Load only when the scan blocks, so nothing is read ahead.
         if abm.next_chunk(scan, now).unwrap() == NextChunk::Wait {
             let load = abm.next_load(now).expect("a blocked scan gets a load");
-            let evicted: Vec<u32> = load.evicted.iter().map(|c| c.0).collect();
+            let evicted: Vec<u32> = load.evicted.iter().map(|p| p.chunk.0).collect();
             loads.push((load.chunk.0, evicted));
-            abm.load_completed(load.chunk, now, &mut out).unwrap();
+            abm.load_completed(load.pieces[0], now, &mut out).unwrap();
             assert_eq!(out.pop().map(|d| d.chunk.0), Some(expected));
         }
         abm.check_invariants().unwrap();

@@ -18,5 +18,11 @@ fn benchmark_driver_runs_and_keeps_invariants() {
             d.abm().state().stats().deliveries > 0,
             "{kind} delivered nothing"
         );
+        let mut d = driver::Driver::with_columns(kind, 200, 16, 16, 1);
+        for _ in 0..20 {
+            d.run(100);
+            d.abm().check_invariants().expect("DSM invariants hold");
+        }
+        assert!(d.abm().state().stats().deliveries > 0, "{kind}: DSM");
     }
 }

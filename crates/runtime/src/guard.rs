@@ -17,8 +17,9 @@ pub struct ChunkGuard<'a> {
     scan: &'a mut CScan,
     id: ScanId,
     chunk: ChunkId,
-    /// Shared with the pool's copy; kept alive here even if the chunk is evicted.
-    bytes: Arc<ChunkBytes>,
+    /// The chunk's pieces this scan reads (one for NSM/PAX, its columns for DSM),
+    /// shared with the pool's copy; kept alive here even if they are evicted.
+    bytes: Vec<Arc<ChunkBytes>>,
 }
 
 impl<'a> ChunkGuard<'a> {
@@ -26,7 +27,7 @@ impl<'a> ChunkGuard<'a> {
         scan: &'a mut CScan,
         id: ScanId,
         chunk: ChunkId,
-        bytes: Arc<ChunkBytes>,
+        bytes: Vec<Arc<ChunkBytes>>,
     ) -> Self {
         ChunkGuard {
             scan,
@@ -50,9 +51,10 @@ impl<'a> ChunkGuard<'a> {
         self.scan.row_ranges().within(&self.chunk_rows())
     }
 
-    /// The chunk's raw bytes as loaded (and verified) by the loader.
-    pub fn bytes(&self) -> &ChunkBytes {
-        &self.bytes
+    /// The raw bytes this scan reads, as loaded (and verified) by the loader: the
+    /// chunk (NSM/PAX) or the pieces of its columns (DSM).
+    pub fn bytes(&self) -> impl Iterator<Item = &ChunkBytes> {
+        self.bytes.iter().map(|b| b.as_ref())
     }
 
     /// The scan's tuples of this chunk for its projection, in row order. Decodes the
@@ -78,15 +80,19 @@ impl<'a> ChunkGuard<'a> {
     fn decode(&self, rows: Option<Range<u64>>) -> Result<RecordBatch> {
         let table = self.scan.table();
         let k = self.chunk.0 as usize;
-        // Frames hold only chunks the loader verified (checksums included) and never
-        // change while resident, so decoding checks positions and lengths but does
+        // The pool holds only pieces the loader verified (checksums included), which
+        // never change while resident, so decoding checks positions and lengths but does
         // not recompute the checksum of every page for every scan.
         Ok(decode_chunk_with(
             table,
             k,
             self.scan.projection(),
             rows,
-            &self.bytes.views(),
+            &self
+                .bytes
+                .iter()
+                .flat_map(|b| b.views())
+                .collect::<Vec<_>>(),
             PageChecks::SkipChecksum,
         )?)
     }

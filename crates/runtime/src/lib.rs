@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!   scan threads                    Mutex<Inner>                         loader thread(s)
-//!   CScan::next_chunk ──lock──► Abm + frames + mailboxes ◄──lock── next_load(now)
+//!   CScan::next_chunk ──lock──► Abm + resident bytes + mailboxes ◄──lock── next_load(now)
 //!        │ parked on scan_wakeup          ▲                          │ unlock
 //!        ▼                                │                          ▼
 //!   ChunkGuard::batch (decode,            └──lock── load_completed ◄─ Device read + verify

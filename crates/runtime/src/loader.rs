@@ -5,7 +5,7 @@
 //!   lock ─ next_load(now) ─┬─ None ──► park on loader_wakeup ──► (event) ─┐
 //!                          │                                            │
 //!                          └─ LoadDecision ─ unlock ─ read + verify ─ lock
-//!                               ├─ Ok  ─► resident[c] = bytes; load_completed ─► post deliveries
+//!                  (per piece)  ├─ Ok  ─► resident[piece] = bytes; load_completed ─► post deliveries
 //!                               └─ Err ─► load_failed ─► fail + unregister exactly those scans
 //!                                         ─► notify scans ──► loop
 //! ```
@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use coopscan_buffer::{ChunkId, LoadDecision, Nanos};
+use coopscan_buffer::{LoadDecision, Nanos, PieceId};
 use coopscan_storage::{ChunkBytes, StorageError};
 use parking_lot::MutexGuard;
 
@@ -32,37 +32,65 @@ pub(crate) fn run(shared: Arc<Shared>) {
             shared.loader_wakeup.wait(&mut inner);
             continue;
         };
-        // Evicted chunks are unpinned (the pool guarantees it); dropping our Arc frees
+        // Evicted pieces are unpinned (the pool guarantees it); dropping our Arc frees
         // their bytes once no guard holds them.
         for evicted in &load.evicted {
             inner.resident.remove(evicted);
         }
-        let chunk = load.chunk;
-        let result = MutexGuard::unlocked(&mut inner, || read(&shared, chunk));
-        let now = shared.now();
-        match result {
-            Ok(bytes) => complete(&shared, &mut inner, load, bytes, now),
-            Err(e) => fail(&shared, &mut inner, load.chunk, e, now),
+        // The pieces of one load (DSM: its columns, smallest first) are read one after
+        // another; each is made resident as it arrives, so a scan that needs only the
+        // first columns can start before the rest are in.
+        let mut pieces = load.pieces.iter();
+        for piece in pieces.by_ref() {
+            let result = MutexGuard::unlocked(&mut inner, || read(&shared, *piece));
+            let now = shared.now();
+            let ok = match result {
+                Ok(bytes) => complete(&shared, &mut inner, &load, *piece, bytes, now),
+                Err(e) => fail(&shared, &mut inner, *piece, Arc::new(e), now),
+            };
+            shared.scan_wakeup.notify_all();
+            if !ok {
+                break;
+            }
+        }
+        // After a failure the rest of the load is abandoned: its pieces fail too.
+        for piece in pieces {
+            let error = Arc::new(StorageError::Invalid(format!(
+                "{piece} not read: an earlier piece of its load failed"
+            )));
+            fail(&shared, &mut inner, *piece, error, shared.now());
         }
         shared.scan_wakeup.notify_all();
     }
 }
 
-/// Reads and verifies one chunk; called without the lock.
-fn read(shared: &Shared, chunk: ChunkId) -> Result<ChunkBytes, StorageError> {
-    let k = chunk.0 as usize;
-    let bytes =
-        shared
-            .table
-            .read_chunk(&shared.device, &shared.files, k, &shared.load_projection)?;
+/// Reads and verifies one piece; called without the lock.
+fn read(shared: &Shared, piece: PieceId) -> Result<ChunkBytes, StorageError> {
+    let k = piece.chunk.0 as usize;
+    let projection = match piece.column {
+        Some(column) => vec![usize::from(column)],
+        None => shared.load_projection.clone(),
+    };
+    let bytes = shared
+        .table
+        .read_chunk(&shared.device, &shared.files, k, &projection)?;
     // A buffer manager checks what it reads before sharing it (PostgreSQL verifies
     // page checksums in ReadBuffer): a damaged page fails this load, and the error
-    // reaches exactly the scans that needed the chunk (`fail`), once.
+    // reaches exactly the scans that needed the piece (`fail`), once.
     coopscan_storage::verify_chunk(&shared.table, &bytes.views())?;
     Ok(bytes)
 }
 
-fn complete(shared: &Shared, inner: &mut Inner, load: LoadDecision, bytes: ChunkBytes, now: Nanos) {
+/// Makes a read piece resident and serves the scans it completes; false if the ABM
+/// rejected the event (then everything has been failed).
+fn complete(
+    shared: &Shared,
+    inner: &mut Inner,
+    load: &LoadDecision,
+    piece: PieceId,
+    bytes: ChunkBytes,
+    now: Nanos,
+) -> bool {
     shared.counters.loaded(bytes.bytes());
     let tag = load.on_behalf_of.and_then(|s| inner.tags.get(&s).copied());
     inner.load_log.push(LoadRecord {
@@ -71,36 +99,54 @@ fn complete(shared: &Shared, inner: &mut Inner, load: LoadDecision, bytes: Chunk
         tag,
         bytes: bytes.bytes(),
     });
-    inner.resident.insert(load.chunk, Arc::new(bytes));
+    inner.resident.insert(piece, Arc::new(bytes));
     let mut deliveries = Vec::new();
-    match inner.abm.load_completed(load.chunk, now, &mut deliveries) {
-        Ok(()) => inner.post(&mut deliveries),
-        Err(e) => fail_everyone(inner, e.into()),
+    match inner.abm.load_completed(piece, now, &mut deliveries) {
+        Ok(()) => {
+            inner.post(&mut deliveries);
+            true
+        }
+        Err(e) => {
+            fail_everyone(inner, e.into());
+            false
+        }
     }
 }
 
-/// Fails exactly the scans that needed `chunk` and unregisters them at once, so the
-/// policy stops retrying the chunk on their behalf; their handles see the error.
-fn fail(shared: &Shared, inner: &mut Inner, chunk: ChunkId, e: StorageError, now: Nanos) {
+/// Fails exactly the scans that needed `piece` and unregisters them at once, so the
+/// policy stops retrying it on their behalf; their handles see the error. False if the
+/// ABM rejected the event (then everything has been failed).
+fn fail(
+    shared: &Shared,
+    inner: &mut Inner,
+    piece: PieceId,
+    e: Arc<StorageError>,
+    now: Nanos,
+) -> bool {
     shared.counters.load_failed();
     let error = RuntimeError::Load {
-        chunk,
-        source: Arc::new(e),
+        chunk: piece.chunk,
+        source: e,
     };
-    let scans = match inner.abm.load_failed(chunk, now) {
+    let scans = match inner.abm.load_failed(piece, now) {
         Ok(scans) => scans,
-        Err(e) => return fail_everyone(inner, e.into()),
+        Err(e) => {
+            fail_everyone(inner, e.into());
+            return false;
+        }
     };
     let mut deliveries = Vec::new();
     for scan in scans {
         inner.delivered.remove(&scan);
         inner.failed.insert(scan, error.clone());
         if let Err(e) = inner.abm.unregister_scan(scan, now, &mut deliveries) {
-            return fail_everyone(inner, e.into());
+            fail_everyone(inner, e.into());
+            return false;
         }
     }
     // Unregistering may admit queued scans and serve them.
     inner.post(&mut deliveries);
+    false
 }
 
 /// The ABM rejected a loader event: a bug in the driver or the policy. The runtime

@@ -11,7 +11,7 @@ use coopscan_buffer::{
     Abm, AbmConfig, AbmStats, ColumnMask, PolicyKind, RowRanges, ScanOrder, ScanSpec, TableGeometry,
 };
 use coopscan_storage::device::{Device, DeviceStats};
-use coopscan_storage::Table;
+use coopscan_storage::{Layout, Table};
 use parking_lot::Mutex;
 
 use crate::error::{Result, RuntimeError};
@@ -193,16 +193,31 @@ impl Drop for Runtime {
     }
 }
 
-/// The ABM's view of the table: chunk boundaries, and the bytes a load of each chunk
-/// reads (every column: one resident chunk serves every projection).
+/// The ABM's view of the table: chunk boundaries and the bytes a load reads. NSM/PAX:
+/// one piece per chunk, all its pages (one resident chunk serves every projection).
+/// DSM: one piece per column of a chunk, its column's pages, so a scan loads only its
+/// columns.
 fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
-    let bytes = (0..table.chunk_count())
-        .map(|k| {
-            let extents = table.chunk_extents(k, load_projection);
-            extents.iter().map(|e| e.len).sum::<u64>().max(1)
-        })
-        .collect();
+    let extent_bytes = |k: usize, projection: &[usize]| {
+        let extents = table.chunk_extents(k, projection);
+        extents.iter().map(|e| e.len).sum::<u64>().max(1)
+    };
     let geometry =
         TableGeometry::from_chunk_starts(table.chunk_row_starts().to_vec(), table.rows())?;
+    let columnar = table.layout() == Layout::Dsm && table.chunk_count() > 0;
+    if columnar && load_projection.len() <= ColumnMask::BITS {
+        let columns = (0..table.chunk_count())
+            .map(|k| {
+                load_projection
+                    .iter()
+                    .map(|&c| extent_bytes(k, &[c]))
+                    .collect()
+            })
+            .collect();
+        return Ok(geometry.with_column_bytes(columns)?);
+    }
+    let bytes = (0..table.chunk_count())
+        .map(|k| extent_bytes(k, load_projection))
+        .collect();
     Ok(geometry.with_chunk_bytes(bytes)?)
 }

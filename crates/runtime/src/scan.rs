@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{ChunkId, NextChunk, RowRanges, ScanId};
+use coopscan_buffer::{ChunkId, ColumnMask, NextChunk, RowRanges, ScanId};
 use coopscan_storage::{ChunkBytes, Table};
 
 use crate::error::{Result, RuntimeError};
@@ -45,7 +45,7 @@ pub struct CScan {
 
 /// What a wait in `next_chunk` ended with.
 enum Woken {
-    Chunk(ChunkId, Arc<ChunkBytes>),
+    Chunk(ChunkId, Vec<Arc<ChunkBytes>>),
     Finished,
     Failed(RuntimeError),
 }
@@ -86,6 +86,11 @@ impl CScan {
 
     pub fn projection(&self) -> &[usize] {
         &self.projection
+    }
+
+    /// The projection as the ABM sees it (which pieces of a DSM chunk it needs).
+    fn columns(&self) -> ColumnMask {
+        ColumnMask::of(&self.projection)
     }
 
     pub fn stats(&self) -> ScanStats {
@@ -151,11 +156,13 @@ impl CScan {
         let shared = Arc::clone(&self.shared);
         let mut inner = shared.inner.lock();
         if !self.waiting {
-            if let Some(woken) = take_mail(&mut inner, id) {
+            if let Some(woken) = take_mail(&mut inner, id, self.columns()) {
                 return Ok(Some(woken));
             }
             match inner.abm.next_chunk(id, shared.now())? {
-                NextChunk::Deliver(d) => return Ok(Some(chunk_of(&inner, d.chunk))),
+                NextChunk::Deliver(d) => {
+                    return Ok(Some(chunk_of(&inner, d.chunk, self.columns())));
+                }
                 NextChunk::Finished => return Ok(Some(Woken::Finished)),
                 NextChunk::Wait => {
                     self.waiting = true;
@@ -164,7 +171,7 @@ impl CScan {
             }
         }
         loop {
-            if let Some(woken) = take_mail(&mut inner, id) {
+            if let Some(woken) = take_mail(&mut inner, id, self.columns()) {
                 self.waiting = false;
                 return Ok(Some(woken));
             }
@@ -210,18 +217,18 @@ impl Drop for CScan {
 }
 
 /// A delivery or failure an event left for scan `id`.
-fn take_mail(inner: &mut Inner, id: ScanId) -> Option<Woken> {
+fn take_mail(inner: &mut Inner, id: ScanId, columns: ColumnMask) -> Option<Woken> {
     if let Some(e) = inner.failed.remove(&id) {
         // Keep the mark so `unregister` knows the loader already retired the scan.
         inner.failed.insert(id, e.clone());
         return Some(Woken::Failed(e));
     }
     let d = inner.delivered.remove(&id)?;
-    Some(chunk_of(inner, d.chunk))
+    Some(chunk_of(inner, d.chunk, columns))
 }
 
-fn chunk_of(inner: &Inner, chunk: ChunkId) -> Woken {
-    match inner.chunk_bytes(chunk) {
+fn chunk_of(inner: &Inner, chunk: ChunkId, columns: ColumnMask) -> Woken {
+    match inner.pieces_for(chunk, columns) {
         Some(bytes) => Woken::Chunk(chunk, bytes),
         None => Woken::Failed(RuntimeError::Buffer(
             coopscan_buffer::BufferError::Invariant(format!(

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{Abm, ChunkId, Delivery, Nanos, ScanId};
+use coopscan_buffer::{Abm, ChunkId, ColumnMask, Delivery, Nanos, PieceId, ScanId};
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 use parking_lot::{Condvar, Mutex};
@@ -22,10 +22,11 @@ use crate::stats::Counters;
 /// Everything behind the lock.
 pub(crate) struct Inner {
     pub(crate) abm: Abm,
-    /// The bytes of every chunk the ABM's pool holds as resident (none while loading).
-    /// Bytes are shared with the scans processing them through the `Arc`, so evicting a
-    /// chunk never frees memory a scan still reads.
-    pub(crate) resident: HashMap<ChunkId, Arc<ChunkBytes>>,
+    /// The bytes of every piece the ABM's pool holds as resident (none while loading):
+    /// a whole chunk for NSM/PAX, one column of a chunk for DSM. Bytes are shared with
+    /// the scans processing them through the `Arc`, so evicting a piece never frees
+    /// memory a scan still reads.
+    pub(crate) resident: HashMap<PieceId, Arc<ChunkBytes>>,
     /// Deliveries made by an event on behalf of a scan parked in `next_chunk`.
     pub(crate) delivered: HashMap<ScanId, Delivery>,
     /// Scans failed by the loader (already unregistered from the ABM), with the error.
@@ -45,8 +46,20 @@ impl Inner {
         }
     }
 
-    pub(crate) fn chunk_bytes(&self, chunk: ChunkId) -> Option<Arc<ChunkBytes>> {
-        self.resident.get(&chunk).cloned()
+    /// The resident pieces of `chunk` a scan reading `columns` needs, or `None` if
+    /// one is missing (a driver bug: the ABM delivers only available chunks).
+    pub(crate) fn pieces_for(
+        &self,
+        chunk: ChunkId,
+        columns: ColumnMask,
+    ) -> Option<Vec<Arc<ChunkBytes>>> {
+        let state = self.abm.state();
+        let cols = state.scan_cols(columns);
+        state
+            .pieces_of(chunk, cols)
+            .iter()
+            .map(|p| self.resident.get(p).cloned())
+            .collect()
     }
 }
 

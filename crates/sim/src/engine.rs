@@ -14,7 +14,7 @@ use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{
     Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, Delivery, NextChunk,
-    Policy, PolicyKind, ScanId, ScanSpec, TableGeometry,
+    PieceId, Policy, PolicyKind, ScanId, ScanSpec, TableGeometry,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -28,6 +28,9 @@ pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct SimConfig {
+    /// DSM: bytes of each column's piece of every chunk (empty: NSM/PAX, one piece of
+    /// `chunk_bytes` per chunk).
+    pub column_bytes: Vec<u64>,
     pub chunk_count: u32,
     pub chunk_bytes: u64,
     pub frames: u32,
@@ -73,8 +76,9 @@ struct Query {
     processing: Option<(u32, f64, f64)>,
 }
 
+/// One piece being read; the pieces of a load arrive one after another.
 struct InFlight {
-    chunk: ChunkId,
+    piece: PieceId,
     started_s: f64,
     done_s: f64,
 }
@@ -104,8 +108,21 @@ struct Sim<'a> {
 /// The simulated table: `chunk_count` equal chunks of `chunk_bytes`.
 pub fn geometry(cfg: &SimConfig) -> Result<TableGeometry, SimError> {
     let geometry = TableGeometry::uniform(cfg.chunk_count, ROWS_PER_CHUNK).map_err(setup)?;
+    if !cfg.column_bytes.is_empty() {
+        let columns = vec![cfg.column_bytes.clone(); cfg.chunk_count as usize];
+        return geometry.with_column_bytes(columns).map_err(setup);
+    }
     let sizes = vec![cfg.chunk_bytes.max(1); cfg.chunk_count as usize];
     geometry.with_chunk_bytes(sizes).map_err(setup)
+}
+
+/// Bytes of one chunk a query reading `columns` processes (0 = every column).
+fn processed_bytes(cfg: &SimConfig, columns: u64) -> u64 {
+    if cfg.column_bytes.is_empty() {
+        return cfg.chunk_bytes;
+    }
+    let read = |(i, b): (usize, &u64)| (columns == 0 || columns >> i & 1 == 1).then_some(*b);
+    cfg.column_bytes.iter().enumerate().filter_map(read).sum()
 }
 
 /// The ABM configuration of a run: a buffer of `frames` chunks.
@@ -256,20 +273,27 @@ impl Sim<'_> {
         self.now = t.max(self.now);
     }
 
+    /// Starts every load the ABM wants. A load is one device request: its pieces
+    /// (DSM columns, smallest first) arrive in order as their bytes stream in.
     fn pump_loader(&mut self) {
         let now = nanos(self.now);
         while let Some(load) = self.timed(|abm, _| abm.next_load(now)) {
             let started_s = self.now.max(self.disk_free_at);
-            let done_s = started_s + self.cfg.device.chunk_read_s(self.cfg.chunk_bytes);
-            self.disk_free_at = done_s;
-            self.inflight.push(InFlight {
-                chunk: load.chunk,
-                started_s,
-                done_s,
-            });
+            let read_s = self.cfg.device.chunk_read_s(load.bytes);
+            let mut streamed = 0;
+            for piece in &load.pieces {
+                streamed += self.abm.state().piece_bytes(*piece);
+                let share = streamed as f64 / load.bytes.max(1) as f64;
+                self.inflight.push(InFlight {
+                    piece: *piece,
+                    started_s,
+                    done_s: started_s + read_s * share,
+                });
+            }
+            self.disk_free_at = started_s + read_s;
             if let Some(t) = self.timeline.as_mut() {
-                for evicted in &load.evicted {
-                    t.cache_end(evicted.0, self.now);
+                for evicted in load.evicted.iter().filter(|p| p.column.is_none()) {
+                    t.cache_end(evicted.chunk.0, self.now);
                 }
             }
             if let Some(&q) = load.on_behalf_of.and_then(|s| self.by_scan.get(&s)) {
@@ -289,7 +313,11 @@ impl Sim<'_> {
             .iter()
             .map(|r| geometry.rows_of_chunks(r.clone()))
             .collect();
-        let scan_spec = ScanSpec::new(rows, ColumnMask::ALL);
+        let columns = match spec.columns {
+            0 => ColumnMask::ALL,
+            bits => ColumnMask(bits),
+        };
+        let scan_spec = ScanSpec::new(rows, columns);
         let now = nanos(self.now);
         let registration = self.timed(|abm, _| abm.register_scan(&scan_spec, now));
         let scan = registration.map_err(|e| self.buffer_error(e))?.scan;
@@ -329,7 +357,8 @@ impl Sim<'_> {
     }
 
     fn start_processing(&mut self, q: usize, chunk: u32) -> Result<(), SimError> {
-        let (policy, now, bytes) = (self.policy, self.now, self.cfg.chunk_bytes as f64);
+        let (policy, now) = (self.policy, self.now);
+        let bytes = processed_bytes(self.cfg, self.queries[q].spec.columns) as f64;
         let query = &mut self.queries[q];
         let name = || query.spec.name.clone();
         if !query.wanted.contains(ChunkId(chunk)) {
@@ -376,15 +405,17 @@ impl Sim<'_> {
         let load = self.inflight.swap_remove(i);
         if let Some(t) = self.timeline.as_mut() {
             let interval = crate::timeline::Interval {
-                chunk: load.chunk.0,
+                chunk: load.piece.chunk.0,
                 from_s: load.started_s,
                 to_s: self.now,
             };
             t.loads.push(interval);
-            t.cache_start(load.chunk.0, self.now);
+            if load.piece.column.is_none() {
+                t.cache_start(load.piece.chunk.0, self.now);
+            }
         }
         let now = nanos(self.now);
-        self.timed(|abm, out| abm.load_completed(load.chunk, now, out))
+        self.timed(|abm, out| abm.load_completed(load.piece, now, out))
             .map_err(|e| self.buffer_error(e))?;
         self.serve_deliveries()
     }

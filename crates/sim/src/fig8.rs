@@ -48,6 +48,7 @@ pub struct Fig8Report {
 fn config(chunks: u32) -> SimConfig {
     let frames = ((f64::from(chunks) * BUFFER_FRACTION) as u32).max(2 * STREAMS as u32);
     SimConfig {
+        column_bytes: Vec::new(),
         chunk_count: chunks,
         chunk_bytes: TABLE_BYTES / u64::from(chunks),
         frames,

@@ -83,6 +83,7 @@ const SMALL_DISK_BYTES_PER_S: f64 = 50.0 * MB as f64;
 
 fn small_table_config() -> SimConfig {
     SimConfig {
+        column_bytes: Vec::new(),
         chunk_count: SMALL_CHUNKS,
         chunk_bytes: SMALL_CHUNK_BYTES,
         frames: SMALL_FRAMES,
@@ -108,6 +109,7 @@ fn full_scan(name: &str, cycles_per_byte: f64) -> QuerySpec {
         kind: format!("{cycles_per_byte}c/b"),
         cycles_per_byte,
         chunks: std::iter::once(0..SMALL_CHUNKS).collect(),
+        columns: 0,
     }
 }
 
@@ -150,6 +152,7 @@ const TABLE2_RANGE_PERCENTS: [u32; 4] = [1, 10, 50, 100];
 
 pub fn table2_config() -> SimConfig {
     SimConfig {
+        column_bytes: Vec::new(),
         chunk_count: TABLE2_CHUNKS,
         chunk_bytes: TABLE2_CHUNK_BYTES,
         frames: TABLE2_FRAMES,
@@ -194,6 +197,7 @@ pub(crate) fn random_range_query(
         kind: format!("{letter}-{percent:02}"),
         cycles_per_byte: cycles_per_byte_for(cfg, ratio),
         chunks: std::iter::once(start..start + len).collect(),
+        columns: 0,
     }
 }
 

@@ -12,6 +12,8 @@ pub struct QuerySpec {
     pub cycles_per_byte: f64,
     /// Chunk ranges scanned; several non-contiguous ranges are allowed.
     pub chunks: Vec<Range<u32>>,
+    /// Columns read, one bit each, on a columnar (DSM) table; 0 = every column.
+    pub columns: u64,
 }
 
 /// Queries run one after another; the stream starts at `start_s`.

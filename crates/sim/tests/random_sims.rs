@@ -43,6 +43,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
         }
     };
     let cfg = SimConfig {
+        column_bytes: Vec::new(),
         chunk_count,
         chunk_bytes: 1 << 20,
         frames,
@@ -65,6 +66,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                     kind: "random".into(),
                     cycles_per_byte: rng.random_range(0.5..80.0),
                     chunks: random_ranges(&mut rng, chunk_count),
+                    columns: 0,
                 })
                 .collect(),
         })

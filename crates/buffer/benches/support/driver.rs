@@ -19,23 +19,50 @@ pub struct Driver {
     rng: ChaCha8Rng,
     scans: Vec<ScanId>,
     holding: Vec<bool>,
-    loading: Option<ChunkId>,
+    loading: Vec<PieceId>,
     next: usize,
     out: Vec<Delivery>,
     now: u64,
+    /// DSM: columns of the table (scans read random subsets); 0 = NSM.
+    columns: u32,
 }
+
+/// DSM column sizes cycle through these (bytes per chunk): varied widths, as after
+/// lightweight compression.
+const COLUMN_SIZES: [u64; 4] = [8, 4, 2, 1];
+/// Columns a DSM scan of the benchmark reads, at most.
+const COLUMNS_PER_SCAN: u32 = 4;
 
 impl Driver {
     pub fn new(kind: PolicyKind, chunks: u32, scans: usize, seed: u64) -> Driver {
-        let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).expect("valid geometry");
+        Self::with_columns(kind, chunks, 0, scans, seed)
+    }
+
+    /// `columns > 0`: a DSM table of that many columns; each scan reads up to 4 of them.
+    pub fn with_columns(
+        kind: PolicyKind,
+        chunks: u32,
+        columns: u32,
+        scans: usize,
+        seed: u64,
+    ) -> Driver {
+        let mut geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).expect("valid geometry");
+        if columns > 0 {
+            let sizes: Vec<u64> = (0..columns as usize)
+                .map(|c| COLUMN_SIZES[c % COLUMN_SIZES.len()])
+                .collect();
+            let all = vec![sizes; chunks as usize];
+            geometry = geometry.with_column_bytes(all).expect("valid columns");
+        }
         let frames = ((f64::from(chunks) * BUFFER_FRACTION) as u32).max(2 * scans as u32);
         let abm = Abm::with_kind(geometry, AbmConfig::new(frames), kind).expect("valid config");
         let mut d = Driver {
+            columns,
             abm,
             rng: ChaCha8Rng::seed_from_u64(seed),
             scans: Vec::new(),
             holding: Vec::new(),
-            loading: None,
+            loading: Vec::new(),
             next: 0,
             out: Vec::new(),
             now: 0,
@@ -57,11 +84,20 @@ impl Driver {
         let percent = RANGE_PERCENTS[self.rng.random_range(0..RANGE_PERCENTS.len())];
         let len = (rows * percent / 100).max(1);
         let start = self.rng.random_range(0..=rows - len);
-        let spec = ScanSpec::new(vec![start..start + len], ColumnMask::ALL);
+        let spec = ScanSpec::new(start..start + len, self.random_columns());
         self.abm
             .register_scan(&spec, Nanos(self.now))
             .expect("valid spec")
             .scan
+    }
+
+    fn random_columns(&mut self) -> ColumnMask {
+        if self.columns == 0 {
+            return ColumnMask::ALL;
+        }
+        let first = self.rng.random_range(0..self.columns);
+        let count = self.rng.random_range(1..=COLUMNS_PER_SCAN);
+        ColumnMask((first..first + count).fold(0, |m, c| m | 1u64 << (c % self.columns)))
     }
 
     fn take_deliveries(&mut self) {
@@ -80,11 +116,16 @@ impl Driver {
             self.now += 1_000_000;
             let now = Nanos(self.now);
             let t = Instant::now();
-            match self.loading.take() {
-                None => self.loading = self.abm.next_load(now).map(|l| l.chunk),
-                Some(chunk) => self
+            match self.loading.pop() {
+                None => {
+                    let load = self.abm.next_load(now);
+                    // Completed in reverse, so the smallest piece arrives first.
+                    self.loading = load.map(|l| l.pieces).unwrap_or_default();
+                    self.loading.reverse();
+                }
+                Some(piece) => self
                     .abm
-                    .load_completed(chunk, now, &mut self.out)
+                    .load_completed(piece, now, &mut self.out)
                     .expect("was loading"),
             }
             spent += t.elapsed();

@@ -18,16 +18,24 @@ impl AttachPolicy {
         Self::default()
     }
 
-    /// The running scan sharing most still-needed chunks with `slot`, and that overlap.
-    fn best_partner(&self, state: &AbmState, slot: ScanSlot) -> Option<(ScanSlot, u32)> {
-        let chunks = &state.active_scan(slot).chunks;
-        let mut best: Option<(ScanSlot, u32)> = None;
+    /// The running scan with the largest remaining overlap with `slot`: most columns in
+    /// common first (the 2007 paper's crude DSM measure; always 1 for NSM/PAX), then
+    /// most still-needed chunks in common.
+    fn best_partner(&self, state: &AbmState, slot: ScanSlot) -> Option<(ScanSlot, (u32, u32))> {
+        let scan = state.active_scan(slot);
+        let mut best: Option<(ScanSlot, (u32, u32))> = None;
         for other in state.active_slots().filter(|s| *s != slot) {
-            let overlap = chunks
+            let columns = (scan.cols & state.active_scan(other).cols).count_ones();
+            if columns == 0 {
+                continue;
+            }
+            let chunks = scan
+                .chunks
                 .iter()
                 .filter(|c| state.interest(*c).contains(other))
                 .count() as u32;
-            if overlap > 0 && best.is_none_or(|(_, o)| overlap > o) {
+            let overlap = (columns, chunks);
+            if chunks > 0 && best.is_none_or(|(_, o)| overlap > o) {
                 best = Some((other, overlap));
             }
         }

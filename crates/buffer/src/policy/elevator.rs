@@ -14,7 +14,9 @@
 //!   load c12 ⇒ evict c7 if no scan processes it, else wait
 //! ```
 
-use super::{choice_with, cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind};
+use super::{
+    choice_with, cyclic_distance, next_cyclic, next_cyclic_where, LoadChoice, Policy, PolicyKind,
+};
 use crate::{AbmConfig, AbmState, ChunkId, FifoReplacer, Nanos, ScanSlot, TableGeometry};
 
 #[derive(Clone, Debug, Default)]
@@ -38,24 +40,34 @@ impl Policy for ElevatorPolicy {
         PolicyKind::Elevator
     }
 
+    /// The available chunk the sweep reaches first from the cursor.
     fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
         let (cursor, n) = (self.cursor(state), state.chunk_count());
+        let cols = state.active_scan(slot).cols;
+        let distance = |c: &ChunkId| cyclic_distance(cursor, *c, n);
         state
             .classes()
             .filter(|c| c.mask().contains(slot))
-            .filter_map(|c| next_cyclic(c.resident(), cursor))
-            .min_by_key(|c| cyclic_distance(cursor, *c, n))
+            .flat_map(|c| {
+                let full = next_cyclic(c.resident(), cursor);
+                let part = next_cyclic_where(c.partial(), cursor, |p| state.available_for(p, cols));
+                [full, part]
+            })
+            .flatten()
+            .min_by_key(distance)
     }
 
-    /// The next chunk anyone needs from the cursor on; the window (FIFO) makes room.
+    /// The next chunk anyone needs from the cursor on, with the union of the columns
+    /// its scans need (DSM); the window (FIFO) makes room.
     fn choose_load(&mut self, state: &AbmState, _now: Nanos) -> Option<LoadChoice> {
         let (cursor, n) = (self.cursor(state), state.chunk_count());
-        let chunk = state
+        let (chunk, needed) = state
             .classes()
             .filter(|c| !c.mask().is_empty())
-            .filter_map(|c| next_cyclic(c.absent(), cursor))
-            .min_by_key(|c| cyclic_distance(cursor, *c, n))?;
-        let choice = choice_with(state, &mut FifoReplacer, chunk, None)?;
+            .filter_map(|c| Some((next_cyclic(c.absent(), cursor)?, c.columns())))
+            .min_by_key(|(c, _)| cyclic_distance(cursor, *c, n))?;
+        let cols = state.missing_cols(chunk, needed);
+        let choice = choice_with(state, &mut FifoReplacer, chunk, cols, None)?;
         self.cursor = chunk.0 + 1;
         Some(choice)
     }

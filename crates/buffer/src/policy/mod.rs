@@ -16,6 +16,7 @@ mod attach;
 mod elevator;
 mod normal;
 mod relevance;
+mod relevance_dsm;
 mod sequential;
 
 pub use attach::AttachPolicy;
@@ -33,6 +34,8 @@ use std::str::FromStr;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadChoice {
     pub chunk: ChunkId,
+    /// Column bits to load (absent ones only; NSM/PAX: the whole chunk).
+    pub cols: u64,
     pub victims: Vec<PieceId>,
     /// The scan whose need triggered this load (for per-query I/O accounting).
     pub on_behalf_of: Option<ScanSlot>,
@@ -174,22 +177,43 @@ impl Policy for AnyPolicy {
     }
 }
 
-/// Victims that make room for `chunk` under `replacer`, as a [`LoadChoice`].
+/// Victims that make room for the `cols` of `chunk` under `replacer`, as a
+/// [`LoadChoice`].
 pub(crate) fn choice_with<R: crate::Replacer>(
     state: &AbmState,
     replacer: &mut R,
     chunk: ChunkId,
+    cols: u64,
     on_behalf_of: Option<ScanSlot>,
 ) -> Option<LoadChoice> {
+    debug_assert!(cols != 0 && state.missing_cols(chunk, cols) == cols);
     let request = crate::EvictionRequest {
-        bytes: state.chunk_bytes(chunk),
+        bytes: state.bytes_of(chunk, cols),
+        chunk,
         for_scan: on_behalf_of,
     };
     let victims = crate::plan_eviction(replacer, state, &request)?;
     Some(LoadChoice {
         chunk,
+        cols,
         victims,
         on_behalf_of,
+    })
+}
+
+/// A chunk of `class` that a scan reading `cols` can process now: a fully resident one,
+/// else (DSM) a partially resident one with all of `cols`.
+pub(crate) fn available_in(
+    state: &AbmState,
+    class: &crate::ChunkClass,
+    cols: u64,
+) -> Option<ChunkId> {
+    class.resident().first().copied().or_else(|| {
+        class
+            .partial()
+            .iter()
+            .copied()
+            .find(|c| state.available_for(*c, cols))
     })
 }
 
@@ -203,6 +227,18 @@ pub(crate) fn next_cyclic(
         .next()
         .or_else(|| set.iter().next())
         .copied()
+}
+
+/// The first chunk of `set` at or after `from` (wrapping around) that satisfies `keep`.
+pub(crate) fn next_cyclic_where(
+    set: &std::collections::BTreeSet<ChunkId>,
+    from: ChunkId,
+    keep: impl Fn(ChunkId) -> bool,
+) -> Option<ChunkId> {
+    set.range(from..)
+        .chain(set.range(..from))
+        .copied()
+        .find(|c| keep(*c))
 }
 
 /// Forward distance from `from` to `to` on a table of `n` chunks.

@@ -61,16 +61,19 @@ impl RelevancePolicy {
 
     /// Paper: chooseChunkToLoad. Highest loadRelevance among chunks `q` needs that are
     /// neither resident nor loading; for an in-order scan, its next absent chunk.
-    fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<ChunkId> {
+    /// Returns the chunk and the columns to load.
+    fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<(ChunkId, u64)> {
+        let cols = state.active_scan(q).cols;
         if state.in_order_mask().contains(q) {
             let scan = state.active_scan(q);
             return (0..crate::STARVED_BELOW)
                 .map_while(|k| scan.in_order_ahead(k))
-                .find(|c| state.is_absent(*c));
+                .find_map(|c| Some((c, nonzero(state.missing_cols(c, cols))?)));
         }
-        let head = state
-            .last_loaded()
-            .map_or(ChunkId(0), |c| ChunkId((c.0 + 1) % state.chunk_count()));
+        if state.columnar() {
+            return super::relevance_dsm::choose_chunk_to_load(state, q);
+        }
+        let head = disk_head(state);
         let n = state.chunk_count();
         let starved = state.starved_mask();
         state
@@ -85,8 +88,20 @@ impl RelevancePolicy {
             .max_by_key(|(score, chunk)| {
                 (*score, std::cmp::Reverse(cyclic_distance(head, *chunk, n)))
             })
-            .map(|(_, chunk)| chunk)
+            .map(|(_, chunk)| (chunk, state.missing_cols(chunk, cols)))
     }
+}
+
+/// `Some(x)` unless `x` is 0.
+pub(crate) fn nonzero(x: u64) -> Option<u64> {
+    (x != 0).then_some(x)
+}
+
+/// The disk head: one past the chunk loaded last (locality tie-break).
+pub(crate) fn disk_head(state: &AbmState) -> ChunkId {
+    state
+        .last_loaded()
+        .map_or(ChunkId(0), |c| ChunkId((c.0 + 1) % state.chunk_count()))
 }
 
 impl Policy for RelevancePolicy {
@@ -96,6 +111,9 @@ impl Policy for RelevancePolicy {
 
     /// Paper: chooseAvailableChunk.
     fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        if state.columnar() {
+            return super::relevance_dsm::choose_available(state, slot);
+        }
         state
             .classes()
             .filter(|c| c.mask().contains(slot))
@@ -116,10 +134,10 @@ impl Policy for RelevancePolicy {
         self.queue
             .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for &(_, q) in &self.queue {
-            let Some(chunk) = Self::choose_chunk_to_load(state, q) else {
+            let Some((chunk, cols)) = Self::choose_chunk_to_load(state, q) else {
                 continue;
             };
-            if let Some(choice) = choice_with(state, &mut self.replacer, chunk, Some(q)) {
+            if let Some(choice) = choice_with(state, &mut self.replacer, chunk, cols, Some(q)) {
                 return Some(choice);
             }
         }

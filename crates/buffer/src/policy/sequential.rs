@@ -113,7 +113,8 @@ impl Sequential {
 
     pub(crate) fn choose_available(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
         let chunk = self.order(slot)?.current()?;
-        state.is_resident(chunk).then_some(chunk)
+        let cols = state.active_scan(slot).cols;
+        state.available_for(chunk, cols).then_some(chunk)
     }
 
     pub(crate) fn on_delivered(&mut self, slot: ScanSlot, chunk: ChunkId) {
@@ -141,16 +142,20 @@ impl Sequential {
             }
         }
         let ((_, _, slot), chunk) = best?;
-        choice_with(state, &mut LruReplacer, chunk, Some(slot))
+        let cols = state.missing_cols(chunk, state.active_scan(slot).cols);
+        choice_with(state, &mut LruReplacer, chunk, cols, Some(slot))
     }
 
-    /// The first absent chunk among the scan's next `READ_AHEAD` chunks.
+    /// The first chunk among the scan's next `READ_AHEAD` chunks with some of its
+    /// columns neither resident nor loading (normal's DSM variant: LRU per piece, the
+    /// scan's own columns only).
     fn read_ahead_candidate(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
         let order = self.order(slot)?;
-        let window = READ_AHEAD - u32::from(state.active_scan(slot).processing.is_some());
+        let scan = state.active_scan(slot);
+        let window = READ_AHEAD - u32::from(scan.processing.is_some());
         (0..window)
             .map_while(|i| order.nth(order.cursor + i))
-            .find(|c| state.is_absent(*c))
+            .find(|c| state.missing_cols(*c, scan.cols) != 0)
     }
 }
 

@@ -18,11 +18,13 @@ impl Replacer for FifoReplacer {
     fn victim(
         &mut self,
         state: &AbmState,
-        _request: &EvictionRequest,
+        request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
         let pool = state.pool();
-        let oldest = pool.load_order().find(|p| !chosen.contains(p))?;
+        let oldest = pool
+            .load_order()
+            .find(|p| p.chunk != request.chunk && !chosen.contains(p))?;
         pool.is_evictable(oldest).then_some(oldest)
     }
 }

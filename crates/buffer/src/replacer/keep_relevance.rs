@@ -11,10 +11,17 @@
 //! of those would let chunks it reaches much later fill the buffer while the one it
 //! needs now cannot be loaded (found by the randomized ABM test: a deadlock with an
 //! in-order scan over chunks of unequal size).
+//!
+//! Column storage (§6.2, Figure 11) evicts in two steps: first pieces of columns no
+//! scan needs for their chunk, then whole chunks by `E / Pe` (almost-starved interested
+//! scans per cached byte of their columns), piece by piece. There "useful for a starved
+//! scan" means available or arriving for it: a chunk holding only some of a starved
+//! scan's columns is not protected, for the same reason as the in-order window.
 
 use super::{EvictionRequest, Replacer};
 use crate::policy::keep_relevance;
-use crate::{AbmState, ChunkId, PieceId, ScanSet, STARVED_BELOW};
+use crate::state::bits;
+use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet, STARVED_BELOW};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeepRelevanceReplacer;
@@ -38,17 +45,52 @@ impl Replacer for KeepRelevanceReplacer {
                 (0..STARVED_BELOW).filter_map(|k| scan.in_order_ahead(k))
             })
             .collect();
-        let protected = protected - in_order;
-        let almost = state.almost_starved_mask();
+        let ctx = Context {
+            state,
+            request,
+            chosen,
+            window,
+            protected: protected - in_order,
+        };
+        if state.columnar() {
+            ctx.unneeded_piece().or_else(|| ctx.dsm_victim())
+        } else {
+            ctx.nsm_victim()
+        }
+    }
+}
+
+struct Context<'a> {
+    state: &'a AbmState,
+    request: &'a EvictionRequest,
+    chosen: &'a [PieceId],
+    /// Next chunks of protected in-order scans.
+    window: Vec<ChunkId>,
+    /// Protected any-order scans.
+    protected: ScanSet,
+}
+
+impl Context<'_> {
+    fn evictable(&self, piece: PieceId) -> bool {
+        self.state.pool().is_evictable(piece)
+            && piece.chunk != self.request.chunk
+            && !self.chosen.contains(&piece)
+            && !self.window.contains(&piece.chunk)
+    }
+
+    fn nsm_victim(&self) -> Option<PieceId> {
+        let (state, almost) = (self.state, self.state.almost_starved_mask());
         let pool = state.pool();
         state
             .classes()
-            .filter(|c| !c.mask().intersects(&protected))
+            .filter(|c| !c.mask().intersects(&self.protected))
             .filter_map(|c| {
                 // Pinned chunks are at most one per scan, so this skips few.
-                let piece = c.resident().iter().map(|ch| state.piece(*ch)).find(|p| {
-                    pool.is_evictable(*p) && !chosen.contains(p) && !window.contains(&p.chunk)
-                })?;
+                let piece = c
+                    .resident()
+                    .iter()
+                    .map(|ch| state.piece(*ch))
+                    .find(|p| self.evictable(*p))?;
                 Some((
                     keep_relevance(c.mask(), almost),
                     pool.last_use(piece)?,
@@ -57,5 +99,67 @@ impl Replacer for KeepRelevanceReplacer {
             })
             .min()
             .map(|(_, _, piece)| piece)
+    }
+
+    /// The least recently used piece whose column no scan needs for its chunk.
+    fn unneeded_piece(&self) -> Option<PieceId> {
+        let state = self.state;
+        state
+            .pool()
+            .lru()
+            .find(|p| state.col_bit(*p) & state.needed_cols(p.chunk) == 0 && self.evictable(*p))
+    }
+
+    /// Lowest `E / Pe`, then fewest interested scans, then least recently used.
+    fn dsm_victim(&self) -> Option<PieceId> {
+        let state = self.state;
+        let pool = state.pool();
+        state
+            .classes()
+            .filter_map(|c| {
+                let (chunk, piece) = self.candidate(c)?;
+                let score = self.keep_score(c, chunk);
+                Some((score, c.mask().len(), pool.last_use(piece)?, piece))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)))
+            .map(|(_, _, _, piece)| piece)
+    }
+
+    /// A chunk of the class no protected scan can use now, and an evictable piece of it.
+    fn candidate(&self, class: &ChunkClass) -> Option<(ChunkId, PieceId)> {
+        let state = self.state;
+        let guarded = class.mask() & self.protected;
+        let useful = |ch: ChunkId| {
+            guarded.iter().any(|s| {
+                let cols = state.active_scan(s).cols;
+                state.missing_cols(ch, cols) == 0
+            })
+        };
+        class
+            .resident()
+            .iter()
+            .chain(class.partial().iter())
+            .filter(|ch| !useful(**ch))
+            .find_map(|ch| {
+                let piece = bits(state.resident_cols(*ch))
+                    .map(|col| state.piece_of(*ch, col))
+                    .find(|p| self.evictable(*p))?;
+                Some((*ch, piece))
+            })
+    }
+
+    /// Paper: keepRelevance(c) = E / Pe.
+    fn keep_score(&self, class: &ChunkClass, chunk: ChunkId) -> f64 {
+        let state = self.state;
+        let almost = class.mask() & state.almost_starved_mask();
+        let cols = almost
+            .iter()
+            .map(|s| state.active_scan(s).cols)
+            .fold(0, |a, b| a | b);
+        let cached = state.bytes_of(chunk, cols & state.resident_cols(chunk));
+        if almost.is_empty() || cached == 0 {
+            return 0.0;
+        }
+        f64::from(almost.len()) / cached as f64
     }
 }

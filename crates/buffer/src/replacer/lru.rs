@@ -10,9 +10,12 @@ impl Replacer for LruReplacer {
     fn victim(
         &mut self,
         state: &AbmState,
-        _request: &EvictionRequest,
+        request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
-        state.pool().lru().find(|p| !chosen.contains(p))
+        state
+            .pool()
+            .lru()
+            .find(|p| p.chunk != request.chunk && !chosen.contains(p))
     }
 }

@@ -32,6 +32,8 @@ use crate::{AbmState, PieceId, ScanSlot};
 pub struct EvictionRequest {
     /// Bytes the load reserves.
     pub bytes: u64,
+    /// The chunk being loaded (its own resident pieces are never victims of its load).
+    pub chunk: crate::ChunkId,
     /// The scan the load is for, if any (relevance protects what it needs).
     pub for_scan: Option<ScanSlot>,
 }

@@ -1,0 +1,102 @@
+//! Column storage through the runtime: the pool holds one piece per (chunk, column), the
+//! loader reads only the columns interested scans need, and scans over different column
+//! subsets share what they have in common — with every scan's tuples exact.
+#![allow(clippy::single_range_in_vec_init)]
+
+mod common;
+
+use std::sync::{mpsc, Arc};
+
+use coopscan_runtime::{CScan, PolicyKind, Runtime, RuntimeError};
+use coopscan_storage::Layout;
+
+use common::*;
+
+const ROWS: i64 = 12_000;
+
+/// Bytes of `column`'s pages over every chunk (what reading it once costs).
+fn column_bytes(table: &coopscan_storage::Table, columns: &[usize]) -> u64 {
+    (0..table.chunk_count())
+        .flat_map(|k| columns.iter().map(move |&c| (k, c)))
+        .map(|(k, c)| {
+            table
+                .chunk_extents(k, &[c])
+                .iter()
+                .map(|e| e.len)
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// Sum of one int64 column over the scan, and its row count.
+fn sum_column(scan: &mut CScan) -> Result<(u64, i64), RuntimeError> {
+    let (mut rows, mut sum) = (0, 0);
+    while let Some(chunk) = scan.next_chunk()? {
+        let batch = chunk.batch()?;
+        rows += batch.num_rows() as u64;
+        sum += int64(&batch, 0).values().iter().sum::<i64>();
+    }
+    Ok((rows, sum))
+}
+
+#[test]
+fn a_scan_of_one_column_reads_only_that_column() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = write_table(tmp.path(), Layout::Dsm, ROWS);
+    let values = sequential_values(&table);
+    for policy in PolicyKind::ALL {
+        let runtime = Runtime::new(table.clone(), device(), config(4, policy)).expect("runtime");
+        let mut scan = runtime
+            .register(vec![0..ROWS as u64], vec![V])
+            .expect("scan");
+        let (rows, sum) = sum_column(&mut scan).expect("scan");
+        assert_eq!(
+            (rows, sum),
+            (ROWS as u64, values.iter().sum::<i64>()),
+            "{policy}"
+        );
+        let read = runtime.device_stats().bytes;
+        let v_only = column_bytes(&table, &[V]);
+        assert_eq!(read, v_only, "{policy}: read only column V");
+        assert!(read < column_bytes(&table, &[K, V]), "{policy}");
+    }
+}
+
+#[test]
+fn scans_of_different_columns_share_the_buffer() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = write_table(tmp.path(), Layout::Dsm, ROWS);
+    let values = sequential_values(&table);
+    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+    for policy in PolicyKind::ALL {
+        for frames in [2, 5] {
+            let runtime = Arc::new(
+                Runtime::new(table.clone(), device(), config(frames, policy)).expect("runtime"),
+            );
+            let (tx, rx) = mpsc::channel();
+            let specs: Vec<(Vec<std::ops::Range<u64>>, usize)> = (0..9)
+                .map(|i| (rng.ranges(ROWS as u64), [K, V][i % 2]))
+                .collect();
+            for (i, (ranges, column)) in specs.iter().cloned().enumerate() {
+                let (tx, runtime) = (tx.clone(), Arc::clone(&runtime));
+                std::thread::spawn(move || {
+                    let result = runtime
+                        .register(ranges, vec![column])
+                        .and_then(|mut s| sum_column(&mut s));
+                    let _ = tx.send((i, result));
+                });
+            }
+            for ((ranges, column), result) in specs.iter().zip(collect(rx, specs.len())) {
+                let got = result.unwrap_or_else(|e| panic!("{policy}/{frames}: {e}"));
+                let want = expected(&values, &table, ranges);
+                let sum = if *column == K { want.sum_k } else { want.sum_v };
+                assert_eq!(
+                    got,
+                    (want.rows, sum),
+                    "{policy}/{frames}: {ranges:?} col {column}"
+                );
+            }
+            runtime.check_invariants().expect("invariants");
+        }
+    }
+}
