@@ -5,17 +5,19 @@
 //! coopscan sim --preset heterogeneous --svg hetero.svg
 //! coopscan sim --preset table2 --seed 42 --json table2.json
 //! coopscan sim --preset fig8 --policies relevance --out results/
+//! coopscan sim --preset table4 --policies normal,relevance
 //! ```
 
 use anyhow::Context;
 use coopscan_buffer::PolicyKind;
-use coopscan_sim::{fig8, run_preset, svg, PresetName, FIG8_DEFAULT_CHUNKS};
+use coopscan_sim::{fig8, run_preset, svg, table4, table4_text, PresetName, FIG8_DEFAULT_CHUNKS};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimArgs {
     /// Experiment: homogeneous, heterogeneous (2004 report Figs. 3-4), table2 (2007 paper
-    /// Table 2) or fig8 (scheduling cost vs number of chunks).
+    /// Table 2), fig8 (scheduling cost vs number of chunks) or table4 (DSM column
+    /// overlap, 2007 paper Table 4).
     #[arg(long, default_value = "heterogeneous")]
     pub preset: PresetName,
     /// Policies to compare, comma separated.
@@ -61,6 +63,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             reports.push(report);
         }
         (text, serde_json::to_string_pretty(&reports)?, None)
+    } else if args.preset == PresetName::Table4 {
+        let report = table4(&args.policies, args.seed)?;
+        (table4_text(&report), serde_json::to_string_pretty(&report)?, None)
     } else {
         let report = run_preset(args.preset, &args.policies, args.seed)?;
         (
@@ -91,7 +96,7 @@ fn output_paths(args: &SimArgs) -> anyhow::Result<(Option<PathBuf>, Option<PathB
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         json.get_or_insert_with(|| dir.join(format!("{}.json", args.preset)));
-        if args.preset != PresetName::Fig8 {
+        if !matches!(args.preset, PresetName::Fig8 | PresetName::Table4) {
             svg.get_or_insert_with(|| dir.join(format!("{}.svg", args.preset)));
         }
     }

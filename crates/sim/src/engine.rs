@@ -511,6 +511,7 @@ impl Sim<'_> {
             policy: self.policy,
             total_time_s: self.now,
             chunk_loads: stats.loads,
+            bytes_loaded: stats.bytes_loaded,
             evictions: stats.evictions,
             queries: self.results.into_iter().flatten().collect(),
             stream_times_s,

@@ -18,6 +18,7 @@ pub mod presets;
 mod report;
 mod result;
 pub mod svg;
+mod table4;
 mod timeline;
 mod workload;
 
@@ -28,5 +29,6 @@ pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 pub use presets::{run_preset, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};
 pub use result::{QueryResult, RunResult};
+pub use table4::{table4, table4_text, table4_workload, Table4Report, Table4Row, FAMILIES};
 pub use timeline::{Interval, Processing, Timeline};
 pub use workload::{QuerySpec, StreamSpec, Workload};

@@ -23,14 +23,16 @@ pub enum PresetName {
     Heterogeneous,
     Table2,
     Fig8,
+    Table4,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 4] = [
+    pub const ALL: [PresetName; 5] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
         PresetName::Fig8,
+        PresetName::Table4,
     ];
 
     pub fn name(self) -> &'static str {
@@ -39,6 +41,7 @@ impl PresetName {
             PresetName::Heterogeneous => "heterogeneous",
             PresetName::Table2 => "table2",
             PresetName::Fig8 => "fig8",
+            PresetName::Table4 => "table4",
         }
     }
 }
@@ -264,7 +267,7 @@ pub fn run_policies(
 
 /// Latency of every query alone on a cold buffer (the paper's "standalone cold time").
 /// Policy-independent for a lone scan; memoized by shape.
-fn standalone_latencies(
+pub(crate) fn standalone_latencies(
     cfg: &SimConfig,
     workload: &Workload,
 ) -> Result<HashMap<String, f64>, SimError> {
@@ -273,11 +276,11 @@ fn standalone_latencies(
         check_invariants: false,
         ..cfg.clone()
     };
-    let mut by_shape: HashMap<(u64, u32), f64> = HashMap::new();
+    let mut by_shape: HashMap<(u64, u32, u64), f64> = HashMap::new();
     let mut out = HashMap::new();
     for q in workload.streams.iter().flat_map(|s| &s.queries) {
         let len = q.chunks.iter().map(|r| r.end - r.start).sum();
-        let key = (q.cycles_per_byte.to_bits(), len);
+        let key = (q.cycles_per_byte.to_bits(), len, q.columns);
         let latency = match by_shape.get(&key) {
             Some(l) => *l,
             None => {
@@ -317,6 +320,9 @@ pub fn run_preset(
         }
         PresetName::Fig8 => Err(SimError::InvalidSetup(
             "fig8 has its own report: call coopscan_sim::fig8".into(),
+        )),
+        PresetName::Table4 => Err(SimError::InvalidSetup(
+            "table4 has its own report: call coopscan_sim::table4".into(),
         )),
     }
 }

@@ -34,6 +34,8 @@ pub struct RunResult {
     pub policy: PolicyKind,
     pub total_time_s: f64,
     pub chunk_loads: u64,
+    /// Bytes the loads read (DSM: only the columns loaded).
+    pub bytes_loaded: u64,
     pub evictions: u64,
     pub queries: Vec<QueryResult>,
     /// Per stream: end of its last query minus its start.

@@ -86,3 +86,33 @@ fn table2_relevance_has_lowest_normalized_latency_and_fewer_loads() {
         loads("attach")
     );
 }
+
+/// 2007 paper Table 4 (DSM column overlap): in every family relevance issues fewer
+/// I/Os and has a lower average normalized latency than normal, and its I/O volume
+/// grows as the query types share fewer columns (one type vs two disjoint types).
+#[test]
+fn table4_relevance_beats_normal_in_every_family() {
+    let policies = [PolicyKind::Normal, PolicyKind::Relevance];
+    let report = coopscan_sim::table4(&policies, 42).expect("table4 runs");
+    println!("{}", coopscan_sim::table4_text(&report));
+    let row = |family: &str, policy: &str| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.family == family && r.policy == policy)
+            .expect("row")
+    };
+    for family in coopscan_sim::FAMILIES.map(|f| f.join(",")) {
+        let (n, r) = (row(&family, "normal"), row(&family, "relevance"));
+        assert!(r.pieces < n.pieces, "{family}: {} vs {} pieces", r.pieces, n.pieces);
+        assert!(
+            r.avg_normalized_latency < n.avg_normalized_latency,
+            "{family}: {} vs {}",
+            r.avg_normalized_latency,
+            n.avg_normalized_latency
+        );
+    }
+    let one = row("ABC", "relevance").pieces;
+    let two = row("ABC,DEF", "relevance").pieces;
+    assert!(two > one, "disjoint columns share less: {two} vs {one}");
+}
