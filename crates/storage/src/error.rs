@@ -16,6 +16,12 @@ pub enum StorageError {
     },
     #[error("{}: invalid manifest: {reason}", path.display())]
     Manifest { path: PathBuf, reason: String },
+    #[error("{}: manifest checksum mismatch: the file says {stored}, its content hashes to {computed} (edited or damaged; regenerate the table)", path.display())]
+    ManifestChecksum {
+        path: PathBuf,
+        stored: String,
+        computed: String,
+    },
     #[error("{} at offset {offset}: unsupported format version {found} (this build reads version {expected})", path.display())]
     Version {
         path: PathBuf,

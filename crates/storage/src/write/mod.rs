@@ -38,6 +38,8 @@ pub struct WriteOptions {
     pub page_bytes: u32,
     /// Replace an existing table in the directory.
     pub overwrite: bool,
+    /// Recorded in the manifest: what produced the table (see [`Manifest::source`]).
+    pub source: Option<String>,
 }
 
 impl WriteOptions {
@@ -47,6 +49,7 @@ impl WriteOptions {
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             page_bytes: DEFAULT_PAGE_BYTES,
             overwrite: false,
+            source: None,
         }
     }
 
@@ -83,6 +86,7 @@ pub struct TableWriter {
     schema: TableSchema,
     opts: WriteOptions,
     rows: u64,
+    table_id: u64,
     inner: LayoutWriter,
 }
 
@@ -105,11 +109,14 @@ impl TableWriter {
             }
             std::fs::remove_file(&manifest).map_err(|e| StorageError::io(&manifest, e))?;
         }
+        let table_id = new_table_id(dir);
         let inner = match opts.layout {
             Layout::Nsm | Layout::Pax => LayoutWriter::Rows(Box::new(
-                row_pages::RowPagesWriter::create(dir, &schema, &opts)?,
+                row_pages::RowPagesWriter::create(dir, &schema, &opts, table_id)?,
             )),
-            Layout::Dsm => LayoutWriter::Dsm(dsm::DsmWriter::create(dir, &schema, &opts)?),
+            Layout::Dsm => {
+                LayoutWriter::Dsm(dsm::DsmWriter::create(dir, &schema, &opts, table_id)?)
+            }
         };
         Ok(TableWriter {
             dir: dir.to_path_buf(),
@@ -117,6 +124,7 @@ impl TableWriter {
             schema,
             opts,
             rows: 0,
+            table_id,
             inner,
         })
     }
@@ -155,7 +163,9 @@ impl TableWriter {
         let manifest = Manifest {
             format: MANIFEST_FORMAT.to_string(),
             version: MANIFEST_VERSION,
+            table_id: self.table_id,
             name: self.name,
+            source: self.opts.source.clone(),
             layout: self.opts.layout,
             page_bytes: self.opts.page_bytes,
             chunk_bytes: self.opts.chunk_bytes,
@@ -230,4 +240,20 @@ impl PageFile {
 /// Row count as `u32` for a page header (pages hold far fewer rows).
 pub(crate) fn rows_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A table id that differs between any two tables written on one machine: a hash of
+/// the clock, the process, a per-process counter and the directory.
+fn new_table_id(dir: &Path) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&nanos.to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    h.update(dir.as_os_str().as_encoded_bytes());
+    h.digest()
 }
