@@ -56,6 +56,8 @@ pub enum StorageError {
         offset: u64,
         reason: String,
     },
+    #[error("{}: another writer holds this table's lock (a concurrent `gen` into the same directory?)", path.display())]
+    Locked { path: PathBuf },
     #[error("schema: {0}")]
     Schema(String),
     #[error("invalid argument: {0}")]

@@ -12,6 +12,7 @@
 mod file;
 mod validate;
 
+pub(crate) use file::sync_dir;
 pub use file::MAX_MANIFEST_BYTES;
 pub use validate::{MAX_FILE_NAME_BYTES, MAX_PAGE_BYTES};
 

@@ -7,7 +7,9 @@
 mod dsm;
 pub use dsm::DSM_MAX_PAGE_ROWS;
 pub use row_pages::PAX_DIR_ENTRY_BYTES;
+mod lock;
 mod row_pages;
+mod staging;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -87,6 +89,7 @@ pub struct TableWriter {
     opts: WriteOptions,
     rows: u64,
     table_id: u64,
+    staging: staging::Staging,
     inner: LayoutWriter,
 }
 
@@ -96,26 +99,22 @@ enum LayoutWriter {
 }
 
 impl TableWriter {
+    /// Starts writing a table that will appear at `dir` when [`TableWriter::finish`]
+    /// succeeds; until then `dir` keeps its old content (see `staging`). Fails if
+    /// another writer is writing `dir`, or if `dir` holds a table and
+    /// `opts.overwrite` is off, or holds anything else.
     pub fn create(dir: &Path, name: &str, schema: TableSchema, opts: WriteOptions) -> Result<Self> {
         opts.validate()?;
-        std::fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
-        let manifest = Manifest::path(dir);
-        if manifest.exists() {
-            if !opts.overwrite {
-                return Err(StorageError::Invalid(format!(
-                    "{} already holds a table (use overwrite)",
-                    dir.display()
-                )));
-            }
-            std::fs::remove_file(&manifest).map_err(|e| StorageError::io(&manifest, e))?;
-        }
+        schema.validate()?;
+        let staging = staging::Staging::begin(dir, opts.overwrite)?;
         let table_id = new_table_id(dir);
+        let work = staging.dir();
         let inner = match opts.layout {
             Layout::Nsm | Layout::Pax => LayoutWriter::Rows(Box::new(
-                row_pages::RowPagesWriter::create(dir, &schema, &opts, table_id)?,
+                row_pages::RowPagesWriter::create(work, &schema, &opts, table_id)?,
             )),
             Layout::Dsm => {
-                LayoutWriter::Dsm(dsm::DsmWriter::create(dir, &schema, &opts, table_id)?)
+                LayoutWriter::Dsm(dsm::DsmWriter::create(work, &schema, &opts, table_id)?)
             }
         };
         Ok(TableWriter {
@@ -125,6 +124,7 @@ impl TableWriter {
             opts,
             rows: 0,
             table_id,
+            staging,
             inner,
         })
     }
@@ -180,7 +180,8 @@ impl TableWriter {
                 path: Manifest::path(&self.dir),
                 reason,
             })?;
-        manifest.save(&self.dir)?;
+        manifest.save(self.staging.dir())?;
+        self.staging.commit()?;
         Ok(manifest)
     }
 }
