@@ -177,3 +177,39 @@ fn an_oversized_manifest_is_refused_before_it_is_parsed() {
     let msg = Table::open(tmp.path()).expect_err("refuse").to_string();
     assert!(msg.contains("limit"), "{msg}");
 }
+
+#[test]
+fn verify_recomputes_zonemaps_from_the_data() {
+    // The case: a chunk's `day` zonemap set to {0, 1}, checksum recomputed.
+    // Loading accepts it (a well-formed zonemap); reading the data refutes it.
+    for layout in Layout::ALL {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        table(tmp.path(), layout);
+        let t = Table::open(tmp.path()).expect("open");
+        let device = coopscan_storage::device::Device::new(Default::default());
+        let files = t.open_files(&device).expect("files");
+        let all: Vec<usize> = (0..t.schema().len()).collect();
+        for k in 0..t.chunk_count() {
+            let batch = t
+                .read_chunk_batch(&device, &files, k, &all, None)
+                .expect("read");
+            t.check_chunk_contents(k, &batch)
+                .expect("a fresh table matches its zonemaps");
+        }
+        edit_manifest(tmp.path(), true, |m| {
+            m["chunks"][1]["columns"][2]["zonemap"] = json!({"min": 0, "max": 1});
+        });
+        let t = Table::open(tmp.path()).expect("well-formed");
+        let batch = t
+            .read_chunk_batch(&device, &files, 1, &all, None)
+            .expect("read");
+        let msg = t
+            .check_chunk_contents(1, &batch)
+            .expect_err("refuted")
+            .to_string();
+        assert!(
+            msg.contains("chunk 1") && msg.contains("\"day\"") && msg.contains("zonemap"),
+            "{layout}: {msg}"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 //! chunk's extents into buffer frames (I/O, one loader), and each scan decodes only
 //! the columns and tuples it needs (CPU, many scans).
 
+mod check;
 mod decode;
 
 use std::ops::Range;
