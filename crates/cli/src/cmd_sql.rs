@@ -111,12 +111,24 @@ async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
     let mut stream = frame.execute_stream().await?;
     let stdout = std::io::stdout();
     let mut printer = TablePrinter::new(stdout.lock(), stream.schema());
-    while let Some(batch) = stream.next().await {
-        printer.print_batch(&batch?)?;
+    let printed = async {
+        while let Some(batch) = stream.next().await {
+            printer.print_batch(&batch?)?;
+        }
+        printer.finish()
+    };
+    match printed.await {
+        Ok(rows) => eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64()),
+        // The reader went away (`| head`): dropping the stream stops the query.
+        Err(e) if is_broken_pipe(&e) => {}
+        Err(e) => return Err(e),
     }
-    let rows = printer.finish()?;
-    eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64());
     Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Reads statements from stdin until EOF or `\q`; an error ends the statement, not
