@@ -117,7 +117,25 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     write_reports(&paths, &reports)
 }
 
+/// Most concurrent streams (one thread each) and queries per stream `bench` accepts:
+/// far beyond the paper's 32 streams × 4 queries, low enough that a typo cannot spawn
+/// millions of threads or plan billions of queries.
+pub const MAX_STREAMS: usize = 1024;
+pub const MAX_QUERIES_PER_STREAM: usize = 10_000;
+
 fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
+    if let Some(n) = args.streams {
+        anyhow::ensure!(
+            (1..=MAX_STREAMS).contains(&n),
+            "--streams must be in 1..={MAX_STREAMS}"
+        );
+    }
+    if let Some(n) = args.queries {
+        anyhow::ensure!(
+            (1..=MAX_QUERIES_PER_STREAM).contains(&n),
+            "--queries must be in 1..={MAX_QUERIES_PER_STREAM}"
+        );
+    }
     let mix = args
         .mix
         .as_deref()
@@ -145,9 +163,9 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
 /// Bytes a full scan reads.
 fn table_bytes(table: &Table) -> u64 {
     let layout = table.layout();
-    (0..table.chunk_count())
-        .map(|k| table.chunk(k).extent_bytes(layout))
-        .sum()
+    (0..table.chunk_count()).fold(0u64, |sum, k| {
+        sum.saturating_add(table.chunk(k).extent_bytes(layout))
+    })
 }
 
 /// Measures F-100 and S-100 with the table in memory (page cache) and picks the

@@ -153,15 +153,15 @@ fn arguments_that_would_exhaust_memory_or_divide_by_zero_are_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = tmp.path().join("x").to_string_lossy().into_owned();
     for args in [
-        vec!["gen", "--sf", "1e12", "--out", &out],
+        vec!["gen", "--out", &out, "--sf", "1e12"],
         vec!["sim", "--preset", "fig8", "--chunks", "0"],
         vec!["sim", "--preset", "fig8", "--chunks", "4294967295"],
+        vec!["bench", "--sf", "0.01", "--streams", "4294967295"],
+        vec!["bench", "--sf", "0.01", "--queries", "0"],
     ] {
         let err = assert_clear_failure(&coopscan(&args, tmp.path()), &args.join(" "));
-        assert!(
-            err.contains("--sf") || err.contains("--chunks"),
-            "{args:?}: {err}"
-        );
+        let flag = args.iter().rev().nth(1).expect("flag");
+        assert!(err.contains(flag), "{args:?}: {err}");
     }
     assert!(!tmp.path().join("x").exists(), "nothing generated");
 }

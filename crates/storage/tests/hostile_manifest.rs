@@ -213,3 +213,31 @@ fn verify_recomputes_zonemaps_from_the_data() {
         );
     }
 }
+
+#[test]
+fn a_fifo_in_place_of_a_file_is_refused_without_blocking() {
+    // Opening a FIFO for reading blocks until a writer appears: the checks must look
+    // before they open.
+    for victim in ["manifest.json", "data.pax"] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        table(tmp.path(), Layout::Pax);
+        let path = tmp.path().join(victim);
+        std::fs::remove_file(&path).expect("remove");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let msg = Table::open(tmp.path()).expect_err("refuse").to_string();
+        assert!(msg.contains("not a regular file"), "{victim}: {msg}");
+    }
+}
+
+#[test]
+fn chunk_bytes_outside_the_writers_range_is_refused() {
+    let msg = refused(Layout::Pax, |m| m["chunk_bytes"] = json!(u64::MAX));
+    assert!(
+        msg.contains("chunk_bytes") && msg.contains(&u64::MAX.to_string()),
+        "{msg}"
+    );
+}

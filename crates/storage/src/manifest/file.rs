@@ -95,6 +95,8 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 
 /// The file as text, refusing files over [`MAX_MANIFEST_BYTES`].
 fn read_limited(path: &Path) -> Result<String> {
+    // Checked before opening: opening a FIFO would block.
+    require_regular_file(path)?;
     let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
     let mut bytes = Vec::new();
     file.take(MAX_MANIFEST_BYTES + 1)
@@ -167,4 +169,17 @@ fn quote(value: Option<&Value>) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
     }
+}
+
+/// Fails unless `path` is a regular file (after following symlinks): a FIFO or device
+/// under a table's name would block or stream endlessly instead of failing.
+pub(crate) fn require_regular_file(path: &Path) -> Result<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| StorageError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(StorageError::Invalid(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(meta)
 }

@@ -12,9 +12,9 @@
 mod file;
 mod validate;
 
-pub(crate) use file::sync_dir;
 pub use file::MAX_MANIFEST_BYTES;
-pub use validate::{MAX_FILE_NAME_BYTES, MAX_PAGE_BYTES};
+pub(crate) use file::{require_regular_file, sync_dir};
+pub use validate::{MAX_EXTENT_BYTES, MAX_FILE_NAME_BYTES, MAX_PAGE_BYTES};
 
 use std::str::FromStr;
 

@@ -8,10 +8,15 @@
 use super::{ChunkMeta, DataFile, Extent, Layout, Manifest, MANIFEST_FILE};
 use crate::chunk_map::dsm_page_range;
 use crate::types::{ColumnType, Physical};
+use crate::write::MAX_CHUNK_BYTES;
 use crate::zonemap::Zonemap;
 
 /// Largest page size: bounds the buffers a reader allocates per page.
 pub const MAX_PAGE_BYTES: u32 = 16 << 20;
+/// Largest extent, the size of one read buffer: a chunk is at most MAX_CHUNK_BYTES,
+/// and a DSM column's extent can exceed its share when later rows are wider than the
+/// first batch's (which sized the chunks), so allow 4×.
+pub const MAX_EXTENT_BYTES: u64 = 4 * MAX_CHUNK_BYTES;
 /// Longest data file name (a common file-system limit).
 pub const MAX_FILE_NAME_BYTES: usize = 255;
 
@@ -31,6 +36,12 @@ impl Manifest {
             return Err(format!(
                 "page_bytes {} is not a multiple of {align} in {align}..={MAX_PAGE_BYTES}",
                 self.page_bytes
+            ));
+        }
+        if self.chunk_bytes < u64::from(self.page_bytes) || self.chunk_bytes > MAX_CHUNK_BYTES {
+            return Err(format!(
+                "chunk_bytes {} outside {}..={MAX_CHUNK_BYTES}",
+                self.chunk_bytes, self.page_bytes
             ));
         }
         self.validate_files()?;
@@ -171,11 +182,18 @@ impl Manifest {
             ));
         }
         // Both products are at most `f.pages * page`, checked in validate_files.
-        Ok(Extent {
+        let extent = Extent {
             file: file as u32,
             offset: pages.start.saturating_mul(page),
             len: (pages.end - pages.start).saturating_mul(page),
-        })
+        };
+        if extent.len > MAX_EXTENT_BYTES {
+            return Err(format!(
+                "column {c}: an extent of {} bytes is over the {MAX_EXTENT_BYTES}-byte limit",
+                extent.len
+            ));
+        }
+        Ok(extent)
     }
 }
 
