@@ -231,8 +231,9 @@ impl<'a> Decoder<'a> {
                     extent.file,
                     page.offset,
                     format!(
-                        "page starts at row {}, expected {:?}",
-                        h.row_start, expected_row
+                        "page starts at row {}, expected {}",
+                        h.row_start,
+                        row_text(expected_row)
                     ),
                 ));
             }
@@ -262,9 +263,9 @@ impl<'a> Decoder<'a> {
                 extent.file,
                 extent.offset,
                 format!(
-                    "the chunk's pages hold rows {}..{:?}, the manifest says {:?}",
+                    "the chunk's pages hold rows {}..{}, the manifest says {:?}",
                     chunk.row_start,
-                    expected_row,
+                    row_text(expected_row),
                     chunk.rows()
                 ),
             ));
@@ -326,6 +327,11 @@ impl<'a> Decoder<'a> {
         }
         Ok(())
     }
+}
+
+/// A row number that may have overflowed (`None`), for messages.
+fn row_text(row: Option<u64>) -> String {
+    row.map_or_else(|| "beyond 2^64".into(), |r| r.to_string())
 }
 
 /// Largest raw size a valid DSM page of this kind can have (bounds allocation on
