@@ -2,7 +2,9 @@
 //!
 //! Rows arrive in order in batches of any size; each layout writer buffers what it
 //! needs to fill a page, writes whole zero-padded pages (so direct I/O can read them)
-//! and builds the chunk map. The manifest is written last, atomically.
+//! and builds the chunk map. The manifest is written last, atomically, and the whole
+//! table is written beside its directory and swapped in (`staging`), under a lock that
+//! keeps other writers out (`lock`).
 
 mod dsm;
 pub use dsm::DSM_MAX_PAGE_ROWS;
