@@ -1,7 +1,7 @@
 //! `coopscan bench`: the concurrent-stream benchmark of the 2007 paper (Table 2,
 //! Figures 4-8) on real TPC-H data through DataFusion, every policy in one invocation.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -73,6 +73,10 @@ pub struct BenchArgs {
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let runs = preset(&args.preset, &overrides(args)?)?;
+    // A run takes minutes: find out now, not after it, that a report cannot be written.
+    let paths = report_paths(args)?;
+    check_writable(&paths.json)?;
+    check_writable(&paths.html)?;
     let tokio = Arc::new(
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -110,10 +114,28 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         print!("{}", text::render(&report));
         reports.push(report);
     }
-    write_reports(args, &reports)
+    write_reports(&paths, &reports)
 }
 
+/// Most concurrent streams (one thread each) and queries per stream `bench` accepts:
+/// far beyond the paper's 32 streams × 4 queries, low enough that a typo cannot spawn
+/// millions of threads or plan billions of queries.
+pub const MAX_STREAMS: usize = 1024;
+pub const MAX_QUERIES_PER_STREAM: usize = 10_000;
+
 fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
+    if let Some(n) = args.streams {
+        anyhow::ensure!(
+            (1..=MAX_STREAMS).contains(&n),
+            "--streams must be in 1..={MAX_STREAMS}"
+        );
+    }
+    if let Some(n) = args.queries {
+        anyhow::ensure!(
+            (1..=MAX_QUERIES_PER_STREAM).contains(&n),
+            "--queries must be in 1..={MAX_QUERIES_PER_STREAM}"
+        );
+    }
     let mix = args
         .mix
         .as_deref()
@@ -141,9 +163,9 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
 /// Bytes a full scan reads.
 fn table_bytes(table: &Table) -> u64 {
     let layout = table.layout();
-    (0..table.chunk_count())
-        .map(|k| table.chunk(k).extent_bytes(layout))
-        .sum()
+    (0..table.chunk_count()).fold(0u64, |sum, k| {
+        sum.saturating_add(table.chunk(k).extent_bytes(layout))
+    })
 }
 
 /// Measures F-100 and S-100 with the table in memory (page cache) and picks the
@@ -185,17 +207,50 @@ fn measure(engine: &DfEngine, q: &QueryInstance) -> anyhow::Result<(f64, f64)> {
     Ok((cpu_time.as_secs_f64(), wall.as_secs_f64()))
 }
 
-fn write_reports(args: &BenchArgs, reports: &[coopscan_bench::BenchReport]) -> anyhow::Result<()> {
+/// Where the JSON and HTML reports go.
+struct ReportPaths {
+    json: PathBuf,
+    html: PathBuf,
+}
+
+/// Explicit --json/--html, else the report directory of the preset (created here).
+fn report_paths(args: &BenchArgs) -> anyhow::Result<ReportPaths> {
     let dir = data_root().join("reports").join(&args.preset);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let json_path = args
-        .json
-        .clone()
-        .unwrap_or_else(|| dir.join(format!("{}.json", args.preset)));
-    let html_path = args
-        .html
-        .clone()
-        .unwrap_or_else(|| dir.join(format!("{}.html", args.preset)));
+    if args.json.is_none() || args.html.is_none() {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(ReportPaths {
+        json: args
+            .json
+            .clone()
+            .unwrap_or_else(|| dir.join(format!("{}.json", args.preset))),
+        html: args
+            .html
+            .clone()
+            .unwrap_or_else(|| dir.join(format!("{}.html", args.preset))),
+    })
+}
+
+/// Opens `path` for appending (creating it if needed, removed again) without
+/// changing an existing file: fails now if the report could not be written later.
+fn check_writable(path: &Path) -> anyhow::Result<()> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| format!("cannot write the report {}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+fn write_reports(
+    paths: &ReportPaths,
+    reports: &[coopscan_bench::BenchReport],
+) -> anyhow::Result<()> {
+    let (json_path, html_path) = (&paths.json, &paths.html);
     let docs: Vec<serde_json::Value> = reports
         .iter()
         .map(|r| {
@@ -209,9 +264,9 @@ fn write_reports(args: &BenchArgs, reports: &[coopscan_bench::BenchReport]) -> a
     } else {
         serde_json::json!({ "runs": docs })
     };
-    std::fs::write(&json_path, serde_json::to_string_pretty(&json_doc)?)
+    std::fs::write(json_path, serde_json::to_string_pretty(&json_doc)?)
         .with_context(|| format!("writing {}", json_path.display()))?;
-    std::fs::write(&html_path, html::render(reports))
+    std::fs::write(html_path, html::render(reports))
         .with_context(|| format!("writing {}", html_path.display()))?;
     println!(
         "report: {}\njson:   {}",

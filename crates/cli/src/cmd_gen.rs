@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use coopscan_storage::write::{MAX_CHUNK_BYTES, MIB, MIN_CHUNK_BYTES};
-use coopscan_storage::Layout;
-use coopscan_tpch::{import_table, ImportOptions, TpchTable};
+use coopscan_storage::{Layout, Manifest};
+use coopscan_tpch::{import_table, ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::data_dir::dataset_dir;
@@ -43,6 +43,15 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         MIN_CHUNK_BYTES / MIB,
         MAX_CHUNK_BYTES / MIB
     );
+    anyhow::ensure!(
+        args.sf > 0.0 && args.sf <= MAX_SCALE_FACTOR,
+        "--sf must be in (0, {MAX_SCALE_FACTOR}], got {}",
+        args.sf
+    );
+    anyhow::ensure!(
+        (1..=MAX_THREADS).contains(&args.threads),
+        "--threads must be in 1..={MAX_THREADS}"
+    );
     let tables = parse_tables(&args.tables)?;
     let out = args
         .out
@@ -54,14 +63,11 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         chunk_bytes,
         out_dir: out.clone(),
         overwrite: args.force,
-        threads: args.threads.max(1),
+        threads: args.threads,
     };
     for table in tables {
         if !args.force && has_table(&out, table) {
-            eprintln!(
-                "{table}: already in {} (use --force to regenerate)",
-                out.display()
-            );
+            check_reusable(&out, table, &opts)?;
             continue;
         }
         import_with_progress(table, &opts)?;
@@ -74,6 +80,31 @@ fn has_table(dir: &Path, table: TpchTable) -> bool {
     dir.join(table.name())
         .join(coopscan_storage::manifest::MANIFEST_FILE)
         .exists()
+}
+
+/// An existing table (without `--force`) is kept only if it is the one these options
+/// would generate; otherwise the user asked for something else and must be told.
+fn check_reusable(out: &Path, table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
+    let dir = out.join(table.name());
+    let force = "use --force to replace it";
+    let m = Manifest::load(&dir)
+        .with_context(|| format!("{} holds a damaged or old table; {force}", dir.display()))?;
+    let wanted = coopscan_tpch::source(table, opts.sf);
+    let same = m.layout == opts.layout
+        && m.chunk_bytes == opts.chunk_bytes
+        && m.source.as_deref() == Some(wanted.as_str());
+    anyhow::ensure!(
+        same,
+        "{} already holds a different table ({}, {} layout, {} MB chunks), not {wanted}, {} layout, {} MB chunks; {force}",
+        dir.display(),
+        m.source.as_deref().unwrap_or("unknown source"),
+        m.layout,
+        m.chunk_bytes as f64 / MIB as f64,
+        opts.layout,
+        opts.chunk_bytes as f64 / MIB as f64,
+    );
+    eprintln!("{table}: reusing the matching table in {}", dir.display());
+    Ok(())
 }
 
 /// Generates one table with a progress bar and a one-line summary on stderr.

@@ -32,7 +32,8 @@ fn summary(table: &Table) -> Value {
         .iter()
         .enumerate()
         .map(|(c, def)| {
-            let encoded: u64 = m.chunks.iter().map(|k| k.columns[c].bytes).sum();
+            // Saturating: VARCHAR byte counts come from the file unchecked.
+            let encoded = m.chunks.iter().fold(0u64, |sum, k| sum.saturating_add(k.columns[c].bytes));
             // On-disk bytes: the column's own file in DSM; in NSM/PAX columns share pages.
             let on_disk = (m.layout == Layout::Dsm).then(|| m.file_len(c));
             json!({ "name": def.name, "type": def.ty.to_string(), "bytes": encoded, "file_bytes": on_disk })
@@ -50,7 +51,10 @@ fn summary(table: &Table) -> Value {
         })
         .collect();
     let rows: Vec<u64> = m.chunks.iter().map(|k| k.row_count).collect();
-    let extents: u64 = m.chunks.iter().map(|k| k.extent_bytes(m.layout)).sum();
+    let extents = m
+        .chunks
+        .iter()
+        .fold(0u64, |sum, k| sum.saturating_add(k.extent_bytes(m.layout)));
     json!({
         "dir": table.dir().display().to_string(),
         "name": m.name,

@@ -44,9 +44,17 @@ pub struct SimArgs {
     pub chunks: Vec<u32>,
 }
 
+/// Largest chunk count `--chunks` accepts: 4× Figure 8's largest point. The simulator
+/// allocates per-chunk state for every scan, so the count must be bounded before it
+/// runs (4294967295 used to abort on allocation).
+pub const MAX_SIM_CHUNKS: u32 = 4 * 16_384;
+
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if args.policies.is_empty() {
         anyhow::bail!("--policies needs at least one policy");
+    }
+    if let Some(bad) = args.chunks.iter().find(|&&c| c == 0 || c > MAX_SIM_CHUNKS) {
+        anyhow::bail!("--chunks {bad}: each count must be in 1..={MAX_SIM_CHUNKS}");
     }
     let (json_path, svg_path) = output_paths(args)?;
     let (text, json, picture) = if args.preset == PresetName::Fig8 {

@@ -3,7 +3,8 @@
 //!
 //! With a SQL argument it runs that statement; without, it reads statements from stdin
 //! (each ends with `;`, may span lines) until end of input or `\q`. Results are printed
-//! as tables; timings and errors go to stderr so stdout stays the results only.
+//! as tables while they are computed; timings and errors go to stderr so stdout stays
+//! the results only.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -11,14 +12,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use coopscan_exec::datafusion::arrow::util::pretty::pretty_format_batches;
 use coopscan_exec::datafusion::prelude::SessionContext;
-use coopscan_exec::{run_sql, session_context, CoopTable, ScanMode};
+use coopscan_exec::{session_context, CoopTable, ScanMode};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::Device;
 use coopscan_storage::Table;
 
 use crate::device_args::DeviceArgs;
+use crate::table_printer::TablePrinter;
 
 /// ABM frames per table when `--frames` is not given.
 const DEFAULT_FRAMES: u32 = 64;
@@ -101,25 +102,45 @@ fn parse_table_arg(spec: &str) -> anyhow::Result<(String, PathBuf)> {
     Ok((name.to_string(), PathBuf::from(dir)))
 }
 
-/// Runs one statement and prints its result and timing.
+/// Runs one statement and prints its result, batch by batch as it is computed (memory
+/// stays bounded by a batch), then its timing.
 async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
+    use futures::StreamExt;
     let start = Instant::now();
-    let batches = run_sql(ctx, sql.trim().trim_end_matches(';')).await?;
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    println!("{}", pretty_format_batches(&batches)?);
-    eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64());
+    let frame = ctx.sql(sql.trim().trim_end_matches(';')).await?;
+    let mut stream = frame.execute_stream().await?;
+    let stdout = std::io::stdout();
+    let mut printer = TablePrinter::new(stdout.lock(), stream.schema());
+    let printed = async {
+        while let Some(batch) = stream.next().await {
+            printer.print_batch(&batch?)?;
+        }
+        printer.finish()
+    };
+    match printed.await {
+        Ok(rows) => eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64()),
+        // The reader went away (`| head`): dropping the stream stops the query.
+        Err(e) if is_broken_pipe(&e) => {}
+        Err(e) => return Err(e),
+    }
     Ok(())
 }
 
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
 /// Reads statements from stdin until EOF or `\q`; an error ends the statement, not
-/// the session.
+/// the session — including a line that is not UTF-8, which discards its statement.
 async fn interactive(ctx: &SessionContext) -> anyhow::Result<()> {
     let stdin = std::io::stdin();
     // Prompts only for a person at a terminal, not for piped scripts.
     let show_prompt = stdin.is_terminal();
-    let mut lines = stdin.lock().lines();
+    let mut input = stdin.lock();
     let mut statement = String::new();
-    loop {
+    let mut raw = Vec::new();
+    for line_no in 1u64.. {
         if show_prompt {
             prompt(if statement.is_empty() {
                 PROMPT
@@ -127,12 +148,20 @@ async fn interactive(ctx: &SessionContext) -> anyhow::Result<()> {
                 CONTINUATION_PROMPT
             })?;
         }
-        let Some(line) = lines.next() else { break };
-        let line = line.context("reading stdin")?;
+        raw.clear();
+        if input.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
+            break;
+        }
+        let Ok(line) = std::str::from_utf8(&raw) else {
+            eprintln!("error: input line {line_no} is not UTF-8; statement discarded");
+            statement.clear();
+            continue;
+        };
+        let line = line.trim_end_matches(['\n', '\r']);
         if statement.is_empty() && line.trim() == QUIT_COMMAND {
             return Ok(());
         }
-        statement.push_str(&line);
+        statement.push_str(line);
         statement.push('\n');
         if line.trim_end().ends_with(';') {
             run_reporting(ctx, &std::mem::take(&mut statement)).await;
@@ -147,8 +176,7 @@ async fn interactive(ctx: &SessionContext) -> anyhow::Result<()> {
 
 async fn run_reporting(ctx: &SessionContext, sql: &str) {
     if let Err(e) = execute(ctx, sql).await {
-        // DataFusion's message already carries its causes; `{e:#}` would repeat them.
-        eprintln!("error: {e}");
+        eprintln!("error: {}", crate::error_report::error_chain(&e));
     }
 }
 

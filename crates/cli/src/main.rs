@@ -9,6 +9,8 @@ mod cmd_sql;
 mod cmd_verify;
 mod data_dir;
 mod device_args;
+mod error_report;
+mod table_printer;
 
 use clap::{Parser, Subcommand};
 
@@ -52,7 +54,7 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_report::error_chain(&e));
             std::process::ExitCode::FAILURE
         }
     }

@@ -78,7 +78,12 @@ pub fn decode_minipage(
     keep: Range<usize>,
     out: &mut ColumnValues,
 ) -> DResult<()> {
-    debug_assert!(keep.end <= rows);
+    if keep.start > keep.end || keep.end > rows {
+        return Err(DecodeError(format!(
+            "rows {keep:?} asked of a minipage of {rows}"
+        )));
+    }
+    check_minipage_len(bytes, physical, rows)?;
     match (physical, out) {
         (Physical::I32, ColumnValues::I32(v)) => {
             let b = bytes
@@ -120,6 +125,14 @@ pub fn decode_minipage(
                     offs[4 * i + 3],
                 ]) as usize
             };
+            if off(0) != 0 || off(rows) != body.len() {
+                return Err(DecodeError(format!(
+                    "varchar offsets {}..{} do not frame a body of {} bytes",
+                    off(0),
+                    off(rows),
+                    body.len()
+                )));
+            }
             let (lo, hi) = (off(keep.start), off(keep.end));
             if lo > hi || hi > body.len() {
                 return Err(DecodeError(format!(
@@ -144,6 +157,26 @@ pub fn decode_minipage(
         _ => return Err(DecodeError("column kind does not match its decoder".into())),
     }
     Ok(())
+}
+
+/// A fixed-width minipage is exactly `rows` values long: a different length means the
+/// type the manifest declares is not the type that was written (e.g. int32 over int64
+/// data), which would otherwise decode as plausible wrong numbers.
+fn check_minipage_len(bytes: &[u8], physical: Physical, rows: usize) -> DResult<()> {
+    let width = match physical {
+        Physical::I32 => 4,
+        Physical::I64 => 8,
+        Physical::FixedBytes(0) => return Err(DecodeError("CHAR(0) column".into())),
+        Physical::FixedBytes(w) => w,
+        Physical::VarBytes => return Ok(()), // framed by its offsets, checked by the caller
+    };
+    match rows.checked_mul(width) {
+        Some(n) if n == bytes.len() => Ok(()),
+        _ => Err(DecodeError(format!(
+            "minipage of {} bytes for {rows} values of {width} bytes (column type does not match the data)",
+            bytes.len()
+        ))),
+    }
 }
 
 /// `CHAR(n)` fields are right-padded with zero bytes; the value ends at the first one.
@@ -200,16 +233,19 @@ pub fn decode_nsm_rows(
 ) -> DResult<()> {
     let mut pos = 0usize;
     let take = |pos: &mut usize, n: usize| -> DResult<&[u8]> {
-        let s = bytes.get(*pos..*pos + n).ok_or_else(|| short("NSM row"))?;
+        let end = pos.checked_add(n).ok_or_else(|| short("NSM row"))?;
+        let s = bytes.get(*pos..end).ok_or_else(|| short("NSM row"))?;
         *pos += n;
         Ok(s)
     };
-    for row in 0..keep.end.min(rows) {
-        let wanted = row >= keep.start;
+    // Every row is walked, wanted or not, so that the payload's length can be checked.
+    for row in 0..rows {
+        let wanted = keep.contains(&row);
         for (c, p) in physicals.iter().enumerate() {
             let field_len = match p {
                 Physical::I32 => 4,
                 Physical::I64 => 8,
+                Physical::FixedBytes(0) => return Err(DecodeError("CHAR(0) column".into())),
                 Physical::FixedBytes(w) => *w,
                 Physical::VarBytes => {
                     let l = take(&mut pos, 4)?;
@@ -232,6 +268,12 @@ pub fn decode_nsm_rows(
                 _ => return Err(DecodeError("column kind does not match its decoder".into())),
             }
         }
+    }
+    if pos != bytes.len() {
+        return Err(DecodeError(format!(
+            "{rows} NSM rows take {pos} of the payload's {} bytes (column types do not match the data)",
+            bytes.len()
+        )));
     }
     Ok(())
 }

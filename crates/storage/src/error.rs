@@ -16,6 +16,12 @@ pub enum StorageError {
     },
     #[error("{}: invalid manifest: {reason}", path.display())]
     Manifest { path: PathBuf, reason: String },
+    #[error("{}: manifest checksum mismatch: the file says {stored}, its content hashes to {computed} (edited or damaged; regenerate the table)", path.display())]
+    ManifestChecksum {
+        path: PathBuf,
+        stored: String,
+        computed: String,
+    },
     #[error("{} at offset {offset}: unsupported format version {found} (this build reads version {expected})", path.display())]
     Version {
         path: PathBuf,
@@ -50,6 +56,8 @@ pub enum StorageError {
         offset: u64,
         reason: String,
     },
+    #[error("{}: another writer holds this table's lock (a concurrent `gen` into the same directory?)", path.display())]
+    Locked { path: PathBuf },
     #[error("schema: {0}")]
     Schema(String),
     #[error("invalid argument: {0}")]

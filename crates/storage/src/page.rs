@@ -1,14 +1,19 @@
 //! The page: the unit of integrity checking in every layout.
 //!
 //! ```text
-//!  0        4        6      7      8          12         16                 24         28         32      36      40
-//!  +--------+--------+------+------+----------+----------+------------------+----------+----------+-------+-------+---------+
-//!  | magic  |version |layout|flags | page_no  | row_count|   row_start      |stored_len| raw_len  | crc32c| zero  | payload |
-//!  +--------+--------+------+------+----------+----------+------------------+----------+----------+-------+-------+---------+
+//!  0      4       6      7     8        12        16          24         28       32          40       44      48
+//!  +------+-------+------+-----+--------+---------+-----------+----------+--------+-----------+--------+-------+---------+
+//!  |magic |version|layout|flags|page_no |row_count| row_start |stored_len|raw_len | table_id  | column | crc32c| payload |
+//!  +------+-------+------+-----+--------+---------+-----------+----------+--------+-----------+--------+-------+---------+
 //! ```
-//! All integers little-endian. `crc32c` covers bytes 0..32 and the stored payload.
+//! All integers little-endian. `crc32c` covers bytes 0..44 and the stored payload.
 //! The page is zero-padded to the table's page size, so page `i` of a file starts at
 //! `i * page_bytes` and every page can be read with aligned direct I/O.
+//!
+//! A page names its place: table (`table_id`, random per table, also in the manifest),
+//! column (the DSM column index, or [`ALL_COLUMNS`] for NSM/PAX pages), page number and
+//! first row. A valid page of another table, another column or another position is
+//! refused, so swapped or mixed files cannot decode as data.
 
 use std::path::Path;
 
@@ -16,9 +21,14 @@ use crate::error::{Result, StorageError};
 use crate::manifest::Layout;
 
 pub const PAGE_MAGIC: u32 = u32::from_le_bytes(*b"CSPG");
-pub const PAGE_FORMAT_VERSION: u16 = 1;
-pub const PAGE_HEADER_LEN: usize = 40;
-const CRC_AT: usize = 32;
+/// Version 2 added `table_id` and `column`.
+pub const PAGE_FORMAT_VERSION: u16 = 2;
+pub const PAGE_HEADER_LEN: usize = 48;
+const TABLE_ID_AT: usize = 32;
+const COLUMN_AT: usize = 40;
+const CRC_AT: usize = 44;
+/// `column` of NSM and PAX pages, which hold every column.
+pub const ALL_COLUMNS: u32 = u32::MAX;
 /// Flag bit: the payload is LZ4-compressed (DSM pages).
 pub const FLAG_LZ4: u8 = 1;
 
@@ -31,6 +41,9 @@ pub struct PageHeader {
     pub row_start: u64,
     pub stored_len: u32,
     pub raw_len: u32,
+    pub table_id: u64,
+    /// DSM: the column index; NSM/PAX: [`ALL_COLUMNS`].
+    pub column: u32,
 }
 
 impl PageHeader {
@@ -61,6 +74,8 @@ pub fn write_page(page: &mut [u8], header: &PageHeader, payload: &[u8]) {
     page[16..24].copy_from_slice(&header.row_start.to_le_bytes());
     page[24..28].copy_from_slice(&header.stored_len.to_le_bytes());
     page[28..32].copy_from_slice(&header.raw_len.to_le_bytes());
+    page[TABLE_ID_AT..TABLE_ID_AT + 8].copy_from_slice(&header.table_id.to_le_bytes());
+    page[COLUMN_AT..COLUMN_AT + 4].copy_from_slice(&header.column.to_le_bytes());
     page[PAGE_HEADER_LEN..PAGE_HEADER_LEN + payload.len()].copy_from_slice(payload);
     let crc = crc32c::crc32c_append(crc32c::crc32c(&page[..CRC_AT]), payload);
     page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
@@ -68,6 +83,12 @@ pub fn write_page(page: &mut [u8], header: &PageHeader, payload: &[u8]) {
 
 fn le_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(word)
 }
 
 /// Parses and verifies the page at `page` (read from `path` at `offset`): magic, format
@@ -138,7 +159,7 @@ pub fn read_page_with<'a>(
         )));
     }
     let stored_len = le_u32(page, 24);
-    let end = PAGE_HEADER_LEN + stored_len as usize;
+    let end = PAGE_HEADER_LEN.saturating_add(stored_len as usize);
     if end > page.len() {
         return Err(corrupt(format!(
             "payload of {stored_len} bytes does not fit a page of {} bytes",
@@ -155,11 +176,36 @@ pub fn read_page_with<'a>(
         flags: page[7],
         page_no: le_u32(page, 8),
         row_count: le_u32(page, 12),
-        row_start: u64::from_le_bytes(page[16..24].try_into().unwrap_or([0; 8])),
+        row_start: le_u64(page, 16),
         stored_len,
         raw_len: le_u32(page, 28),
+        table_id: le_u64(page, TABLE_ID_AT),
+        column: le_u32(page, COLUMN_AT),
     };
     Ok((header, payload))
+}
+
+/// Checks that a page belongs to table `table_id` and column `column` (a DSM column
+/// index or [`ALL_COLUMNS`]); the caller adds file and offset to the reason.
+pub fn check_identity(header: &PageHeader, table_id: u64, column: u32) -> Result<(), String> {
+    if header.table_id != table_id {
+        return Err(format!(
+            "page belongs to table {:016x}, this table is {table_id:016x} (a file of another table or generation)",
+            header.table_id
+        ));
+    }
+    if header.column != column {
+        let name = |c: u32| match c {
+            ALL_COLUMNS => "all columns".to_string(),
+            c => format!("column {c}"),
+        };
+        return Err(format!(
+            "page holds {}, expected {} (files swapped?)",
+            name(header.column),
+            name(column)
+        ));
+    }
+    Ok(())
 }
 
 fn verify_checksum(

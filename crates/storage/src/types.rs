@@ -14,6 +14,11 @@ use crate::error::{Result, StorageError};
 
 /// Largest decimal precision that fits a scaled `i64`.
 pub const MAX_DECIMAL_PRECISION: u8 = 18;
+/// Most columns a table may have: far beyond TPC-H's 16, small enough that a hostile
+/// manifest cannot make per-column allocations large.
+pub const MAX_COLUMNS: usize = 4096;
+/// Longest column name, in bytes.
+pub const MAX_COLUMN_NAME_BYTES: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -85,6 +90,8 @@ impl ColumnType {
         })
     }
 
+    /// The type's own constraints. The writer and the manifest loader both run this:
+    /// a type read from a file is as untrusted as one given by a caller.
     pub fn validate(self) -> Result<()> {
         match self {
             ColumnType::Decimal { precision, .. }
@@ -92,6 +99,15 @@ impl ColumnType {
             {
                 Err(StorageError::Schema(format!(
                     "decimal precision {precision} outside 1..={MAX_DECIMAL_PRECISION}"
+                )))
+            }
+            // Negative scales are legal in Arrow but nothing here needs them, and a
+            // scale above the precision has no digits left for the integer part.
+            ColumnType::Decimal { precision, scale }
+                if scale < 0 || scale.unsigned_abs() > precision =>
+            {
+                Err(StorageError::Schema(format!(
+                    "decimal({precision},{scale}): scale outside 0..={precision}"
                 )))
             }
             ColumnType::Char { len: 0 } => {
@@ -129,21 +145,44 @@ pub struct TableSchema {
 
 impl TableSchema {
     pub fn new(columns: Vec<ColumnDef>) -> Result<Self> {
-        if columns.is_empty() {
-            return Err(StorageError::Schema(
-                "a table needs at least one column".into(),
-            ));
+        let schema = TableSchema { columns };
+        schema.validate()?;
+        Ok(schema)
+    }
+
+    /// At least one and at most [`MAX_COLUMNS`] columns, valid types, distinct
+    /// non-empty names. Run on every schema, whether built by a caller or read from a
+    /// manifest.
+    pub fn validate(&self) -> Result<()> {
+        let columns = &self.columns;
+        if columns.is_empty() || columns.len() > MAX_COLUMNS {
+            return Err(StorageError::Schema(format!(
+                "a table needs 1..={MAX_COLUMNS} columns, found {}",
+                columns.len()
+            )));
         }
-        for (i, c) in columns.iter().enumerate() {
-            c.ty.validate()?;
-            if columns[..i].iter().any(|o| o.name == c.name) {
+        let mut names = std::collections::HashSet::with_capacity(columns.len());
+        for c in columns {
+            if c.name.is_empty() || c.name.len() > MAX_COLUMN_NAME_BYTES {
+                return Err(StorageError::Schema(format!(
+                    "column name {:?} must be 1..={MAX_COLUMN_NAME_BYTES} bytes",
+                    c.name
+                )));
+            }
+            c.ty.validate().map_err(|e| match e {
+                StorageError::Schema(m) => {
+                    StorageError::Schema(format!("column {:?}: {m}", c.name))
+                }
+                other => other,
+            })?;
+            if !names.insert(c.name.as_str()) {
                 return Err(StorageError::Schema(format!(
                     "duplicate column name {:?}",
                     c.name
                 )));
             }
         }
-        Ok(TableSchema { columns })
+        Ok(())
     }
 
     /// Schema derived from an Arrow schema (all strings as `Utf8`).

@@ -114,7 +114,11 @@ fn render_int(v: i64, ty: ColumnType) -> String {
     match ty {
         ColumnType::Date32 => civil_date(v),
         ColumnType::Decimal { scale, .. } if scale > 0 => {
-            let p = 10i64.pow(u32::from(scale.unsigned_abs()));
+            // A validated scale is at most 18; a larger one prints the scaled integer
+            // rather than overflow.
+            let Some(p) = 10i64.checked_pow(u32::from(scale.unsigned_abs())) else {
+                return v.to_string();
+            };
             let sign = if v < 0 { "-" } else { "" };
             format!(
                 "{sign}{}.{:0width$}",

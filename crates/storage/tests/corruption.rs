@@ -6,7 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use coopscan_storage::device::{Device, DeviceConfig};
-use coopscan_storage::page::PAGE_HEADER_LEN;
+use coopscan_storage::manifest::MANIFEST_VERSION;
+use coopscan_storage::page::{PAGE_FORMAT_VERSION, PAGE_HEADER_LEN};
 use coopscan_storage::{decode_chunk_with, verify_chunk, Layout, PageChecks, StorageError, Table};
 
 use common::{sample_batch, sample_schema, write_table};
@@ -89,7 +90,7 @@ fn an_unknown_page_version_is_refused() {
     patch(&path, page + 4, |b| *b = 9);
     let err = read_everything(tmp.path()).expect_err("unknown version must fail");
     assert!(
-        matches!(err, StorageError::Version { found: 9, expected: 1, offset, .. } if offset == page),
+        matches!(err, StorageError::Version { found: 9, expected, offset, .. } if offset == page && expected == u32::from(PAGE_FORMAT_VERSION)),
         "{err:?}"
     );
 }
@@ -129,13 +130,13 @@ fn an_unknown_manifest_version_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     table(tmp.path(), Layout::Nsm);
     let path = tmp.path().join("manifest.json");
-    let text = std::fs::read_to_string(&path)
-        .expect("read")
-        .replace("\"version\": 1", "\"version\": 7");
-    std::fs::write(&path, text).expect("write");
+    let current = format!("\"version\": {MANIFEST_VERSION}");
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.contains(&current), "{text}");
+    std::fs::write(&path, text.replace(&current, "\"version\": 7")).expect("write");
     let err = Table::open(tmp.path()).expect_err("must refuse");
     assert!(
-        matches!(&err, StorageError::Version { found: 7, expected: 1, path: p, .. } if *p == path),
+        matches!(&err, StorageError::Version { found: 7, expected: MANIFEST_VERSION, path: p, .. } if *p == path),
         "{err:?}"
     );
 }
@@ -151,17 +152,13 @@ fn a_garbled_or_inconsistent_manifest_is_refused() {
         Table::open(tmp.path()),
         Err(StorageError::Manifest { .. })
     ));
-    // Rows that do not match the chunks.
-    let v: serde_json::Value = serde_json::from_str(&good).expect("json");
-    let rows = v["rows"].as_u64().expect("rows");
-    std::fs::write(
-        &path,
-        good.replace(
-            &format!("\"rows\": {rows}"),
-            &format!("\"rows\": {}", rows + 1),
-        ),
-    )
-    .expect("write");
+    // Rows that do not match the chunks, with a recomputed checksum: validation, not
+    // only the checksum, refuses it.
+    std::fs::write(&path, &good).expect("write");
+    common::edit_manifest(tmp.path(), true, |m| {
+        let rows = m["rows"].as_u64().expect("rows");
+        m["rows"] = (rows + 1).into();
+    });
     let err = Table::open(tmp.path()).expect_err("must refuse");
     assert!(err.to_string().contains("chunks cover"), "{err}");
 }

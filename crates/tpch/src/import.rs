@@ -17,13 +17,25 @@ use crate::{Result, TpchError};
 
 type Generated = std::result::Result<RecordBatch, arrow_schema::ArrowError>;
 
+/// What a generator worker sends: the batches of its parts, each part closed by
+/// `PartEnd`, so one channel per worker (not per part) keeps the parts in order.
+enum Message {
+    Batch(Generated),
+    PartEnd,
+}
+
 /// Rows per generated batch.
 pub const GEN_BATCH_ROWS: usize = 16 * 1024;
 /// Rows per generator part: small enough to balance the workers, large enough that
 /// part start-up costs nothing.
 const ROWS_PER_PART: f64 = 500_000.0;
-/// Batches a worker may have generated ahead of the writer, per part.
+/// Batches a worker may have generated ahead of the writer.
 const CHANNEL_BATCHES: usize = 8;
+/// Largest scale factor: TPC-H's largest official one (about 600 G lineitem rows).
+/// Beyond it tpchgen's row arithmetic and our part count are untested.
+pub const MAX_SCALE_FACTOR: f64 = 100_000.0;
+/// Most generator threads (each holds up to CHANNEL_BATCHES batches).
+pub const MAX_THREADS: usize = 256;
 
 #[derive(Debug, Clone)]
 pub struct ImportOptions {
@@ -50,43 +62,38 @@ pub fn import_table(
     opts: &ImportOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ImportSummary> {
-    if !(opts.sf > 0.0 && opts.sf.is_finite()) {
-        return Err(TpchError::Invalid(format!(
-            "scale factor must be positive, got {}",
-            opts.sf
-        )));
-    }
+    check_scale_factor(opts.sf)?;
     let start = Instant::now();
     let dir = opts.out_dir.join(table.name());
     let mut wo = WriteOptions::new(opts.layout).with_chunk_bytes(opts.chunk_bytes);
     wo.overwrite = opts.overwrite;
+    wo.source = Some(source(table, opts.sf));
     let mut writer = TableWriter::create(&dir, table.name(), table.schema()?, wo)?;
+    // At most MAX_SCALE_FACTOR × 6 M / ROWS_PER_PART = 1.2 M parts: fits i32.
     let parts = ((table.estimated_rows(opts.sf) as f64 / ROWS_PER_PART).ceil() as i32).max(1);
-    let workers = opts.threads.clamp(1, parts as usize);
+    let workers = opts.threads.clamp(1, MAX_THREADS).min(parts as usize);
     std::thread::scope(|scope| -> Result<()> {
-        let mut receivers: Vec<Receiver<Generated>> = Vec::with_capacity(parts as usize);
-        let mut senders: Vec<Vec<(i32, SyncSender<Generated>)>> =
-            (0..workers).map(|_| Vec::new()).collect();
-        for part in 1..=parts {
+        let mut receivers: Vec<Receiver<Message>> = Vec::with_capacity(workers);
+        for w in 0..workers {
             let (tx, rx) = sync_channel(CHANNEL_BATCHES);
             receivers.push(rx);
-            senders[(part - 1) as usize % workers].push((part, tx));
-        }
-        for jobs in senders {
             let sf = opts.sf;
-            scope.spawn(move || {
-                for (part, tx) in jobs {
-                    for batch in generate(table, sf, part, parts, GEN_BATCH_ROWS) {
-                        if tx.send(batch).is_err() {
-                            return; // the writer stopped (it failed): stop generating
-                        }
-                    }
-                }
-            });
+            scope.spawn(move || generate_parts(table, sf, parts, w, workers, tx));
         }
-        for rx in receivers {
-            for batch in rx {
-                let batch = batch.map_err(|e| TpchError::Generator(e.to_string()))?;
+        // Part p comes from worker (p - 1) % workers, each part ending with PartEnd.
+        for part in 0..parts as usize {
+            loop {
+                let batch = match receivers[part % workers].recv() {
+                    Ok(Message::PartEnd) => break,
+                    Ok(Message::Batch(b)) => b.map_err(|e| TpchError::Generator(e.to_string()))?,
+                    // The worker ended before its part did (it panicked): not a table.
+                    Err(_) => {
+                        return Err(TpchError::Generator(format!(
+                            "worker stopped in part {}",
+                            part + 1
+                        )))
+                    }
+                };
                 writer.write_batch(&batch)?;
                 progress(writer.rows_written());
             }
@@ -99,4 +106,39 @@ pub fn import_table(
         manifest,
         elapsed: start.elapsed(),
     })
+}
+
+/// Worker `w` of `workers`: generates parts `w + 1, w + 1 + workers, …` into `tx`.
+fn generate_parts(
+    table: TpchTable,
+    sf: f64,
+    parts: i32,
+    w: usize,
+    workers: usize,
+    tx: SyncSender<Message>,
+) {
+    for part in (w + 1..=parts as usize).step_by(workers) {
+        for batch in generate(table, sf, part as i32, parts, GEN_BATCH_ROWS) {
+            if tx.send(Message::Batch(batch)).is_err() {
+                return; // the writer stopped (it failed): stop generating
+            }
+        }
+        if tx.send(Message::PartEnd).is_err() {
+            return;
+        }
+    }
+}
+
+fn check_scale_factor(sf: f64) -> Result<()> {
+    if sf > 0.0 && sf <= MAX_SCALE_FACTOR {
+        return Ok(());
+    }
+    Err(TpchError::Invalid(format!(
+        "scale factor must be in (0, {MAX_SCALE_FACTOR}], got {sf}"
+    )))
+}
+
+/// The manifest's `source`: what generated the table, to recognise it later.
+pub fn source(table: TpchTable, sf: f64) -> String {
+    format!("tpchgen {table} sf={sf}")
 }

@@ -4,7 +4,9 @@
 mod import;
 mod tables;
 
-pub use import::{import_table, ImportOptions, ImportSummary};
+pub use import::{
+    import_table, source, ImportOptions, ImportSummary, MAX_SCALE_FACTOR, MAX_THREADS,
+};
 pub use tables::{generate, TpchTable};
 
 #[derive(Debug, thiserror::Error)]

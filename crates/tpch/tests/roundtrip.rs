@@ -132,3 +132,33 @@ fn projection_and_tuple_range_return_exactly_those_values() {
         }
     }
 }
+
+#[test]
+fn scale_factors_outside_the_limit_are_refused_before_any_work() {
+    // `gen --sf 1e12` used to abort allocating a channel per generator part.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for sf in [
+        1e12,
+        coopscan_tpch::MAX_SCALE_FACTOR * 2.0,
+        0.0,
+        -1.0,
+        f64::NAN,
+        f64::INFINITY,
+    ] {
+        let opts = ImportOptions {
+            sf,
+            layout: Layout::Pax,
+            chunk_bytes: 1 << 20,
+            out_dir: tmp.path().to_path_buf(),
+            overwrite: false,
+            threads: 2,
+        };
+        let err = import_table(TpchTable::Lineitem, &opts, &|_| {}).expect_err("refused");
+        assert!(err.to_string().contains("scale factor"), "{sf}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).expect("dir").count(),
+        0,
+        "nothing written"
+    );
+}

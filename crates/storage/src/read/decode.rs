@@ -9,7 +9,7 @@ use crate::column::ColumnValues;
 use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
 use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, Extent, Layout};
-use crate::page::{read_page_with, PageChecks, PageHeader, FLAG_LZ4};
+use crate::page::{check_identity, read_page_with, PageChecks, PageHeader, ALL_COLUMNS, FLAG_LZ4};
 use crate::read::Table;
 use crate::types::Physical;
 use crate::write::DSM_MAX_PAGE_ROWS;
@@ -120,22 +120,32 @@ fn pages<'b>(
     checks: PageChecks,
 ) -> impl Iterator<Item = Result<Page<'b>>> + 'b {
     let page_bytes = table.manifest().page_bytes as usize;
+    let table_id = table.manifest().table_id;
     let path = table.file_path(extent.file);
     let layout = table.layout();
+    let column = match layout {
+        Layout::Dsm => extent.file,
+        Layout::Nsm | Layout::Pax => ALL_COLUMNS,
+    };
     bytes.chunks(page_bytes).enumerate().map(move |(i, page)| {
-        let offset = extent.offset + (i * page_bytes) as u64;
+        // Extents lie inside files whose sizes fit u64 (manifest validation).
+        let offset = extent.offset.saturating_add((i * page_bytes) as u64);
         let (header, payload) = read_page_with(page, &path, offset, layout, checks)?;
-        if u64::from(header.page_no) * page_bytes as u64 != offset {
-            let reason = format!(
+        let corrupt = |reason: String| StorageError::Corrupt {
+            path: path.clone(),
+            offset,
+            reason,
+        };
+        if u64::from(header.page_no) != offset / page_bytes as u64 {
+            return Err(corrupt(format!(
                 "page says it is page {}, found at page {}",
                 header.page_no,
                 offset / page_bytes as u64
-            );
-            return Err(StorageError::Corrupt {
-                path: path.clone(),
-                offset,
-                reason,
-            });
+            )));
+        }
+        check_identity(&header, table_id, column).map_err(corrupt)?;
+        if header.row_count == 0 {
+            return Err(corrupt("page holds no rows".into()));
         }
         Ok(Page {
             header,
@@ -221,12 +231,13 @@ impl<'a> Decoder<'a> {
                     extent.file,
                     page.offset,
                     format!(
-                        "page starts at row {}, expected {:?}",
-                        h.row_start, expected_row
+                        "page starts at row {}, expected {}",
+                        h.row_start,
+                        row_text(expected_row)
                     ),
                 ));
             }
-            expected_row = Some(h.row_start + u64::from(h.row_count));
+            expected_row = h.row_start.checked_add(u64::from(h.row_count));
             let local = self.local(&h);
             if local.is_empty() {
                 continue;
@@ -244,6 +255,20 @@ impl<'a> Decoder<'a> {
                 }
             };
             res.map_err(|DecodeError(reason)| self.corrupt(extent.file, page.offset, reason))?;
+        }
+        // The pages must end where the chunk ends: extra rows mean the manifest and the
+        // data disagree (e.g. a trimmed row count), and decoding would drop them.
+        if expected_row != Some(chunk.rows().end) {
+            return Err(self.corrupt(
+                extent.file,
+                extent.offset,
+                format!(
+                    "the chunk's pages hold rows {}..{}, the manifest says {:?}",
+                    chunk.row_start,
+                    row_text(expected_row),
+                    chunk.rows()
+                ),
+            ));
         }
         Ok(())
     }
@@ -264,11 +289,15 @@ impl<'a> Decoder<'a> {
             let page = page?;
             let h = page.header;
             let corrupt = |reason: String| self.corrupt(extent.file, page.offset, reason);
-            let expected = starts.get((page.offset / page_bytes) as usize).copied();
-            if Some(h.row_start) != expected {
+            let p = (page.offset / page_bytes) as usize;
+            let expected = starts.get(p).copied();
+            // A page ends where the next begins, the last one at the table's end.
+            let expected_end = starts.get(p + 1).copied().unwrap_or(self.table.rows());
+            let end = h.row_start.checked_add(u64::from(h.row_count));
+            if Some(h.row_start) != expected || end != Some(expected_end) {
                 return Err(corrupt(format!(
-                    "page starts at row {}, directory says {expected:?}",
-                    h.row_start
+                    "page holds rows {}+{}, the directory says {expected:?}..{expected_end}",
+                    h.row_start, h.row_count
                 )));
             }
             let local = self.local(&h);
@@ -298,6 +327,11 @@ impl<'a> Decoder<'a> {
         }
         Ok(())
     }
+}
+
+/// A row number that may have overflowed (`None`), for messages.
+fn row_text(row: Option<u64>) -> String {
+    row.map_or_else(|| "beyond 2^64".into(), |r| r.to_string())
 }
 
 /// Largest raw size a valid DSM page of this kind can have (bounds allocation on

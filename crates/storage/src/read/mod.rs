@@ -6,6 +6,7 @@
 //! chunk's extents into buffer frames (I/O, one loader), and each scan decodes only
 //! the columns and tuples it needs (CPU, many scans).
 
+mod check;
 mod decode;
 
 use std::ops::Range;
@@ -19,7 +20,7 @@ pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 use crate::chunk_map::{chunk_range, dsm_page_range};
 use crate::device::{AlignedBuf, Device, DeviceFile};
 use crate::error::{Result, StorageError};
-use crate::manifest::{ChunkMeta, Extent, Layout, Manifest};
+use crate::manifest::{require_regular_file, ChunkMeta, Extent, Layout, Manifest};
 use crate::types::TableSchema;
 
 /// An open table: its directory and validated manifest.
@@ -37,9 +38,7 @@ impl Table {
         let manifest = Manifest::load(dir)?;
         for (i, f) in manifest.files.iter().enumerate() {
             let path = dir.join(&f.name);
-            let len = std::fs::metadata(&path)
-                .map_err(|e| StorageError::io(&path, e))?
-                .len();
+            let len = require_regular_file(&path)?.len();
             let expected = manifest.file_len(i);
             if len < expected {
                 return Err(StorageError::Truncated {

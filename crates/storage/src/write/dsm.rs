@@ -37,6 +37,8 @@ struct ChunkStats {
 }
 
 struct ColumnStream {
+    table_id: u64,
+    column: u32,
     physical: Physical,
     file: PageFile,
     pending: ColumnValues,
@@ -49,7 +51,12 @@ struct ColumnStream {
 }
 
 impl DsmWriter {
-    pub fn create(dir: &Path, schema: &TableSchema, opts: &WriteOptions) -> Result<Self> {
+    pub fn create(
+        dir: &Path,
+        schema: &TableSchema,
+        opts: &WriteOptions,
+        table_id: u64,
+    ) -> Result<Self> {
         let streams = schema
             .columns
             .iter()
@@ -57,6 +64,9 @@ impl DsmWriter {
             .map(|(i, c)| {
                 let name = format!("c{i:03}_{}.dsm", sanitize(&c.name));
                 Ok(ColumnStream {
+                    table_id,
+                    // The schema has at most MAX_COLUMNS columns.
+                    column: u32::try_from(i).unwrap_or(u32::MAX),
                     physical: c.ty.physical(),
                     file: PageFile::create(dir, name, opts.page_bytes)?,
                     pending: ColumnValues::empty(c.ty.physical()),
@@ -271,6 +281,8 @@ impl ColumnStream {
             row_start,
             stored_len: rows_u32(self.compressed.len()),
             raw_len: rows_u32(raw_len),
+            table_id: self.table_id,
+            column: self.column,
         };
         self.file.write_page(&header, &self.compressed)?;
         self.page_row_starts.push(row_start);

@@ -2,12 +2,16 @@
 //!
 //! Rows arrive in order in batches of any size; each layout writer buffers what it
 //! needs to fill a page, writes whole zero-padded pages (so direct I/O can read them)
-//! and builds the chunk map. The manifest is written last, atomically.
+//! and builds the chunk map. The manifest is written last, atomically, and the whole
+//! table is written beside its directory and swapped in (`staging`), under a lock that
+//! keeps other writers out (`lock`).
 
 mod dsm;
 pub use dsm::DSM_MAX_PAGE_ROWS;
 pub use row_pages::PAX_DIR_ENTRY_BYTES;
+mod lock;
 mod row_pages;
+mod staging;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -38,6 +42,8 @@ pub struct WriteOptions {
     pub page_bytes: u32,
     /// Replace an existing table in the directory.
     pub overwrite: bool,
+    /// Recorded in the manifest: what produced the table (see [`Manifest::source`]).
+    pub source: Option<String>,
 }
 
 impl WriteOptions {
@@ -47,6 +53,7 @@ impl WriteOptions {
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             page_bytes: DEFAULT_PAGE_BYTES,
             overwrite: false,
+            source: None,
         }
     }
 
@@ -83,6 +90,8 @@ pub struct TableWriter {
     schema: TableSchema,
     opts: WriteOptions,
     rows: u64,
+    table_id: u64,
+    staging: staging::Staging,
     inner: LayoutWriter,
 }
 
@@ -92,24 +101,23 @@ enum LayoutWriter {
 }
 
 impl TableWriter {
+    /// Starts writing a table that will appear at `dir` when [`TableWriter::finish`]
+    /// succeeds; until then `dir` keeps its old content (see `staging`). Fails if
+    /// another writer is writing `dir`, or if `dir` holds a table and
+    /// `opts.overwrite` is off, or holds anything else.
     pub fn create(dir: &Path, name: &str, schema: TableSchema, opts: WriteOptions) -> Result<Self> {
         opts.validate()?;
-        std::fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
-        let manifest = Manifest::path(dir);
-        if manifest.exists() {
-            if !opts.overwrite {
-                return Err(StorageError::Invalid(format!(
-                    "{} already holds a table (use overwrite)",
-                    dir.display()
-                )));
-            }
-            std::fs::remove_file(&manifest).map_err(|e| StorageError::io(&manifest, e))?;
-        }
+        schema.validate()?;
+        let staging = staging::Staging::begin(dir, opts.overwrite)?;
+        let table_id = new_table_id(dir);
+        let work = staging.dir();
         let inner = match opts.layout {
             Layout::Nsm | Layout::Pax => LayoutWriter::Rows(Box::new(
-                row_pages::RowPagesWriter::create(dir, &schema, &opts)?,
+                row_pages::RowPagesWriter::create(work, &schema, &opts, table_id)?,
             )),
-            Layout::Dsm => LayoutWriter::Dsm(dsm::DsmWriter::create(dir, &schema, &opts)?),
+            Layout::Dsm => {
+                LayoutWriter::Dsm(dsm::DsmWriter::create(work, &schema, &opts, table_id)?)
+            }
         };
         Ok(TableWriter {
             dir: dir.to_path_buf(),
@@ -117,6 +125,8 @@ impl TableWriter {
             schema,
             opts,
             rows: 0,
+            table_id,
+            staging,
             inner,
         })
     }
@@ -155,7 +165,9 @@ impl TableWriter {
         let manifest = Manifest {
             format: MANIFEST_FORMAT.to_string(),
             version: MANIFEST_VERSION,
+            table_id: self.table_id,
             name: self.name,
+            source: self.opts.source.clone(),
             layout: self.opts.layout,
             page_bytes: self.opts.page_bytes,
             chunk_bytes: self.opts.chunk_bytes,
@@ -170,7 +182,8 @@ impl TableWriter {
                 path: Manifest::path(&self.dir),
                 reason,
             })?;
-        manifest.save(&self.dir)?;
+        manifest.save(self.staging.dir())?;
+        self.staging.commit()?;
         Ok(manifest)
     }
 }
@@ -230,4 +243,20 @@ impl PageFile {
 /// Row count as `u32` for a page header (pages hold far fewer rows).
 pub(crate) fn rows_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A table id that differs between any two tables written on one machine: a hash of
+/// the clock, the process, a per-process counter and the directory.
+fn new_table_id(dir: &Path) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&nanos.to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    h.update(dir.as_os_str().as_encoded_bytes());
+    h.digest()
 }

@@ -11,7 +11,7 @@ use crate::column::ColumnValues;
 use crate::encoding::{encode_minipage, encode_nsm_row, minipage_len, nsm_row_len};
 use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, ColumnChunk, DataFile, Extent, Layout};
-use crate::page::PageHeader;
+use crate::page::{PageHeader, ALL_COLUMNS};
 use crate::types::{Physical, TableSchema};
 use crate::write::{rows_u32, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
@@ -21,6 +21,7 @@ pub const PAX_DIR_ENTRY_BYTES: usize = 8;
 
 pub(crate) struct RowPagesWriter {
     layout: Layout,
+    table_id: u64,
     physicals: Vec<Physical>,
     file: PageFile,
     pages_per_chunk: u64,
@@ -41,11 +42,17 @@ struct OpenChunk {
 }
 
 impl RowPagesWriter {
-    pub fn create(dir: &Path, schema: &TableSchema, opts: &WriteOptions) -> Result<Self> {
+    pub fn create(
+        dir: &Path,
+        schema: &TableSchema,
+        opts: &WriteOptions,
+        table_id: u64,
+    ) -> Result<Self> {
         let physicals: Vec<Physical> = schema.columns.iter().map(|c| c.ty.physical()).collect();
         let file = PageFile::create(dir, format!("data.{}", opts.layout), opts.page_bytes)?;
         Ok(RowPagesWriter {
             layout: opts.layout,
+            table_id,
             pending: physicals.iter().map(|&p| ColumnValues::empty(p)).collect(),
             physicals,
             file,
@@ -137,6 +144,8 @@ impl RowPagesWriter {
             row_start: self.next_row,
             stored_len: rows_u32(self.payload.len()),
             raw_len: rows_u32(self.payload.len()),
+            table_id: self.table_id,
+            column: ALL_COLUMNS,
         };
         let page_no = self.file.write_page(&header, &self.payload)?;
         self.account_chunk(page_no, range);

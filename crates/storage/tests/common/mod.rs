@@ -131,3 +131,35 @@ pub fn sample_batch(start: i64, rows: usize) -> RecordBatch {
     ];
     RecordBatch::try_new(schema.arrow_schema(), cols).expect("batch")
 }
+
+/// Edits `dir/manifest.json` as JSON. With `reseal`, the checksum is recomputed, as a
+/// careful attacker (or a buggy tool) would: the edit must then be caught by
+/// validation alone. Without, the stale checksum stays.
+pub fn edit_manifest(
+    dir: &std::path::Path,
+    reseal: bool,
+    edit: impl FnOnce(&mut serde_json::Value),
+) {
+    use coopscan_storage::Manifest;
+    let path = dir.join("manifest.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+    edit(&mut v);
+    if reseal {
+        v.as_object_mut().expect("object").remove("checksum");
+        let m: Manifest = serde_json::from_value(v.clone()).expect("still a manifest");
+        v["checksum"] = m.checksum().expect("checksum").into();
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
+}
+
+/// Reads and decodes every chunk, all columns; the first error.
+pub fn try_read_all(table: &Table) -> Result<(), coopscan_storage::StorageError> {
+    let device = Device::new(DeviceConfig::default());
+    let files = table.open_files(&device)?;
+    let all: Vec<usize> = (0..table.schema().len()).collect();
+    for k in 0..table.chunk_count() {
+        table.read_chunk_batch(&device, &files, k, &all, None)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! `manifest.json` on disk: read with a size limit and a checksum check, written
+//! durably.
+//!
+//! The file is the manifest's JSON with one extra top-level field, `checksum`:
+//! `"xxh3-64:<16 hex digits>"` of the manifest's canonical form (compact JSON of the
+//! parsed manifest, fields in declaration order, without `checksum`). Hashing the
+//! canonical form rather than the file's bytes lets the file stay pretty-printed and
+//! still catches any edit that changes a value — a hand-edited zonemap, type or row
+//! count is refused on load instead of silently changing answers.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Manifest, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION};
+use crate::error::{Result, StorageError};
+
+/// Largest manifest read: a DSM table at SF 100 needs about 15 MB (page directories);
+/// the limit keeps a hostile file from exhausting memory.
+pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+const CHECKSUM_FIELD: &str = "checksum";
+const CHECKSUM_PREFIX: &str = "xxh3-64:";
+/// Characters of a bad field value quoted in an error message.
+const QUOTE_CHARS: usize = 48;
+
+impl Manifest {
+    /// Reads, checksums and validates `DIR/manifest.json`.
+    pub fn load(dir: &Path) -> Result<Manifest> {
+        let path = Manifest::path(dir);
+        let text = read_limited(&path)?;
+        let bad = |reason: String| StorageError::Manifest {
+            path: path.clone(),
+            reason,
+        };
+        let mut value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        // Format and version before the full parse, so that a newer manifest reports
+        // its version instead of whatever field it renamed.
+        check_format_and_version(&value, &path)?;
+        let stored = take_checksum(&mut value).map_err(bad)?;
+        let manifest: Manifest = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+        let computed = manifest.checksum()?;
+        if stored != computed {
+            return Err(StorageError::ManifestChecksum {
+                path,
+                stored,
+                computed,
+            });
+        }
+        manifest.validate().map_err(bad)?;
+        Ok(manifest)
+    }
+
+    /// `xxh3-64:<hex>` of the canonical JSON (see the module comment).
+    pub fn checksum(&self) -> Result<String> {
+        let canonical =
+            serde_json::to_vec(self).map_err(|e| StorageError::Invalid(e.to_string()))?;
+        Ok(format!(
+            "{CHECKSUM_PREFIX}{:016x}",
+            xxhash_rust::xxh3::xxh3_64(&canonical)
+        ))
+    }
+
+    /// Writes the manifest with its checksum: temp file, fsync, rename, fsync of the
+    /// directory — after a crash the directory holds the old manifest or the new one,
+    /// complete.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let path = Manifest::path(dir);
+        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
+        let bad = |e: serde_json::Error| StorageError::Manifest {
+            path: path.clone(),
+            reason: e.to_string(),
+        };
+        let mut value = serde_json::to_value(self).map_err(bad)?;
+        if let Value::Object(map) = &mut value {
+            map.insert(CHECKSUM_FIELD.into(), Value::String(self.checksum()?));
+        }
+        let text = serde_json::to_string_pretty(&value).map_err(bad)?;
+        let mut file = File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(|e| StorageError::io(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
+        sync_dir(dir)
+    }
+}
+
+/// Makes a directory's entries (created, renamed files) durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StorageError::io(dir, e))
+}
+
+/// The file as text, refusing files over [`MAX_MANIFEST_BYTES`].
+fn read_limited(path: &Path) -> Result<String> {
+    // Checked before opening: opening a FIFO would block.
+    require_regular_file(path)?;
+    let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| StorageError::io(path, e))?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(StorageError::Manifest {
+            path: path.to_path_buf(),
+            reason: format!("larger than the {MAX_MANIFEST_BYTES}-byte limit"),
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| StorageError::Manifest {
+        path: path.to_path_buf(),
+        reason: format!("not UTF-8: {e}"),
+    })
+}
+
+fn check_format_and_version(value: &Value, path: &Path) -> Result<()> {
+    let bad = |reason: String| StorageError::Manifest {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let format = value.get("format");
+    if format.and_then(Value::as_str) != Some(MANIFEST_FORMAT) {
+        return Err(bad(format!(
+            "format is {}, expected {MANIFEST_FORMAT:?}",
+            quote(format)
+        )));
+    }
+    let version = value.get("version");
+    match version.and_then(Value::as_u64) {
+        Some(v) if v == u64::from(MANIFEST_VERSION) => Ok(()),
+        Some(v) => match u32::try_from(v) {
+            Ok(found) => Err(StorageError::Version {
+                path: path.to_path_buf(),
+                offset: 0,
+                found,
+                expected: MANIFEST_VERSION,
+            }),
+            Err(_) => Err(bad(format!(
+                "version {v} is not supported (this build reads version {MANIFEST_VERSION})"
+            ))),
+        },
+        None => Err(bad(format!(
+            "version is {}, expected the number {MANIFEST_VERSION}",
+            quote(version)
+        ))),
+    }
+}
+
+/// Removes and returns the `checksum` field.
+fn take_checksum(value: &mut Value) -> std::result::Result<String, String> {
+    let field = value.as_object_mut().and_then(|m| m.remove(CHECKSUM_FIELD));
+    match field {
+        Some(Value::String(s)) if s.starts_with(CHECKSUM_PREFIX) => Ok(s),
+        other => Err(format!(
+            "checksum is {}, expected \"{CHECKSUM_PREFIX}<16 hex digits>\"",
+            quote(other.as_ref())
+        )),
+    }
+}
+
+/// A JSON value for an error message, shortened.
+fn quote(value: Option<&Value>) -> String {
+    let Some(v) = value else {
+        return "missing".into();
+    };
+    let text = v.to_string();
+    match text.char_indices().nth(QUOTE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// Fails unless `path` is a regular file (after following symlinks): a FIFO or device
+/// under a table's name would block or stream endlessly instead of failing.
+pub(crate) fn require_regular_file(path: &Path) -> Result<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| StorageError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(StorageError::Invalid(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(meta)
+}

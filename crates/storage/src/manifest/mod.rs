@@ -1,0 +1,169 @@
+//! The table manifest: `manifest.json` in the table directory.
+//!
+//! It is the map from logical data (rows, chunks, columns) to bytes on disk: the
+//! schema, the layout, the chunk definitions and, per chunk and column, the byte
+//! extent to read, the encoded size and a min/max zonemap. It is versioned; a reader
+//! refuses any version it does not know. Written atomically (temp file + fsync +
+//! rename), last, so a table directory with a manifest is complete.
+//!
+//! * `file`: reading (size-limited, checksummed) and writing (durable) `manifest.json`.
+//! * `validate`: everything a manifest promises, checked on load exactly as on write.
+
+mod file;
+mod validate;
+
+pub use file::MAX_MANIFEST_BYTES;
+pub(crate) use file::{require_regular_file, sync_dir};
+pub use validate::{MAX_EXTENT_BYTES, MAX_FILE_NAME_BYTES, MAX_PAGE_BYTES};
+
+use std::str::FromStr;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StorageError};
+use crate::types::TableSchema;
+use crate::zonemap::Zonemap;
+
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const MANIFEST_FORMAT: &str = "coopscan-table";
+/// Version 2 added the checksum, the table id and page headers that name their table
+/// and column; version 1 tables must be regenerated.
+pub const MANIFEST_VERSION: u32 = 2;
+
+/// How a table's rows are laid out on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// N-ary storage model: pages of whole rows.
+    Nsm,
+    /// Partition attributes across: pages of a row range, one minipage per column.
+    Pax,
+    /// Decomposed storage model: one file per column of LZ4-compressed pages; chunks
+    /// are logical tuple ranges whose boundaries do not align with pages.
+    Dsm,
+}
+
+impl Layout {
+    pub const ALL: [Layout; 3] = [Layout::Nsm, Layout::Pax, Layout::Dsm];
+}
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layout::Nsm => "nsm",
+            Layout::Pax => "pax",
+            Layout::Dsm => "dsm",
+        })
+    }
+}
+
+impl FromStr for Layout {
+    type Err = StorageError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "nsm" => Ok(Layout::Nsm),
+            "pax" => Ok(Layout::Pax),
+            "dsm" => Ok(Layout::Dsm),
+            other => Err(StorageError::Invalid(format!(
+                "unknown layout {other:?} (expected nsm, pax or dsm)"
+            ))),
+        }
+    }
+}
+
+/// A contiguous byte range of one data file: one I/O request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Extent {
+    /// Index into [`Manifest::files`].
+    pub file: u32,
+    pub offset: u64,
+    pub len: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataFile {
+    pub name: String,
+    pub pages: u64,
+    /// DSM only: first row of every page, ascending (page `i` is at `i * page_bytes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub page_row_starts: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnChunk {
+    /// What to read for this column of this chunk. In NSM/PAX every column of a chunk
+    /// has the same extent (the chunk's pages); in DSM it is the column's pages that
+    /// hold the chunk's tuples (possibly shared with the neighbouring chunks).
+    pub extent: Extent,
+    /// Encoded (uncompressed) bytes of this column's values in this chunk.
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zonemap: Option<Zonemap>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkMeta {
+    pub row_start: u64,
+    pub row_count: u64,
+    /// NSM/PAX: the chunk's first page and page count in the data file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<(u64, u64)>,
+    pub columns: Vec<ColumnChunk>,
+}
+
+impl ChunkMeta {
+    /// The chunk's tuples. Saturates instead of wrapping; a validated manifest never
+    /// needs it to.
+    pub fn rows(&self) -> std::ops::Range<u64> {
+        self.row_start..self.row_start.saturating_add(self.row_count)
+    }
+
+    /// Bytes read to load this chunk with every column (DSM extents of different
+    /// columns are distinct; NSM/PAX columns share the chunk's pages).
+    pub fn extent_bytes(&self, layout: Layout) -> u64 {
+        match layout {
+            Layout::Dsm => self
+                .columns
+                .iter()
+                .fold(0u64, |sum, c| sum.saturating_add(c.extent.len)),
+            Layout::Nsm | Layout::Pax => self.columns.first().map_or(0, |c| c.extent.len),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: String,
+    pub version: u32,
+    /// Random at creation; every page of the table carries it, so pages of another
+    /// table (an older generation, a copied file) are refused.
+    pub table_id: u64,
+    pub name: String,
+    /// What produced the table (e.g. `tpch lineitem sf=1`), so a tool can tell whether
+    /// an existing table is the one it would generate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub layout: Layout,
+    pub page_bytes: u32,
+    pub chunk_bytes: u64,
+    pub rows: u64,
+    pub schema: TableSchema,
+    pub files: Vec<DataFile>,
+    pub chunks: Vec<ChunkMeta>,
+}
+
+impl Manifest {
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST_FILE)
+    }
+
+    /// Expected size of data file `i` (0 if there is no such file; saturating, which a
+    /// validated manifest never needs).
+    pub fn file_len(&self, i: usize) -> u64 {
+        self.files
+            .get(i)
+            .map_or(0, |f| f.pages.saturating_mul(u64::from(self.page_bytes)))
+    }
+}

@@ -1,0 +1,64 @@
+//! The writer's lock: one writer per table directory at a time.
+//!
+//! An exclusive `flock` on `PARENT/.NAME.lock`, a file beside the table (not inside it:
+//! the table directory itself is replaced on commit). `flock` locks die with their
+//! process, so a killed writer never leaves a stale lock. The lock file is removed on
+//! release; a writer that opened it just before that removal would hold a lock on an
+//! unlinked file, so after locking we check that the path still names our file and
+//! start over if not.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use crate::error::{Result, StorageError};
+
+/// Times to retry when the lock file was replaced between open and lock (each retry
+/// means another writer finished meanwhile; more than a few means something odd).
+const LOCK_ATTEMPTS: usize = 8;
+
+pub(crate) struct TableLock {
+    path: PathBuf,
+    /// Holds the lock; closing it releases the lock.
+    _file: File,
+}
+
+impl TableLock {
+    /// Takes the lock at `path` without waiting; [`StorageError::Locked`] if another
+    /// writer holds it.
+    pub fn acquire(path: PathBuf) -> Result<TableLock> {
+        for _ in 0..LOCK_ATTEMPTS {
+            let file = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| StorageError::io(&path, e))?;
+            // SAFETY: flock on a descriptor we own; no memory is involved.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                let err = std::io::Error::last_os_error();
+                if err.kind() == std::io::ErrorKind::WouldBlock {
+                    return Err(StorageError::Locked { path });
+                }
+                return Err(StorageError::io(&path, err));
+            }
+            let ours = file.metadata().map_err(|e| StorageError::io(&path, e))?;
+            let named = std::fs::metadata(&path).ok();
+            if named.is_some_and(|m| m.dev() == ours.dev() && m.ino() == ours.ino()) {
+                return Ok(TableLock { path, _file: file });
+            }
+        }
+        Err(StorageError::Locked { path })
+    }
+}
+
+impl Drop for TableLock {
+    fn drop(&mut self) {
+        // Unlink while still holding the lock (see the module comment); a failure
+        // leaves a harmless empty file.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
