@@ -73,7 +73,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         (text, serde_json::to_string_pretty(&reports)?, None)
     } else if args.preset == PresetName::Table4 {
         let report = table4(&args.policies, args.seed)?;
-        (table4_text(&report), serde_json::to_string_pretty(&report)?, None)
+        (
+            table4_text(&report),
+            serde_json::to_string_pretty(&report)?,
+            None,
+        )
     } else {
         let report = run_preset(args.preset, &args.policies, args.seed)?;
         (

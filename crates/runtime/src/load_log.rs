@@ -6,7 +6,7 @@ use std::time::Duration;
 /// Loads recorded at most; beyond it the log stops growing (and says so).
 pub const MAX_LOAD_LOG: usize = 1 << 20;
 
-/// One completed chunk load.
+/// One completed piece load (NSM/PAX: a whole chunk; DSM: one column of a chunk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoadRecord {
     /// Completion time since the runtime started.

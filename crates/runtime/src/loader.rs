@@ -41,6 +41,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
         // another; each is made resident as it arrives, so a scan that needs only the
         // first columns can start before the rest are in.
         let mut pieces = load.pieces.iter();
+        let mut all_read = true;
         for piece in pieces.by_ref() {
             let result = MutexGuard::unlocked(&mut inner, || read(&shared, *piece));
             let now = shared.now();
@@ -50,8 +51,12 @@ pub(crate) fn run(shared: Arc<Shared>) {
             };
             shared.scan_wakeup.notify_all();
             if !ok {
+                all_read = false;
                 break;
             }
+        }
+        if all_read {
+            shared.counters.chunk_loaded();
         }
         // After a failure the rest of the load is abandoned: its pieces fail too.
         for piece in pieces {

@@ -6,8 +6,12 @@ use std::time::Duration;
 /// A snapshot of the runtime's counters since it started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RuntimeStats {
-    /// Chunks loaded and verified.
+    /// Loads completed: some columns of one chunk (NSM/PAX: the whole chunk) read and
+    /// verified.
     pub chunk_loads: u64,
+    /// Pieces read: one device request each (NSM/PAX: = `chunk_loads`; DSM: a column
+    /// of a chunk).
+    pub piece_loads: u64,
     /// Loads that failed (I/O or verification).
     pub load_failures: u64,
     /// Bytes read from the device by the loader(s).
@@ -30,6 +34,7 @@ pub struct ScanStats {
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     chunk_loads: AtomicU64,
+    piece_loads: AtomicU64,
     load_failures: AtomicU64,
     bytes_read: AtomicU64,
     scans: AtomicU64,
@@ -37,9 +42,15 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// One piece read and verified.
     pub(crate) fn loaded(&self, bytes: u64) {
-        self.chunk_loads.fetch_add(1, Ordering::Relaxed);
+        self.piece_loads.fetch_add(1, Ordering::Relaxed);
         self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Every piece of one load read and verified.
+    pub(crate) fn chunk_loaded(&self) {
+        self.chunk_loads.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn load_failed(&self) {
@@ -58,6 +69,7 @@ impl Counters {
     pub(crate) fn snapshot(&self) -> RuntimeStats {
         RuntimeStats {
             chunk_loads: self.chunk_loads.load(Ordering::Relaxed),
+            piece_loads: self.piece_loads.load(Ordering::Relaxed),
             load_failures: self.load_failures.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             scans: self.scans.load(Ordering::Relaxed),

@@ -32,7 +32,7 @@ fn a_lone_tagged_scan_owns_every_load_of_exactly_its_chunks() {
         drop(scan);
         let (log, dropped) = runtime.load_log();
         assert_eq!(dropped, 0);
-        assert_eq!(log.len() as u64, runtime.stats().chunk_loads, "{policy:?}");
+        assert_eq!(log.len() as u64, runtime.stats().piece_loads, "{policy:?}");
         let loaded: BTreeSet<u32> = log.iter().map(|r| r.chunk).collect();
         assert_eq!(
             loaded, expected,

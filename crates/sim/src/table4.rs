@@ -51,7 +51,10 @@ pub const PAPER: [(&str, [(u64, f64, f64); 2]); 5] = [
     ("ABC,DEF", [(6215, 121.83, 24.83), (3254, 57.87, 14.54)]),
     ("ABC,BCD", [(5447, 107.86, 21.28), (2258, 39.69, 10.34)]),
     ("ABC,BCD,CDE", [(5791, 113.26, 27.39), (2918, 52.94, 14.02)]),
-    ("ABC,BCD,CDE,DEF", [(6313, 125.14, 22.35), (3299, 60.20, 12.50)]),
+    (
+        "ABC,BCD,CDE,DEF",
+        [(6313, 125.14, 22.35), (3299, 60.20, 12.50)],
+    ),
 ];
 
 #[derive(Clone, Debug, Serialize)]
@@ -97,7 +100,9 @@ pub fn table4_config() -> SimConfig {
 
 /// Column bits of a type such as "BCD".
 fn column_bits(kind: &str) -> u64 {
-    kind.bytes().map(|c| 1u64 << (c - b'A')).fold(0, |a, b| a | b)
+    kind.bytes()
+        .map(|c| 1u64 << (c - b'A'))
+        .fold(0, |a, b| a | b)
 }
 
 /// The workload of one family.
@@ -180,13 +185,14 @@ pub fn table4_text(report: &Table4Report) -> String {
         "family", "policy", "loads", "pieces", "avg lat", "stddev", "norm"
     );
     for r in &report.rows {
-        let paper = PAPER.iter().find(|(f, _)| *f == r.family).and_then(|(_, p)| {
-            match r.policy.as_str() {
+        let paper = PAPER
+            .iter()
+            .find(|(f, _)| *f == r.family)
+            .and_then(|(_, p)| match r.policy.as_str() {
                 "normal" => Some(p[0]),
                 "relevance" => Some(p[1]),
                 _ => None,
-            }
-        });
+            });
         let paper = paper.map_or(String::new(), |(io, lat, sd)| {
             format!("{io:>12} {lat:>8.2} {sd:>7.2}")
         });

@@ -104,7 +104,12 @@ fn table4_relevance_beats_normal_in_every_family() {
     };
     for family in coopscan_sim::FAMILIES.map(|f| f.join(",")) {
         let (n, r) = (row(&family, "normal"), row(&family, "relevance"));
-        assert!(r.pieces < n.pieces, "{family}: {} vs {} pieces", r.pieces, n.pieces);
+        assert!(
+            r.pieces < n.pieces,
+            "{family}: {} vs {} pieces",
+            r.pieces,
+            n.pieces
+        );
         assert!(
             r.avg_normalized_latency < n.avg_normalized_latency,
             "{family}: {} vs {}",
