@@ -244,6 +244,11 @@ impl AbmState {
                 Place::Resident => class.resident().contains(&chunk),
             };
             ensure!(member, "{chunk} missing from its class set");
+            let spare = entry.resident_cols & !needed != 0;
+            ensure!(
+                self.spare.contains(&chunk) == spare,
+                "{chunk}: spare set disagrees"
+            );
             let partial =
                 !entry.mask.is_empty() && place != Place::Resident && entry.resident_cols != 0;
             ensure!(

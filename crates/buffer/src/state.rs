@@ -10,7 +10,7 @@ use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
     TableGeometry,
 };
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 /// Where a chunk's data is, for the scans that need it: `Resident` when every column
 /// they read is resident, `Loading` when the rest is being loaded, else `Absent`. A
@@ -118,6 +118,9 @@ pub struct AbmState {
     pub(crate) starved: ScanSet,
     pub(crate) almost_starved: ScanSet,
     pub(crate) in_order: ScanSet,
+    /// DSM: chunks holding resident columns that none of their scans reads (the first
+    /// eviction candidates), kept so finding one never walks the pool.
+    pub(crate) spare: BTreeSet<ChunkId>,
     pub(crate) pending: VecDeque<PendingScan>,
     pub(crate) next_scan_id: u64,
     /// Loads in flight: the chunk and the columns still being read.
@@ -223,6 +226,11 @@ impl AbmState {
         self.classes
             .class(self.chunks[chunk.0 as usize].class)
             .columns()
+    }
+
+    /// Chunks with resident columns no scan that needs the chunk reads.
+    pub fn chunks_with_spare_columns(&self) -> &BTreeSet<ChunkId> {
+        &self.spare
     }
 
     /// Can a scan reading `cols` process `chunk` now?

@@ -77,6 +77,7 @@ impl AbmState {
             starved: ScanSet::EMPTY,
             almost_starved: ScanSet::EMPTY,
             in_order: ScanSet::EMPTY,
+            spare: Default::default(),
             pending: VecDeque::new(),
             next_scan_id: 0,
             loads: Vec::new(),
@@ -353,6 +354,11 @@ impl AbmState {
         let e = &mut self.chunks[chunk.0 as usize];
         (e.mask, e.class, e.place) = (mask, class, place);
         (e.resident_cols, e.loading_cols) = (res, ld);
+        if res & !needed != 0 {
+            self.spare.insert(chunk);
+        } else {
+            self.spare.remove(&chunk);
+        }
     }
 
     /// Union of the columns of the scans in `mask`.

@@ -4,8 +4,9 @@
 //!
 //! Each `execute` registers one CScan at once (so queries are admitted in the order they
 //! start) and moves it to a feeder thread, because `next_chunk` blocks. The chunk stays
-//! pinned until its tuples are handed to the consumer; when the consumer is gone the
-//! thread stops and drops the CScan, which unregisters it from the ABM.
+//! pinned only while it is decoded, never while the feeder waits for its consumer;
+//! when the consumer is gone the thread stops and drops the CScan, which unregisters
+//! it from the ABM.
 
 use std::sync::Arc;
 
@@ -34,7 +35,11 @@ fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
         let decoded = chunk.batch().map_err(external)?;
         core.counters.chunk_delivered(decoded.num_rows());
         let batch = core.shape.assemble(&decoded, &chunk.rows())?;
-        // The guard (the pin) lives until the consumer has taken the tuples.
+        // The tuples are owned now: release the chunk before waiting for the consumer.
+        // A consumer may leave this stream unread for a long time (a hash join reads
+        // its build side first, possibly another scan of the same table); a pin held
+        // meanwhile can make that other scan wait for a buffer that never frees up.
+        drop(chunk);
         if !sink.send(batch) {
             return Ok(());
         }

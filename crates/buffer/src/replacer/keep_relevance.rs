@@ -101,13 +101,16 @@ impl Context<'_> {
             .map(|(_, _, piece)| piece)
     }
 
-    /// The least recently used piece whose column no scan needs for its chunk.
+    /// A piece whose column no scan needs for its chunk (lowest chunk first; the
+    /// scheduler keeps these chunks in a set, so this never walks the pool).
     fn unneeded_piece(&self) -> Option<PieceId> {
         let state = self.state;
-        state
-            .pool()
-            .lru()
-            .find(|p| state.col_bit(*p) & state.needed_cols(p.chunk) == 0 && self.evictable(*p))
+        state.chunks_with_spare_columns().iter().find_map(|ch| {
+            let spare = state.resident_cols(*ch) & !state.needed_cols(*ch);
+            bits(spare)
+                .map(|col| state.piece_of(*ch, col))
+                .find(|p| self.evictable(*p))
+        })
     }
 
     /// Lowest `E / Pe`, then fewest interested scans, then least recently used.
