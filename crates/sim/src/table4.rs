@@ -45,8 +45,11 @@ const STAGGER_S: f64 = 0.3;
 /// I/O bound, like FAST: CPU per chunk = this × its read time.
 const CPU_PER_IO: f64 = 0.125;
 
-/// The paper's Table 4 (normal, relevance): I/Os, avg latency (s), latency stddev.
-pub const PAPER: [(&str, [(u64, f64, f64); 2]); 5] = [
+/// One published cell group: I/Os, average latency (s), latency stddev (s).
+pub type PaperCell = (u64, f64, f64);
+
+/// The paper's Table 4 (normal, relevance) per family.
+pub const PAPER: [(&str, [PaperCell; 2]); 5] = [
     ("ABC", [(5094, 100.58, 20.71), (1560, 24.27, 5.24)]),
     ("ABC,DEF", [(6215, 121.83, 24.83), (3254, 57.87, 14.54)]),
     ("ABC,BCD", [(5447, 107.86, 21.28), (2258, 39.69, 10.34)]),
@@ -119,7 +122,7 @@ pub fn table4_workload(cfg: &SimConfig, family: &[&str], seed: u64) -> Workload 
                         name: format!("s{s:02}q{k}"),
                         kind: kind.to_string(),
                         cycles_per_byte: cycles_per_byte_for(cfg, CPU_PER_IO),
-                        chunks: vec![start..start + len],
+                        chunks: std::iter::once(start..start + len).collect(),
                         columns: column_bits(kind),
                     }
                 })
