@@ -16,7 +16,7 @@
 //! head without scanning.
 
 use crate::{ChunkId, ScanSet};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct ClassId(u32);
@@ -37,8 +37,11 @@ pub struct ChunkClass {
     /// NSM/PAX): what a chunk of the class must have resident to serve all of them.
     columns: u64,
     /// DSM: chunks not fully resident for the class but with some column resident,
-    /// which a scan reading a subset of `columns` may already process.
-    partial: BTreeSet<ChunkId>,
+    /// which a scan reading a subset of `columns` may already process; with their
+    /// resident columns, and grouped by them so a scan finds the chunks holding its
+    /// columns without walking the others.
+    partial: BTreeMap<ChunkId, u64>,
+    partial_by_cols: BTreeMap<u64, BTreeSet<ChunkId>>,
     /// Not resident and not being loaded. Not kept for the empty mask: nobody loads those.
     absent: BTreeSet<ChunkId>,
     resident: BTreeSet<ChunkId>,
@@ -58,9 +61,33 @@ impl ChunkClass {
         self.columns
     }
 
-    /// Chunks with some but not all of `columns` resident (DSM only).
-    pub fn partial(&self) -> &BTreeSet<ChunkId> {
-        &self.partial
+    /// Chunks with some but not all of `columns` resident (DSM only), ascending.
+    pub fn partial(&self) -> impl Iterator<Item = ChunkId> + '_ {
+        self.partial.keys().copied()
+    }
+
+    pub fn is_partial(&self, chunk: ChunkId) -> bool {
+        self.partial.contains_key(&chunk)
+    }
+
+    /// The partial chunks holding all of `cols`, as sets grouped by resident columns.
+    pub fn partial_with(&self, cols: u64) -> impl Iterator<Item = &BTreeSet<ChunkId>> + '_ {
+        self.partial_by_cols
+            .iter()
+            .filter(move |(resident, _)| cols & !**resident == 0)
+            .map(|(_, chunks)| chunks)
+    }
+
+    fn unset_partial(&mut self, chunk: ChunkId) {
+        let Some(resident) = self.partial.remove(&chunk) else {
+            return;
+        };
+        if let Some(set) = self.partial_by_cols.get_mut(&resident) {
+            set.remove(&chunk);
+            if set.is_empty() {
+                self.partial_by_cols.remove(&resident);
+            }
+        }
     }
 
     /// Chunks of the class that are neither resident nor being loaded (empty for mask 0).
@@ -141,7 +168,7 @@ impl ClassIndex {
             }
             Place::Resident => class.resident.remove(&chunk),
         };
-        class.partial.remove(&chunk);
+        class.unset_partial(chunk);
         assert!(found, "{chunk} missing from its class ({place:?})");
         if class.len() == 0 {
             self.retire(id);
@@ -153,12 +180,13 @@ impl ClassIndex {
         self.class_of_mask(mask).map(ChunkClass::columns)
     }
 
-    pub(crate) fn set_partial(&mut self, chunk: ChunkId, id: ClassId, partial: bool) {
+    /// Files `chunk` as partial with `resident` columns, or not partial (`None`).
+    pub(crate) fn set_partial(&mut self, chunk: ChunkId, id: ClassId, resident: Option<u64>) {
         let class = &mut self.classes[id.0 as usize];
-        if partial {
-            class.partial.insert(chunk);
-        } else {
-            class.partial.remove(&chunk);
+        class.unset_partial(chunk);
+        if let Some(cols) = resident {
+            class.partial.insert(chunk, cols);
+            class.partial_by_cols.entry(cols).or_default().insert(chunk);
         }
     }
 
@@ -169,7 +197,8 @@ impl ClassIndex {
         let class = ChunkClass {
             mask,
             columns: columns(),
-            partial: BTreeSet::new(),
+            partial: BTreeMap::new(),
+            partial_by_cols: BTreeMap::new(),
             absent: BTreeSet::new(),
             resident: BTreeSet::new(),
             loading: 0,

@@ -252,7 +252,7 @@ impl AbmState {
             let partial =
                 !entry.mask.is_empty() && place != Place::Resident && entry.resident_cols != 0;
             ensure!(
-                class.partial().contains(&chunk) == partial,
+                class.is_partial(chunk) == partial,
                 "{chunk}: partial set disagrees"
             );
         }

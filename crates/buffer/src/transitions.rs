@@ -350,7 +350,8 @@ impl AbmState {
         let place = place_of(needed, res, ld);
         let class = self.classes.insert(chunk, mask, || needed, place);
         let partial = !mask.is_empty() && place != Place::Resident && res != 0;
-        self.classes.set_partial(chunk, class, partial);
+        self.classes
+            .set_partial(chunk, class, partial.then_some(res));
         let e = &mut self.chunks[chunk.0 as usize];
         (e.mask, e.class, e.place) = (mask, class, place);
         (e.resident_cols, e.loading_cols) = (res, ld);

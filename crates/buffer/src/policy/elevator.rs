@@ -14,9 +14,7 @@
 //!   load c12 ⇒ evict c7 if no scan processes it, else wait
 //! ```
 
-use super::{
-    choice_with, cyclic_distance, next_cyclic, next_cyclic_where, LoadChoice, Policy, PolicyKind,
-};
+use super::{choice_with, cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind};
 use crate::{AbmConfig, AbmState, ChunkId, FifoReplacer, Nanos, ScanSlot, TableGeometry};
 
 #[derive(Clone, Debug, Default)]
@@ -50,7 +48,10 @@ impl Policy for ElevatorPolicy {
             .filter(|c| c.mask().contains(slot))
             .flat_map(|c| {
                 let full = next_cyclic(c.resident(), cursor);
-                let part = next_cyclic_where(c.partial(), cursor, |p| state.available_for(p, cols));
+                let part = c
+                    .partial_with(cols)
+                    .filter_map(|set| next_cyclic(set, cursor))
+                    .min_by_key(distance);
                 [full, part]
             })
             .flatten()

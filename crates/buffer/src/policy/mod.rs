@@ -208,13 +208,14 @@ pub(crate) fn available_in(
     class: &crate::ChunkClass,
     cols: u64,
 ) -> Option<ChunkId> {
-    class.resident().first().copied().or_else(|| {
+    let available = class.resident().first().copied().or_else(|| {
         class
-            .partial()
-            .iter()
-            .copied()
-            .find(|c| state.available_for(*c, cols))
-    })
+            .partial_with(cols)
+            .filter_map(|set| set.first().copied())
+            .min()
+    });
+    debug_assert!(available.is_none_or(|c| state.available_for(c, cols)));
+    available
 }
 
 /// The first chunk of `set` at or after `from`, wrapping around: the chunk the disk head

@@ -141,13 +141,14 @@ impl Context<'_> {
         class
             .resident()
             .iter()
-            .chain(class.partial().iter())
-            .filter(|ch| !useful(**ch))
+            .copied()
+            .chain(class.partial())
+            .filter(|ch| !useful(*ch))
             .find_map(|ch| {
-                let piece = bits(state.resident_cols(*ch))
-                    .map(|col| state.piece_of(*ch, col))
+                let piece = bits(state.resident_cols(ch))
+                    .map(|col| state.piece_of(ch, col))
                     .find(|p| self.evictable(*p))?;
-                Some((*ch, piece))
+                Some((ch, piece))
             })
     }
 
