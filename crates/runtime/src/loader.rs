@@ -43,6 +43,10 @@ pub(crate) fn run(shared: Arc<Shared>) {
         let mut pieces = load.pieces.iter();
         let mut all_read = true;
         for piece in pieces.by_ref() {
+            if inner.shutdown {
+                // Nobody will use the rest; the runtime is gone.
+                return;
+            }
             let result = MutexGuard::unlocked(&mut inner, || read(&shared, *piece));
             let now = shared.now();
             let ok = match result {

@@ -81,3 +81,37 @@ fn dropping_the_runtime_stops_parked_scans() {
         }
     }
 }
+
+/// Regression (issue "Reliability", item 10): dropping the runtime joined its loaders,
+/// so it waited for a read-ahead nobody needed any more (a `LIMIT 1` query on a slow
+/// device exited a whole device latency late). Now the loader finishes that read on its
+/// own and the drop returns at once.
+#[test]
+fn dropping_the_runtime_does_not_wait_for_a_read_in_flight() {
+    const LATENCY: std::time::Duration = std::time::Duration::from_secs(2);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = write_table(tmp.path(), Layout::Pax, ROWS);
+    let config_device = coopscan_storage::device::DeviceConfig {
+        latency_per_request: LATENCY,
+        ..Default::default()
+    };
+    let device = Arc::new(coopscan_storage::device::Device::new(config_device));
+    let runtime = Runtime::new(table, device, config(FRAMES, PolicyKind::Normal)).expect("runtime");
+    let mut scan = runtime
+        .register(vec![0..ROWS as u64], vec![K])
+        .expect("scan");
+    // Taking and releasing the first chunk makes normal read ahead the next one.
+    drop(scan.next_chunk().expect("first chunk").expect("a chunk"));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let started = std::time::Instant::now();
+    drop(runtime);
+    let took = started.elapsed();
+    assert!(
+        took < LATENCY / 2,
+        "drop waited {took:?} for a useless read"
+    );
+    assert!(matches!(
+        scan.next_chunk(),
+        Err(coopscan_runtime::RuntimeError::ShutDown)
+    ));
+}
