@@ -108,8 +108,6 @@ pub struct AbmState {
     pub(crate) chunks: Vec<ChunkEntry>,
     /// Sizes of chunks and pieces.
     pub(crate) geometry: TableGeometry,
-    /// Largest chunk (all columns): the unit of admission.
-    pub(crate) max_chunk_bytes: u64,
     pub(crate) classes: ClassIndex,
     pub(crate) pool: Pool,
     pub(crate) scans: Vec<Option<ScanState>>,

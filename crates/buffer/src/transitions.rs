@@ -51,8 +51,7 @@ pub(crate) fn place_of(needed: u64, resident: u64, loading: u64) -> Place {
 
 impl AbmState {
     pub(crate) fn new(geometry: &TableGeometry, config: AbmConfig) -> Result<Self, BufferError> {
-        let max_chunk_bytes = geometry.max_chunk_bytes();
-        let pool = Pool::new(config.capacity_bytes(max_chunk_bytes)?);
+        let pool = Pool::new(config.capacity_bytes(geometry.max_chunk_bytes())?);
         let mut classes = ClassIndex::default();
         let chunks = (0..geometry.chunk_count())
             .map(|c| ChunkEntry {
@@ -68,7 +67,6 @@ impl AbmState {
             table: Default::default(),
             chunks,
             geometry: geometry.clone(),
-            max_chunk_bytes,
             classes,
             pool,
             scans: vec![None; MAX_SCANS],
@@ -91,7 +89,7 @@ impl AbmState {
         let per_chunk = if self.columnar() {
             bits(cols).map(|c| self.geometry.max_column_bytes(c)).sum()
         } else {
-            self.max_chunk_bytes
+            self.geometry.max_chunk_bytes()
         };
         per_chunk.saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN))
     }
