@@ -43,6 +43,34 @@ pub struct SimConfig {
     pub max_events: u64,
 }
 
+impl SimConfig {
+    /// The 2007 paper's machine (§5): a 200 MiB/s disk read one chunk at a time, two
+    /// 2 GHz CPUs; no invariant checks, no timeline. NSM/PAX chunks of `chunk_bytes`.
+    pub fn paper_2007(chunk_count: u32, chunk_bytes: u64, frames: u32) -> SimConfig {
+        SimConfig {
+            column_bytes: Vec::new(),
+            chunk_count,
+            chunk_bytes,
+            frames,
+            max_inflight: 1,
+            device: DeviceModel::Bandwidth {
+                bytes_per_sec: PAPER_2007_DISK_BYTES_PER_S,
+                latency_s: 0.0,
+            },
+            cpu: CpuModel {
+                hz: crate::model::CPU_HZ_2GHZ,
+                cores: 2,
+            },
+            check_invariants: false,
+            record_timeline: false,
+            max_events: DEFAULT_MAX_EVENTS,
+        }
+    }
+}
+
+/// The 2007 paper's disk: 200 MiB/s.
+const PAPER_2007_DISK_BYTES_PER_S: f64 = 200.0 * (1u64 << 20) as f64;
+
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 enum Event {
     ChunkDone(usize),

@@ -2,8 +2,7 @@
 //! fraction of the (virtual) run time, as the same 2 GB table is cut into more and
 //! smaller chunks. 16 streams × 4 I/O-bound (FAST) queries over 1%, 10% or 100%.
 
-use crate::engine::{simulate, SimConfig, DEFAULT_MAX_EVENTS};
-use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+use crate::engine::{simulate, SimConfig};
 use crate::presets::random_range_query;
 use crate::workload::{StreamSpec, Workload};
 use crate::SimError;
@@ -15,7 +14,6 @@ use serde::Serialize;
 const TABLE_BYTES: u64 = 2 << 30;
 /// Buffer of 1 GB as in §5 (half of the trimmed 2 GB table).
 const BUFFER_FRACTION: f64 = 0.5;
-const DISK_BYTES_PER_S: f64 = 200.0 * (1u64 << 20) as f64;
 const STREAMS: usize = 16;
 const QUERIES_PER_STREAM: usize = 4;
 const STAGGER_S: f64 = 3.0;
@@ -47,24 +45,7 @@ pub struct Fig8Report {
 
 fn config(chunks: u32) -> SimConfig {
     let frames = ((f64::from(chunks) * BUFFER_FRACTION) as u32).max(2 * STREAMS as u32);
-    SimConfig {
-        column_bytes: Vec::new(),
-        chunk_count: chunks,
-        chunk_bytes: TABLE_BYTES / u64::from(chunks),
-        frames,
-        max_inflight: 1,
-        device: DeviceModel::Bandwidth {
-            bytes_per_sec: DISK_BYTES_PER_S,
-            latency_s: 0.0,
-        },
-        cpu: CpuModel {
-            hz: CPU_HZ_2GHZ,
-            cores: 2,
-        },
-        check_invariants: false,
-        record_timeline: false,
-        max_events: DEFAULT_MAX_EVENTS,
-    }
+    SimConfig::paper_2007(chunks, TABLE_BYTES / u64::from(chunks), frames)
 }
 
 fn workload(cfg: &SimConfig, seed: u64) -> Workload {

@@ -10,8 +10,7 @@
 //! of 1/16 of the table; the disk runs at the paper's 200 MB/s and the queries are I/O
 //! bound (FAST's CPU cost).
 
-use crate::engine::{simulate, SimConfig, DEFAULT_MAX_EVENTS};
-use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+use crate::engine::{simulate, SimConfig};
 use crate::presets::{cycles_per_byte_for, standalone_latencies};
 use crate::workload::{QuerySpec, StreamSpec, Workload};
 use crate::SimError;
@@ -36,7 +35,6 @@ const CHUNKS: u32 = 200;
 const PIECE_BYTES: u64 = 1_000_000;
 /// 1 GB of a 16 GB table.
 const FRAMES: u32 = CHUNKS / 16;
-const DISK_BYTES_PER_S: f64 = 200.0 * (1u64 << 20) as f64;
 const STREAMS: usize = 16;
 const QUERIES_PER_STREAM: usize = 4;
 const RANGE_PERCENT: u32 = 40;
@@ -83,21 +81,7 @@ pub struct Table4Report {
 pub fn table4_config() -> SimConfig {
     SimConfig {
         column_bytes: vec![PIECE_BYTES; COLUMNS],
-        chunk_count: CHUNKS,
-        chunk_bytes: PIECE_BYTES * COLUMNS as u64,
-        frames: FRAMES,
-        max_inflight: 1,
-        device: DeviceModel::Bandwidth {
-            bytes_per_sec: DISK_BYTES_PER_S,
-            latency_s: 0.0,
-        },
-        cpu: CpuModel {
-            hz: CPU_HZ_2GHZ,
-            cores: 2,
-        },
-        check_invariants: false,
-        record_timeline: false,
-        max_events: DEFAULT_MAX_EVENTS,
+        ..SimConfig::paper_2007(CHUNKS, PIECE_BYTES * COLUMNS as u64, FRAMES)
     }
 }
 
