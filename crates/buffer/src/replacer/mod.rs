@@ -20,6 +20,7 @@
 mod fifo;
 mod keep_relevance;
 mod lru;
+pub mod timeline;
 
 pub use fifo::FifoReplacer;
 pub use keep_relevance::KeepRelevanceReplacer;
