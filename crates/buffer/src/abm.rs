@@ -54,6 +54,8 @@ pub struct Abm<P: Policy = AnyPolicy> {
     geometry: TableGeometry,
     state: AbmState,
     policy: P,
+    /// Piece references, when recording (see [`Abm::record_trace`]).
+    trace: Option<Vec<crate::Reference>>,
 }
 
 impl Abm<AnyPolicy> {
@@ -76,6 +78,7 @@ impl<P: Policy> Abm<P> {
             geometry,
             state,
             policy,
+            trace: None,
         })
     }
 
@@ -183,10 +186,33 @@ impl<P: Policy> Abm<P> {
         let chunk = self.choose_available(slot)?;
         self.state.deliver(slot, chunk, now);
         self.policy.on_delivered(&self.state, slot, chunk);
+        let scan = self.state.active_scan(slot);
+        if let Some(trace) = self.trace.as_mut() {
+            for piece in self.state.pieces_of(chunk, scan.cols) {
+                trace.push(crate::Reference {
+                    at: now,
+                    scan: scan.id,
+                    piece,
+                    bytes: self.state.piece_bytes(piece),
+                });
+            }
+        }
         Some(Delivery {
-            scan: self.state.active_scan(slot).id,
+            scan: scan.id,
             chunk,
         })
+    }
+
+    /// Starts recording every piece reference (each delivery references the pieces
+    /// the scan reads of its chunk) for an offline replay under OPT; memory grows by
+    /// 40 bytes per reference until [`Abm::take_trace`].
+    pub fn record_trace(&mut self) {
+        self.trace.get_or_insert_with(Vec::new);
+    }
+
+    /// The references recorded so far (recording continues).
+    pub fn take_trace(&mut self) -> Vec<crate::Reference> {
+        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Order belongs to the scan: an in-order scan gets its next chunk or nothing,

@@ -78,6 +78,7 @@ mod replacer;
 mod scan_set;
 mod spec;
 mod state;
+pub mod trace;
 mod transitions;
 
 pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Registration};
@@ -91,9 +92,11 @@ pub use ids::{ChunkId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
 pub use pool::{PieceId, PieceState, Pool, TableId};
+pub use replacer::timeline::{BucketTimeline, Filed, TimelineShape};
 pub use replacer::{
     plan_eviction, EvictionRequest, FifoReplacer, KeepRelevanceReplacer, LruReplacer, Replacer,
 };
 pub use scan_set::ScanSet;
 pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec};
 pub use state::{AbmState, AbmStats, Residency, ScanState};
+pub use trace::{read_trace, write_trace, Reference, TraceError};

@@ -191,6 +191,14 @@ impl ChunkRanges {
         Some(ChunkId(self.ranges[i].start + (pos - self.offsets[i])))
     }
 
+    /// Rank of `chunk` in ascending order (the inverse of [`ChunkRanges::nth`]), or
+    /// `None` when it is not in the set.
+    pub fn position(&self, chunk: ChunkId) -> Option<u32> {
+        let i = self.ranges.partition_point(|r| r.end <= chunk.0);
+        let r = self.ranges.get(i).filter(|r| r.start <= chunk.0)?;
+        Some(self.offsets[i] + (chunk.0 - r.start))
+    }
+
     /// Chunks in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = ChunkId> + '_ {
         self.ranges.iter().flat_map(|r| r.clone().map(ChunkId))
@@ -230,5 +238,11 @@ mod tests {
         let all: Vec<u32> = (0..c.len()).filter_map(|i| c.nth(i)).map(|c| c.0).collect();
         assert_eq!(all, vec![2, 3, 4, 8, 9]);
         assert_eq!(c.nth(5), None);
+        for (pos, chunk) in c.iter().enumerate() {
+            assert_eq!(c.position(chunk), Some(pos as u32), "{chunk}");
+        }
+        for absent in [0, 1, 5, 7, 10, 99] {
+            assert_eq!(c.position(ChunkId(absent)), None, "{absent}");
+        }
     }
 }

@@ -6,25 +6,30 @@
 //! coopscan sim --preset table2 --seed 42 --json table2.json
 //! coopscan sim --preset fig8 --policies relevance --out results/
 //! coopscan sim --preset table4 --policies normal,relevance
+//! coopscan sim --preset pbm-buffer --policies normal,pbm,relevance
 //! ```
 
 use anyhow::Context;
 use coopscan_buffer::PolicyKind;
-use coopscan_sim::{fig8, run_preset, svg, table4, table4_text, PresetName, FIG8_DEFAULT_CHUNKS};
+use coopscan_sim::{
+    fig8, pbm_buffer, pbm_buffer_text, run_preset, svg, table4, table4_text, PresetName,
+    FIG8_DEFAULT_CHUNKS, PBM_BUFFER_PERCENTS,
+};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimArgs {
     /// Experiment: homogeneous, heterogeneous (2004 report Figs. 3-4), table2 (2007 paper
     /// Table 2), fig8 (scheduling cost vs number of chunks) or table4 (DSM column
-    /// overlap, 2007 paper Table 4).
+    /// overlap, 2007 paper Table 4) or pbm-buffer (2012 paper Figure 11: I/O against
+    /// the buffer size, OPT replayed on the PBM run's trace).
     #[arg(long, default_value = "heterogeneous")]
     pub preset: PresetName,
     /// Policies to compare, comma separated.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "normal,attach,elevator,relevance"
+        default_value = "normal,attach,elevator,relevance,pbm"
     )]
     pub policies: Vec<PolicyKind>,
     /// Write the results as JSON to this file.
@@ -71,6 +76,13 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             reports.push(report);
         }
         (text, serde_json::to_string_pretty(&reports)?, None)
+    } else if args.preset == PresetName::PbmBuffer {
+        let report = pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS)?;
+        (
+            pbm_buffer_text(&report),
+            serde_json::to_string_pretty(&report)?,
+            None,
+        )
     } else if args.preset == PresetName::Table4 {
         let report = table4(&args.policies, args.seed)?;
         (
@@ -108,7 +120,10 @@ fn output_paths(args: &SimArgs) -> anyhow::Result<(Option<PathBuf>, Option<PathB
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         json.get_or_insert_with(|| dir.join(format!("{}.json", args.preset)));
-        if !matches!(args.preset, PresetName::Fig8 | PresetName::Table4) {
+        if !matches!(
+            args.preset,
+            PresetName::Fig8 | PresetName::Table4 | PresetName::PbmBuffer
+        ) {
             svg.get_or_insert_with(|| dir.join(format!("{}.svg", args.preset)));
         }
     }

@@ -40,6 +40,8 @@ pub struct SimConfig {
     /// Call `check_invariants` after every event (tests).
     pub check_invariants: bool,
     pub record_timeline: bool,
+    /// Record every piece reference for an offline replay under OPT (see `opt.rs`).
+    pub record_trace: bool,
     pub max_events: u64,
 }
 
@@ -63,6 +65,7 @@ impl SimConfig {
             },
             check_invariants: false,
             record_timeline: false,
+            record_trace: false,
             max_events: DEFAULT_MAX_EVENTS,
         }
     }
@@ -177,7 +180,10 @@ pub fn simulate_policy(
     policy: AnyPolicy,
 ) -> Result<RunResult, SimError> {
     let kind = policy.kind();
-    let abm = Abm::new(geometry(cfg)?, abm_config(cfg), policy).map_err(setup)?;
+    let mut abm = Abm::new(geometry(cfg)?, abm_config(cfg), policy).map_err(setup)?;
+    if cfg.record_trace {
+        abm.record_trace();
+    }
     let policy = kind;
     let arrivals = workload
         .streams
@@ -527,6 +533,7 @@ impl Sim<'_> {
             t.finish(self.now);
         }
         let stats = self.abm.state().stats().clone();
+        let trace = self.cfg.record_trace.then(|| self.abm.take_trace());
         let starts = self.workload.streams.iter().map(|s| s.start_s);
         let stream_times_s = self
             .stream_end
@@ -552,6 +559,7 @@ impl Sim<'_> {
             abm_calls: self.abm_calls,
             max_classes: self.max_classes,
             timeline: self.timeline,
+            trace,
         })
     }
 }

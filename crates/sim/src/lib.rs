@@ -7,13 +7,16 @@
 //! preset and seed give the same numbers.
 //!
 //! Presets (see `docs/simulation.md`): `homogeneous` and `heterogeneous` (2004 report
-//! Figures 3 and 4), `table2` (2007 paper Table 2 workload) and `fig8` (scheduling cost
-//! against the number of chunks).
+//! Figures 3 and 4), `table2` (2007 paper Table 2 workload), `fig8` (scheduling cost
+//! against the number of chunks), `table4` (DSM column overlap) and `pbm-buffer` (2012
+//! paper Figure 11: LRU, PBM, CScans and OPT against the buffer size).
 
 mod engine;
 mod error;
 mod fig8;
 mod model;
+pub mod opt;
+mod pbm_buffer;
 pub mod presets;
 mod report;
 mod result;
@@ -26,6 +29,10 @@ pub use engine::{abm_config, geometry, simulate, simulate_policy, SimConfig, DEF
 pub use error::SimError;
 pub use fig8::{fig8, Fig8Point, Fig8Report, FIG8_DEFAULT_CHUNKS};
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+pub use pbm_buffer::{
+    pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport,
+    PbmBufferRow, PBM_BUFFER_PERCENTS,
+};
 pub use presets::{run_preset, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};
 pub use result::{QueryResult, RunResult};

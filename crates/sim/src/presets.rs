@@ -24,15 +24,17 @@ pub enum PresetName {
     Table2,
     Fig8,
     Table4,
+    PbmBuffer,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 5] = [
+    pub const ALL: [PresetName; 6] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
         PresetName::Fig8,
         PresetName::Table4,
+        PresetName::PbmBuffer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -42,6 +44,7 @@ impl PresetName {
             PresetName::Table2 => "table2",
             PresetName::Fig8 => "fig8",
             PresetName::Table4 => "table4",
+            PresetName::PbmBuffer => "pbm-buffer",
         }
     }
 }
@@ -102,6 +105,7 @@ fn small_table_config() -> SimConfig {
         },
         check_invariants: false,
         record_timeline: true,
+        record_trace: false,
         max_events: DEFAULT_MAX_EVENTS,
     }
 }
@@ -170,6 +174,7 @@ pub fn table2_config() -> SimConfig {
         },
         check_invariants: false,
         record_timeline: true,
+        record_trace: false,
         max_events: DEFAULT_MAX_EVENTS,
     }
 }
@@ -273,6 +278,7 @@ pub(crate) fn standalone_latencies(
 ) -> Result<HashMap<String, f64>, SimError> {
     let alone = SimConfig {
         record_timeline: false,
+        record_trace: false,
         check_invariants: false,
         ..cfg.clone()
     };
@@ -323,6 +329,9 @@ pub fn run_preset(
         )),
         PresetName::Table4 => Err(SimError::InvalidSetup(
             "table4 has its own report: call coopscan_sim::table4".into(),
+        )),
+        PresetName::PbmBuffer => Err(SimError::InvalidSetup(
+            "pbm-buffer has its own report: call coopscan_sim::pbm_buffer".into(),
         )),
     }
 }

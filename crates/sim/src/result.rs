@@ -49,6 +49,9 @@ pub struct RunResult {
     pub max_classes: usize,
     #[serde(skip)]
     pub timeline: Option<Timeline>,
+    /// Every piece reference in order, when `SimConfig::record_trace` is set.
+    #[serde(skip)]
+    pub trace: Option<Vec<coopscan_buffer::Reference>>,
 }
 
 impl RunResult {

@@ -121,3 +121,31 @@ fn table4_relevance_beats_normal_in_every_family() {
     let two = row("ABC,DEF", "relevance").pieces;
     assert!(two > one, "disjoint columns share less: {two} vs {one}");
 }
+
+/// 2012 paper Figure 11: PBM never reads more than LRU (normal), OPT on PBM's trace
+/// never more than PBM, and CScans (relevance) read least when the buffer is small.
+#[test]
+fn pbm_buffer_orders_lru_pbm_opt_as_the_2012_paper() {
+    use coopscan_sim::pbm_buffer;
+    let policies = [PolicyKind::Normal, PolicyKind::Pbm, PolicyKind::Relevance];
+    let report = pbm_buffer(&policies, 42, &[10, 40, 80]).expect("runs");
+    for p in &report.points {
+        let loads = |name: &str| p.policies[name].loads;
+        let opt = p.opt.expect("PBM ran, so OPT replayed its trace").loads;
+        let at = p.buffer_pct;
+        assert!(
+            loads("pbm") <= loads("normal"),
+            "{at}%: pbm {} lru {}",
+            loads("pbm"),
+            loads("normal")
+        );
+        assert!(opt <= loads("pbm"), "{at}%: opt {opt} pbm {}", loads("pbm"));
+        // The replay of LRU reads at least what OPT reads on the same references.
+        assert!(p.lru_replay.expect("replayed").loads >= opt, "{at}%");
+    }
+    let small = &report.points[0];
+    assert!(
+        small.policies["relevance"].loads < small.policies["pbm"].loads,
+        "10%: CScans share more than in-order PBM"
+    );
+}

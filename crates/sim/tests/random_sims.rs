@@ -55,6 +55,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
         },
         check_invariants: true,
         record_timeline: rng.random_bool(0.2),
+        record_trace: false,
         max_events: 1_000_000,
     };
     let streams = (0..rng.random_range(1..=10))

@@ -7,6 +7,7 @@
 //! | attach    | rotated to join a running scan| same as normal                            | LRU      |
 //! | elevator  | whatever the cursor brought   | next chunk anyone needs after the cursor  | FIFO window |
 //! | relevance | useRelevance                  | queryRelevance → loadRelevance            | keepRelevance |
+//! | pbm       | its own ranges in order       | same as normal                            | furthest predicted next use (2012 paper) |
 //!
 //! Eviction is delegated to a [`crate::Replacer`] (`replacer/`); a policy only says which
 //! replacer and for whom. A scan registered `InOrder` gets its chunks ascending under
@@ -15,6 +16,7 @@
 mod attach;
 mod elevator;
 mod normal;
+mod pbm;
 mod relevance;
 mod relevance_dsm;
 mod sequential;
@@ -22,6 +24,7 @@ mod sequential;
 pub use attach::AttachPolicy;
 pub use elevator::ElevatorPolicy;
 pub use normal::NormalPolicy;
+pub use pbm::PbmPolicy;
 pub use relevance::RelevancePolicy;
 pub use relevance::{keep_relevance, load_relevance, query_relevance, use_relevance};
 
@@ -76,10 +79,22 @@ pub enum PolicyKind {
     Attach,
     Elevator,
     Relevance,
+    /// Predictive Buffer Management (2012 paper): in-order scans, evict by predicted
+    /// next consumption.
+    Pbm,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 4] = [
+    pub const ALL: [PolicyKind; 5] = [
+        PolicyKind::Normal,
+        PolicyKind::Attach,
+        PolicyKind::Elevator,
+        PolicyKind::Relevance,
+        PolicyKind::Pbm,
+    ];
+
+    /// The 2007 paper's four policies (its tables and figures compare these).
+    pub const PAPER_2007: [PolicyKind; 4] = [
         PolicyKind::Normal,
         PolicyKind::Attach,
         PolicyKind::Elevator,
@@ -92,6 +107,7 @@ impl PolicyKind {
             PolicyKind::Attach => "attach",
             PolicyKind::Elevator => "elevator",
             PolicyKind::Relevance => "relevance",
+            PolicyKind::Pbm => "pbm",
         }
     }
 }
@@ -103,7 +119,7 @@ impl fmt::Display for PolicyKind {
 }
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance")]
+#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance, pbm")]
 pub struct UnknownPolicy(pub String);
 
 impl FromStr for PolicyKind {
@@ -124,6 +140,8 @@ pub enum AnyPolicy {
     Attach(AttachPolicy),
     Elevator(ElevatorPolicy),
     Relevance(RelevancePolicy),
+    /// Boxed: the timeline makes it much larger than the others.
+    Pbm(Box<PbmPolicy>),
 }
 
 impl AnyPolicy {
@@ -135,6 +153,7 @@ impl AnyPolicy {
             PolicyKind::Attach => AnyPolicy::Attach(AttachPolicy::new(geometry, config)),
             PolicyKind::Elevator => AnyPolicy::Elevator(ElevatorPolicy::new(geometry, config)),
             PolicyKind::Relevance => AnyPolicy::Relevance(RelevancePolicy::new(geometry, config)),
+            PolicyKind::Pbm => AnyPolicy::Pbm(Box::new(PbmPolicy::new(geometry, config))),
         }
     }
 }
@@ -152,6 +171,7 @@ macro_rules! dispatch {
             AnyPolicy::Attach($p) => $e,
             AnyPolicy::Elevator($p) => $e,
             AnyPolicy::Relevance($p) => $e,
+            AnyPolicy::Pbm($p) => $e,
         }
     };
 }

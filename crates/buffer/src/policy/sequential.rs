@@ -125,6 +125,13 @@ impl Sequential {
     }
 
     pub(crate) fn choose_load(&self, state: &AbmState) -> Option<LoadChoice> {
+        let (chunk, cols, slot) = self.next_target(state)?;
+        choice_with(state, &mut LruReplacer, chunk, cols, Some(slot))
+    }
+
+    /// What to read next, before choosing victims: the read-ahead chunk of the scan
+    /// that has waited longest, with the columns it lacks, and that scan.
+    pub(crate) fn next_target(&self, state: &AbmState) -> Option<(ChunkId, u64, ScanSlot)> {
         let mut best: Option<((bool, Nanos, ScanSlot), ChunkId)> = None;
         for slot in state.active_slots() {
             let Some(chunk) = self.read_ahead_candidate(state, slot) else {
@@ -143,7 +150,7 @@ impl Sequential {
         }
         let ((_, _, slot), chunk) = best?;
         let cols = state.missing_cols(chunk, state.active_scan(slot).cols);
-        choice_with(state, &mut LruReplacer, chunk, cols, Some(slot))
+        Some((chunk, cols, slot))
     }
 
     /// The first chunk among the scan's next `READ_AHEAD` chunks with some of its

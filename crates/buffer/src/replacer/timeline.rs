@@ -280,8 +280,8 @@ impl<K: Copy + Eq + Hash> BucketTimeline<K> {
     /// falls off into `expired` and its emptied list becomes the vacated bucket.
     fn shift(&mut self, expired: &mut Vec<K>) {
         let moving = (0..self.shape.groups)
-            .take_while(|&g| self.slices_passed % self.shape.span(g) == 0)
-            .count() as usize
+            .take_while(|&g| self.slices_passed.is_multiple_of(self.shape.span(g)))
+            .count()
             * self.shape.per_group as usize;
         if moving == 0 {
             return;

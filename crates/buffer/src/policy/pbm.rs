@@ -1,0 +1,214 @@
+//! pbm: Predictive Buffer Management (2012 paper §3). Scans stay in order and read
+//! their own next chunks, exactly as under `normal`; only eviction changes: every piece
+//! in the pool is filed by its predicted time of next consumption, and the victim is the
+//! piece needed furthest in the future (an online approximation of Belady's OPT).
+//!
+//! Prediction (paper: PageNextConsumption). For each active scan that still needs the
+//! piece's chunk and column: `due = last delivery + pace × chunks ahead`, where the pace
+//! is the scan's observed time per chunk since it registered (paper: 1 / scan.speed) and
+//! "chunks ahead" is the distance from the scan's position to the chunk in its ascending
+//! order (paper: tuples_behind − tuples_consumed, counted in chunks because a chunk is
+//! our unit of delivery). The piece's time is the earliest `due`; no such scan means
+//! "not requested". The paper's RegisterScan / ReportScanPosition / UnregisterScan are
+//! the ABM's admit, delivery and retire events here.
+//!
+//! Pieces sit in a [`BucketTimeline`]; a piece is re-filed when it is chosen for a load,
+//! when a scan consumes its chunk, when its bucket falls off the timeline, and (all of
+//! them) when a scan arrives or leaves. The paper evicts "in groups of at least 16 pages"
+//! to amortize the cost; a piece here is a whole chunk (or one column of it), already a
+//! group of pages, so victims are taken one piece at a time until the load fits.
+
+use super::sequential::{ChunkOrder, Sequential};
+use super::{choice_with, LoadChoice, Policy, PolicyKind};
+use crate::config::MAX_SCANS;
+use crate::{
+    AbmConfig, AbmState, BucketTimeline, ChunkId, EvictionRequest, LruReplacer, Nanos, PieceId,
+    Replacer, ScanSlot, TableGeometry, TimelineShape,
+};
+
+/// Assumed time per chunk of a scan before any scan has been observed: a guess that
+/// only orders the very first loads (observed paces replace it after one delivery).
+const UNOBSERVED_PACE: Nanos = Nanos(10_000_000);
+
+#[derive(Clone, Debug)]
+pub struct PbmPolicy {
+    seq: Sequential,
+    timeline: BucketTimeline<PieceId>,
+    /// Observed time per chunk of each admitted scan, once it has had a delivery.
+    pace: Vec<Option<Nanos>>,
+    /// The latest time any event has shown (events may arrive slightly out of order
+    /// from a threaded driver; time never goes back here).
+    now: Nanos,
+    /// A scan arrived or left: every filed piece's prediction may have changed.
+    stale: bool,
+}
+
+impl PbmPolicy {
+    pub fn new(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
+        let timeline = BucketTimeline::new(TimelineShape::DEFAULT, Nanos::ZERO)
+            .unwrap_or_else(|e| unreachable!("the default timeline shape is valid: {e}"));
+        PbmPolicy {
+            seq: Sequential::default(),
+            timeline,
+            pace: vec![None; MAX_SCANS],
+            now: Nanos::ZERO,
+            stale: false,
+        }
+    }
+
+    /// The timeline, for tests and reports.
+    pub fn timeline(&self) -> &BucketTimeline<PieceId> {
+        &self.timeline
+    }
+
+    /// Paper: PageNextConsumption — time from now until the earliest active scan other
+    /// than `skip` will consume `piece`, or `None` when none will.
+    pub fn next_consumption(
+        &self,
+        state: &AbmState,
+        piece: PieceId,
+        skip: Option<ScanSlot>,
+    ) -> Option<Nanos> {
+        let bit = state.col_bit(piece);
+        let fallback = self.mean_pace();
+        state
+            .interest(piece.chunk)
+            .iter()
+            .filter(|&slot| Some(slot) != skip)
+            .filter_map(|slot| {
+                let scan = state.active_scan(slot);
+                if scan.cols & bit == 0 {
+                    return None;
+                }
+                let at = scan.chunks.len() - scan.needed;
+                let ahead = scan.chunks.position(piece.chunk)?.checked_sub(at)?;
+                let pace = self.pace[slot.index()].unwrap_or(fallback);
+                let due = scan.last_served + Nanos(pace.0.saturating_mul(u64::from(ahead)));
+                Some(due.saturating_sub(self.now))
+            })
+            .min()
+    }
+
+    fn mean_pace(&self) -> Nanos {
+        let (sum, n) = self
+            .pace
+            .iter()
+            .flatten()
+            .fold((0u128, 0u128), |(s, n), p| (s + u128::from(p.0), n + 1));
+        match n {
+            0 => UNOBSERVED_PACE,
+            n => Nanos((sum / n) as u64),
+        }
+    }
+
+    /// Paper: PagePush. Pieces no longer loading or resident are dropped instead.
+    fn refile(&mut self, state: &AbmState, piece: PieceId, skip: Option<ScanSlot>) {
+        if state.pool().state(piece).is_none() {
+            self.timeline.remove(piece);
+            return;
+        }
+        let after = self.next_consumption(state, piece, skip);
+        self.timeline.push(piece, after);
+    }
+
+    /// Brings the timeline to `now`: expired buckets re-filed, and every piece when a
+    /// scan arrived or left since the last decision.
+    fn catch_up(&mut self, state: &AbmState, now: Nanos) {
+        self.now = self.now.max(now);
+        let expired = self.timeline.advance(self.now);
+        let all: Vec<PieceId> = if std::mem::take(&mut self.stale) {
+            state.pool().load_order().collect()
+        } else {
+            expired
+        };
+        for piece in all {
+            self.refile(state, piece, None);
+        }
+    }
+}
+
+/// PBM's victim: the first evictable piece in timeline order (not requested, then the
+/// latest predicted consumption).
+struct Furthest<'a>(&'a BucketTimeline<PieceId>);
+
+impl Replacer for Furthest<'_> {
+    fn victim(
+        &mut self,
+        state: &AbmState,
+        request: &EvictionRequest,
+        chosen: &[PieceId],
+    ) -> Option<PieceId> {
+        let pool = state.pool();
+        let found = self
+            .0
+            .eviction_order()
+            .find(|p| p.chunk != request.chunk && !chosen.contains(p) && pool.is_evictable(*p));
+        // Every resident piece was filed when its load was chosen; if one was missed,
+        // evict by LRU rather than stall the loader (and fail loudly in tests).
+        found.or_else(|| {
+            let lru = LruReplacer.victim(state, request, chosen);
+            debug_assert!(
+                lru.is_none(),
+                "pbm: {lru:?} resident but not on the timeline"
+            );
+            lru
+        })
+    }
+}
+
+impl Policy for PbmPolicy {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Pbm
+    }
+
+    fn on_admit(&mut self, state: &AbmState, slot: ScanSlot) {
+        self.seq
+            .admit(slot, ChunkOrder::ascending(&state.active_scan(slot).chunks));
+        self.pace[slot.index()] = None;
+        self.stale = true;
+    }
+
+    fn on_retire(&mut self, _state: &AbmState, slot: ScanSlot) {
+        self.seq.retire(slot);
+        self.pace[slot.index()] = None;
+        self.stale = true;
+    }
+
+    fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        self.seq.choose_available(state, slot)
+    }
+
+    /// Paper: ReportScanPosition. The scan's pace is updated and the chunk, which it
+    /// now consumes, is re-filed for whoever needs it next.
+    fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) {
+        self.seq.on_delivered(slot, chunk);
+        let scan = state.active_scan(slot);
+        let delivered = u64::from(scan.chunks.len() - scan.needed) + 1;
+        let elapsed = scan.last_served.saturating_sub(scan.registered_at);
+        self.pace[slot.index()] = Some(Nanos(elapsed.0 / delivered));
+        self.now = self.now.max(scan.last_served);
+        for piece in state.pieces_of(chunk, state.resident_cols(chunk)) {
+            self.refile(state, piece, Some(slot));
+        }
+    }
+
+    fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
+        self.catch_up(state, now);
+        let (chunk, cols, slot) = self.seq.next_target(state)?;
+        let choice = choice_with(
+            state,
+            &mut Furthest(&self.timeline),
+            chunk,
+            cols,
+            Some(slot),
+        )?;
+        for victim in &choice.victims {
+            self.timeline.remove(*victim);
+        }
+        for piece in state.pieces_of(chunk, cols) {
+            let after = self.next_consumption(state, piece, None);
+            self.timeline.push(piece, after);
+        }
+        Some(choice)
+    }
+}

@@ -1,0 +1,177 @@
+//! Piece-reference traces: every piece every scan consumed, in the order it happened.
+//!
+//! The 2012 paper measures OPT by replaying "a trace of all page references that were
+//! made in the PBM run" through Belady's algorithm; [`Abm::record_trace`] records one
+//! (a delivery of a chunk to a scan references each piece the scan reads of it), and
+//! `coopscan-sim`'s replay runs OPT and LRU over it.
+//!
+//! # File format (little endian, version 1)
+//!
+//! ```text
+//! offset  size  field
+//! 0       8     magic "CSTRACE1"
+//! 8       8     record count N (u64)
+//! 16      40×N  records:  at_ns u64 | scan u64 | bytes u64 | table u32 | chunk u32
+//!                         | column u16 (0xFFFF: whole chunk) | reserved 6 bytes (zero)
+//! ```
+//!
+//! [`Abm::record_trace`]: crate::Abm::record_trace
+
+use crate::{ChunkId, Nanos, PieceId, ScanId, TableId};
+use std::io::{self, Read, Write};
+
+const MAGIC: &[u8; 8] = b"CSTRACE1";
+const RECORD_BYTES: usize = 40;
+const WHOLE_CHUNK: u16 = u16::MAX;
+/// Most records a trace file may hold (1.6 GB of records): a larger count is damage,
+/// not a trace, and must not drive an allocation.
+pub const MAX_TRACE_RECORDS: u64 = 40_000_000;
+
+/// One reference: `scan` consumed `piece` (of `bytes` bytes) at `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub at: Nanos,
+    pub scan: ScanId,
+    pub piece: PieceId,
+    pub bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("not a coopscan trace (bad magic; expected \"CSTRACE1\")")]
+    BadMagic,
+    #[error("trace claims {0} records; at most {MAX_TRACE_RECORDS} are accepted")]
+    TooLarge(u64),
+    #[error("trace is truncated: record {index} of {count} is incomplete")]
+    Truncated { index: u64, count: u64 },
+    #[error("trace record {0} has non-zero reserved bytes")]
+    Reserved(u64),
+    #[error("trace has bytes after its {0} records")]
+    Trailing(u64),
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Writes `refs` in the format above.
+pub fn write_trace(mut w: impl Write, refs: &[Reference]) -> io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(&(refs.len() as u64).to_le_bytes())?;
+    for r in refs {
+        let mut rec = [0u8; RECORD_BYTES];
+        rec[0..8].copy_from_slice(&r.at.0.to_le_bytes());
+        rec[8..16].copy_from_slice(&r.scan.0.to_le_bytes());
+        rec[16..24].copy_from_slice(&r.bytes.to_le_bytes());
+        rec[24..28].copy_from_slice(&r.piece.table.0.to_le_bytes());
+        rec[28..32].copy_from_slice(&r.piece.chunk.0.to_le_bytes());
+        let column = r.piece.column.unwrap_or(WHOLE_CHUNK);
+        rec[32..34].copy_from_slice(&column.to_le_bytes());
+        w.write_all(&rec)?;
+    }
+    w.flush()
+}
+
+/// Reads a trace written by [`write_trace`]; any damage is an error, never a panic or
+/// an allocation sized by the file beyond [`MAX_TRACE_RECORDS`].
+pub fn read_trace(mut r: impl Read) -> Result<Vec<Reference>, TraceError> {
+    let mut header = [0u8; 16];
+    r.read_exact(&mut header)
+        .map_err(|_| TraceError::BadMagic)?;
+    if &header[..8] != MAGIC {
+        return Err(TraceError::BadMagic);
+    }
+    let count = u64::from_le_bytes(header[8..16].try_into().expect("8 bytes"));
+    if count > MAX_TRACE_RECORDS {
+        return Err(TraceError::TooLarge(count));
+    }
+    // Grow as records arrive: a count that lies about the file length costs nothing.
+    let mut refs = Vec::with_capacity(count.min(1 << 16) as usize);
+    let mut rec = [0u8; RECORD_BYTES];
+    for index in 0..count {
+        r.read_exact(&mut rec)
+            .map_err(|_| TraceError::Truncated { index, count })?;
+        refs.push(decode(&rec, index)?);
+    }
+    if r.read(&mut [0u8; 1])? != 0 {
+        return Err(TraceError::Trailing(count));
+    }
+    Ok(refs)
+}
+
+fn decode(rec: &[u8; RECORD_BYTES], index: u64) -> Result<Reference, TraceError> {
+    let u64_at = |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().expect("8 bytes"));
+    let u32_at = |i: usize| u32::from_le_bytes(rec[i..i + 4].try_into().expect("4 bytes"));
+    if rec[34..].iter().any(|&b| b != 0) {
+        return Err(TraceError::Reserved(index));
+    }
+    let column = u16::from_le_bytes([rec[32], rec[33]]);
+    Ok(Reference {
+        at: Nanos(u64_at(0)),
+        scan: ScanId(u64_at(8)),
+        bytes: u64_at(16),
+        piece: PieceId {
+            table: TableId(u32_at(24)),
+            chunk: ChunkId(u32_at(28)),
+            column: (column != WHOLE_CHUNK).then_some(column),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Reference> {
+        (0..5u32)
+            .map(|i| Reference {
+                at: Nanos(u64::from(i) * 1000),
+                scan: ScanId(u64::from(i % 2)),
+                piece: PieceId {
+                    table: TableId(3),
+                    chunk: ChunkId(i),
+                    column: (i % 2 == 0).then_some(i as u16),
+                },
+                bytes: 4096 + u64::from(i),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_trace_round_trips() {
+        let mut buf = Vec::new();
+        write_trace(&mut buf, &sample()).unwrap();
+        assert_eq!(buf.len(), 16 + 5 * RECORD_BYTES);
+        assert_eq!(read_trace(&buf[..]).unwrap(), sample());
+    }
+
+    #[test]
+    fn damage_is_an_error() {
+        let mut buf = Vec::new();
+        write_trace(&mut buf, &sample()).unwrap();
+        assert!(matches!(read_trace(&buf[..10]), Err(TraceError::BadMagic)));
+        let mut bad = buf.clone();
+        bad[0] = b'X';
+        assert!(matches!(read_trace(&bad[..]), Err(TraceError::BadMagic)));
+        assert!(matches!(
+            read_trace(&buf[..buf.len() - 1]),
+            Err(TraceError::Truncated { index: 4, count: 5 })
+        ));
+        let mut huge = buf.clone();
+        huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            read_trace(&huge[..]),
+            Err(TraceError::TooLarge(_))
+        ));
+        let mut reserved = buf.clone();
+        reserved[16 + 39] = 1;
+        assert!(matches!(
+            read_trace(&reserved[..]),
+            Err(TraceError::Reserved(0))
+        ));
+        let mut trailing = buf;
+        trailing.push(0);
+        assert!(matches!(
+            read_trace(&trailing[..]),
+            Err(TraceError::Trailing(5))
+        ));
+    }
+}

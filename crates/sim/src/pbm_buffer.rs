@@ -1,0 +1,182 @@
+//! `pbm-buffer`: the 2012 paper's Figure 11 on the simulator. Eight streams of sixteen
+//! queries (FAST ≈ Q6, SLOW ≈ Q1, each over a random 1/10/50/100 % range) start
+//! together on the Table 2 machine; the buffer varies from 10 % to 100 % of the chunks
+//! the queries touch. Reported per buffer size and policy: average stream time and I/O
+//! volume, plus OPT's I/O volume replayed on the PBM run's reference trace (the
+//! paper's method) and LRU replayed on the same trace as a check of the replay.
+//!
+//! Paper's finding: LRU's I/O grows first as the buffer shrinks; PBM and CScans stay
+//! flat down to 40 %; at 10 % PBM falls to LRU's level while CScans stay good; OPT lies
+//! between PBM and CScans.
+
+use crate::engine::{simulate, SimConfig};
+use crate::opt::{replay_lru, replay_opt, Replay};
+use crate::presets::{random_range_query, table2_config};
+use crate::workload::{StreamSpec, Workload};
+use crate::SimError;
+use coopscan_buffer::PolicyKind;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// Buffer sizes of Figure 11, as % of the chunks the workload touches.
+pub const PBM_BUFFER_PERCENTS: [u32; 6] = [10, 20, 40, 60, 80, 100];
+const STREAMS: usize = 8;
+const QUERIES_PER_STREAM: usize = 16;
+const RANGE_PERCENTS: [u32; 4] = [1, 10, 50, 100];
+/// The ABM admits a scan only with room for two chunks of its own.
+const MIN_FRAMES: u32 = 2;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PbmBufferRow {
+    pub avg_stream_s: f64,
+    pub loads: u64,
+    pub bytes_loaded: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PbmBufferPoint {
+    pub buffer_pct: u32,
+    pub frames: u32,
+    pub policies: BTreeMap<String, PbmBufferRow>,
+    /// Replays of the PBM run's trace (present when PBM ran).
+    pub opt: Option<Replay>,
+    pub lru_replay: Option<Replay>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PbmBufferReport {
+    pub seed: u64,
+    pub chunks_touched: u32,
+    pub points: Vec<PbmBufferPoint>,
+}
+
+/// The workload: 8 streams × 16 random queries, all streams starting at once.
+pub fn pbm_buffer_workload(cfg: &SimConfig, seed: u64) -> Workload {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let streams = (0..STREAMS)
+        .map(|s| StreamSpec {
+            start_s: 0.0,
+            queries: (0..QUERIES_PER_STREAM)
+                .map(|k| {
+                    let slow = rng.random_bool(0.5);
+                    let percent = RANGE_PERCENTS[rng.random_range(0..RANGE_PERCENTS.len())];
+                    random_range_query(&mut rng, cfg, format!("s{s}q{k:02}"), slow, percent)
+                })
+                .collect(),
+        })
+        .collect();
+    Workload { streams }
+}
+
+fn chunks_touched(workload: &Workload) -> u32 {
+    let touched: BTreeSet<u32> = workload
+        .streams
+        .iter()
+        .flat_map(|s| &s.queries)
+        .flat_map(|q| q.chunks.iter().flat_map(|r| r.clone()))
+        .collect();
+    touched.len() as u32
+}
+
+/// Runs every policy at every buffer size; OPT and LRU replay the PBM run's trace.
+pub fn pbm_buffer(
+    policies: &[PolicyKind],
+    seed: u64,
+    percents: &[u32],
+) -> Result<PbmBufferReport, SimError> {
+    if let Some(bad) = percents.iter().find(|&&p| p == 0 || p > 100) {
+        return Err(SimError::InvalidSetup(format!(
+            "buffer {bad} %: each size must be in 1..=100"
+        )));
+    }
+    let base = SimConfig {
+        record_timeline: false,
+        ..table2_config()
+    };
+    let workload = pbm_buffer_workload(&base, seed);
+    let touched = chunks_touched(&workload);
+    let mut points = Vec::new();
+    for &pct in percents {
+        let frames = (u64::from(touched) * u64::from(pct)).div_ceil(100) as u32;
+        let cfg = SimConfig {
+            frames: frames.max(MIN_FRAMES),
+            ..base.clone()
+        };
+        points.push(point(&cfg, &workload, policies, pct)?);
+    }
+    Ok(PbmBufferReport {
+        seed,
+        chunks_touched: touched,
+        points,
+    })
+}
+
+fn point(
+    cfg: &SimConfig,
+    workload: &Workload,
+    policies: &[PolicyKind],
+    pct: u32,
+) -> Result<PbmBufferPoint, SimError> {
+    let mut rows = BTreeMap::new();
+    let (mut opt, mut lru_replay) = (None, None);
+    for &policy in policies {
+        let cfg = SimConfig {
+            record_trace: policy == PolicyKind::Pbm,
+            ..cfg.clone()
+        };
+        let run = simulate(&cfg, workload, policy)?;
+        if let Some(trace) = &run.trace {
+            let capacity = cfg.chunk_bytes * u64::from(cfg.frames);
+            opt = Some(replay_opt(trace, capacity));
+            lru_replay = Some(replay_lru(trace, capacity));
+        }
+        let row = PbmBufferRow {
+            avg_stream_s: run.avg_stream_time_s(),
+            loads: run.chunk_loads,
+            bytes_loaded: run.bytes_loaded,
+        };
+        rows.insert(policy.to_string(), row);
+    }
+    Ok(PbmBufferPoint {
+        buffer_pct: pct,
+        frames: cfg.frames,
+        policies: rows,
+        opt,
+        lru_replay,
+    })
+}
+
+/// The report as a text table: one line per buffer size, I/O (chunk loads) and
+/// average stream time per policy, OPT's loads on the PBM trace.
+pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "pbm-buffer (2012 paper Figure 11, simulated; seed {}): 8 streams x 16 queries, \
+         buffer as % of the {} chunks touched; loads / avg stream time (s)",
+        report.seed, report.chunks_touched
+    );
+    let names: Vec<&String> = report
+        .points
+        .first()
+        .map(|p| p.policies.keys().collect())
+        .unwrap_or_default();
+    let _ = write!(out, "{:>7} {:>7}", "buffer", "frames");
+    for name in &names {
+        let _ = write!(out, " {name:>18}");
+    }
+    let _ = writeln!(out, " {:>9} {:>10}", "OPT(pbm)", "LRU(pbm)");
+    for p in &report.points {
+        let _ = write!(out, "{:>6}% {:>7}", p.buffer_pct, p.frames);
+        for name in &names {
+            let r = &p.policies[*name];
+            let _ = write!(out, " {:>8} / {:>7.1}", r.loads, r.avg_stream_s);
+        }
+        let replay = |r: &Option<Replay>| r.map_or("-".to_string(), |r| r.loads.to_string());
+        let _ = writeln!(out, " {:>9} {:>10}", replay(&p.opt), replay(&p.lru_replay));
+    }
+    out
+}
