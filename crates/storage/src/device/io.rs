@@ -1,8 +1,10 @@
 //! `Device`: validates a request, takes the exclusive gate, reads, then waits out the
 //! emulated disk's service time and records the counters.
 
+use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -11,6 +13,7 @@ use parking_lot::{Mutex, MutexGuard};
 use super::aligned::{is_io_aligned, AlignedBuf};
 use super::config::{DeviceConfig, DirectMode};
 use super::error::DeviceError;
+use super::faults::{Fault, FaultInjector, ReadRequest};
 use super::file::{self, DeviceFile};
 use super::pread;
 use super::stats::{Counters, DeviceStats, RequestTimes};
@@ -30,6 +33,8 @@ pub struct Device {
     counters: Counters,
     /// Some file of this device fell back to buffered reads; the warning prints once.
     fell_back: AtomicBool,
+    /// Tests only: decides a fault for every request (see `faults.rs`).
+    faults: Option<Arc<dyn FaultInjector>>,
 }
 
 impl Device {
@@ -41,6 +46,16 @@ impl Device {
             config,
             counters: Counters::default(),
             fell_back: AtomicBool::new(false),
+            faults: None,
+        }
+    }
+
+    /// A device whose every request first asks `faults` what should go wrong with it:
+    /// for tests of everything above the device (see [`FaultInjector`]).
+    pub fn with_faults(config: DeviceConfig, faults: Arc<dyn FaultInjector>) -> Device {
+        Device {
+            faults: Some(faults),
+            ..Device::new(config)
         }
     }
 
@@ -125,7 +140,7 @@ impl Device {
             .pacer
             .as_ref()
             .map(|pacer| pacer.lock().reserve(len as u64, started));
-        let result = pread::read_full(file.file(), offset, bufs);
+        let result = self.read_with_faults(file, offset, bufs);
         let io_done = Instant::now();
         let throttle = due.map_or(Duration::ZERO, |due| sleep_until(due, io_done));
         let finished = Instant::now();
@@ -152,6 +167,39 @@ impl Device {
         }
     }
 
+    /// The real read, with the injected fault of this request applied (if any).
+    fn read_with_faults(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        bufs: &mut [&mut [u8]],
+    ) -> io::Result<usize> {
+        let fault = self.faults.as_ref().and_then(|faults| {
+            let len = bufs.iter().map(|buf| buf.len()).sum();
+            let path = file.path();
+            faults.inject(&ReadRequest { path, offset, len })
+        });
+        if fault == Some(Fault::Error) {
+            return Err(io::Error::other("injected read error (fault injection)"));
+        }
+        let got = pread::read_full(file.file(), offset, bufs)?;
+        match fault {
+            Some(Fault::Short { got: short }) => {
+                zero_from(bufs, short);
+                Ok(got.min(short))
+            }
+            Some(Fault::Corrupt { at, mask }) => {
+                flip(bufs, at, mask);
+                Ok(got)
+            }
+            Some(Fault::Delay(delay)) => {
+                thread::sleep(delay);
+                Ok(got)
+            }
+            Some(Fault::Error) | None => Ok(got),
+        }
+    }
+
     fn warn_fallback(&self, path: &Path, reason: &std::io::Error) {
         if !self.fell_back.swap(true, Ordering::Relaxed) {
             eprintln!(
@@ -161,6 +209,30 @@ impl Device {
                 path.display()
             );
         }
+    }
+}
+
+/// Zeroes everything after the first `from` bytes of `bufs` (an injected short read).
+fn zero_from(bufs: &mut [&mut [u8]], mut from: usize) {
+    for buf in bufs.iter_mut() {
+        let skip = from.min(buf.len());
+        buf[skip..].fill(0);
+        from -= skip;
+    }
+}
+
+/// XORs byte `at` (modulo the total length) of `bufs` with `mask` (an injected bit flip).
+fn flip(bufs: &mut [&mut [u8]], at: usize, mask: u8) {
+    let total: usize = bufs.iter().map(|buf| buf.len()).sum();
+    let Some(mut at) = at.checked_rem(total) else {
+        return;
+    };
+    for buf in bufs.iter_mut() {
+        if let Some(byte) = buf.get_mut(at) {
+            *byte ^= mask;
+            return;
+        }
+        at -= buf.len();
     }
 }
 

@@ -18,7 +18,9 @@
 //!    like a slower disk: after the real read, the calling thread sleeps until the
 //!    emulated disk ([`Pacer`]) would have finished. This is the only place coopscan
 //!    sleeps to emulate hardware.
-//! 5. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
+//! 5. **Fault injection.** [`Device::with_faults`] consults a [`FaultInjector`] before
+//!    every real read (errors, short reads, flipped bytes, delays), for tests.
+//! 6. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
 //!
 //! Entry points: [`Device::new`], [`Device::open`], [`Device::read`],
 //! [`Device::read_into`], [`Device::read_vectored`], [`Device::stats`].
@@ -26,6 +28,7 @@
 mod aligned;
 mod config;
 mod error;
+mod faults;
 mod file;
 mod io;
 mod pread;
@@ -37,6 +40,7 @@ pub use config::{
     Bandwidth, DeviceConfig, DirectMode, InvalidBandwidth, BANDWIDTH_MB_S_MIN, BYTES_PER_MB,
 };
 pub use error::DeviceError;
+pub use faults::{Fault, FaultCounts, FaultInjector, FaultRates, ReadRequest, SeededFaults};
 pub use file::DeviceFile;
 pub use io::Device;
 pub use stats::DeviceStats;
