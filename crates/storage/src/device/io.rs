@@ -1,5 +1,6 @@
-//! `Device`: validates a request, takes the exclusive gate, reads, then waits out the
-//! emulated disk's service time and records the counters.
+//! `Device`: validates a request, takes the exclusive gate, books the request on the
+//! emulated disk and reads, releases the gate, then waits out the emulated disk's service
+//! time and records the counters.
 
 use std::io;
 use std::path::Path;
@@ -24,8 +25,9 @@ use super::throttle::{Pacer, THROTTLE_BURST};
 #[derive(Debug)]
 pub struct Device {
     config: DeviceConfig,
-    /// Held for the whole of a request when `config.exclusive`, so chunk reads never
-    /// interleave (2004 report §3.2). Released fairly, so waiting readers go in turn.
+    /// Held around a request's booking and real read when `config.exclusive`, so chunk
+    /// reads never interleave (2004 report §3.2); not through the throttle sleep, which
+    /// the pacer's timeline already serializes. Released fairly, so readers go in turn.
     gate: Option<Mutex<()>>,
     /// The emulated disk's timeline; `None` when neither bandwidth nor latency is emulated.
     /// Locked only to book a request, never while sleeping.
@@ -125,7 +127,13 @@ impl Device {
         self.counters.reset();
     }
 
-    /// Performs one validated request: gate, read, emulated service time, counters.
+    /// Performs one validated request: under the gate, book it on the emulated disk and
+    /// do the real read; then, with no lock held, sleep until the emulated disk is done.
+    /// Booking in gate order keeps the emulated timeline exact (requests follow each
+    /// other back to back); sleeping outside the gate means a reader is never stuck
+    /// behind another's emulated wait — only behind its real read (issue "Reliability",
+    /// item 10: a second reader could not even start its read until the first had slept
+    /// out its whole emulated latency).
     fn submit(
         &self,
         file: &DeviceFile,
@@ -136,20 +144,26 @@ impl Device {
         let arrived = Instant::now();
         let gate = self.gate.as_ref().map(Mutex::lock);
         let started = Instant::now();
-        let due = self
-            .pacer
-            .as_ref()
-            .map(|pacer| pacer.lock().reserve(len as u64, started));
+        let booking = self.pacer.as_ref().map(|pacer| {
+            let mut pacer = pacer.lock();
+            let due = pacer.reserve(len as u64, started);
+            (due.checked_sub(pacer.service_time(len as u64)), due)
+        });
         let result = self.read_with_faults(file, offset, bufs);
         let io_done = Instant::now();
-        let throttle = due.map_or(Duration::ZERO, |due| sleep_until(due, io_done));
-        let finished = Instant::now();
         if let Some(gate) = gate {
             MutexGuard::unlock_fair(gate);
         }
+        let (service_start, due) = booking.map_or((None, None), |(s, d)| (s, Some(d)));
+        let throttle = due.map_or(Duration::ZERO, |due| sleep_until(due, Instant::now()));
+        // The emulated disk's occupancy: from when it started on this request (not
+        // before the request arrived at the gate) until the later of the emulated and
+        // the real completion. Successive requests' intervals do not overlap.
+        let busy_from = service_start.map_or(started, |s| s.max(started));
+        let busy_to = due.map_or(io_done, |due| due.max(io_done));
         let times = RequestTimes {
             queue: started - arrived,
-            busy: finished - started,
+            busy: busy_to.saturating_duration_since(busy_from),
             io: io_done - started,
             throttle,
         };
