@@ -61,6 +61,7 @@ impl Runtime {
                 delivered: HashMap::new(),
                 failed: HashMap::new(),
                 shutdown: false,
+                stopped: None,
                 tags: HashMap::new(),
                 load_log: LoadLog::default(),
             }),
@@ -127,7 +128,7 @@ impl Runtime {
         spec.order = order;
         let mut inner = self.shared.inner.lock();
         if inner.shutdown {
-            return Err(RuntimeError::ShutDown);
+            return Err(inner.stop_error());
         }
         let now = self.shared.now();
         // A scan touching no chunk never enters the ABM: it is finished at once.
