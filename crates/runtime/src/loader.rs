@@ -67,40 +67,54 @@ fn serve(shared: &Shared) {
         for evicted in &load.evicted {
             inner.resident.remove(evicted);
         }
-        // The pieces of one load (DSM: its columns, smallest first) are read one after
-        // another; each is made resident as it arrives, so a scan that needs only the
-        // first columns can start before the rest are in.
-        let mut pieces = load.pieces.iter();
-        let mut all_read = true;
-        for piece in pieces.by_ref() {
-            if inner.shutdown {
-                // Nobody will use the rest; the runtime is gone.
-                return;
-            }
-            let result = MutexGuard::unlocked(&mut inner, || read(shared, *piece));
-            let now = shared.now();
-            let ok = match result {
-                Ok(bytes) => complete(shared, &mut inner, &load, *piece, bytes, now),
-                Err(e) => fail(shared, &mut inner, *piece, Arc::new(e), now),
-            };
-            shared.scan_wakeup.notify_all();
-            if !ok {
-                all_read = false;
-                break;
-            }
-        }
-        if all_read {
-            shared.counters.chunk_loaded();
-        }
-        // After a failure the rest of the load is abandoned: its pieces fail too.
-        for piece in pieces {
-            let error = Arc::new(StorageError::Invalid(format!(
-                "{piece} not read: an earlier piece of its load failed"
-            )));
-            fail(shared, &mut inner, *piece, error, shared.now());
+        if !load_pieces(shared, &mut inner, &load) {
+            return;
         }
         shared.scan_wakeup.notify_all();
     }
+}
+
+/// Reads the pieces of one load (DSM: its columns, smallest first) one after another;
+/// each is made resident as it arrives, so a scan that needs only the first columns can
+/// start before the rest are in. False if the runtime shut down meanwhile.
+fn load_pieces(shared: &Shared, inner: &mut MutexGuard<'_, Inner>, load: &LoadDecision) -> bool {
+    let mut pieces = load.pieces.iter();
+    let mut first_error = None;
+    for piece in pieces.by_ref() {
+        if inner.shutdown {
+            // Nobody will use the rest; the runtime is gone.
+            return false;
+        }
+        let result = MutexGuard::unlocked(inner, || read(shared, *piece));
+        let now = shared.now();
+        let ok = match result {
+            Ok(bytes) => complete(shared, inner, load, *piece, bytes, now),
+            Err(e) => {
+                let e = Arc::new(e);
+                first_error = Some(Arc::clone(&e));
+                fail(shared, inner, *piece, e, now)
+            }
+        };
+        shared.scan_wakeup.notify_all();
+        if !ok {
+            break;
+        }
+    }
+    match &first_error {
+        None if !inner.shutdown => shared.counters.chunk_loaded(),
+        None => {}
+        // After a failure the rest of the load is abandoned: its pieces fail too, with
+        // the cause, so a scan that needed only those learns which file failed.
+        Some(cause) => {
+            for piece in pieces {
+                let error = Arc::new(StorageError::Invalid(format!(
+                    "{piece} not read: an earlier piece of its load failed: {cause}"
+                )));
+                fail(shared, inner, *piece, error, shared.now());
+            }
+        }
+    }
+    true
 }
 
 /// Reads and verifies one piece; called without the lock.
