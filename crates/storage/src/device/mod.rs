@@ -11,12 +11,13 @@
 //! 2. **O_DIRECT.** [`DirectMode::Auto`] opens with O_DIRECT and probes one block; if the
 //!    filesystem refuses (`EINVAL`/`EOPNOTSUPP`), the file is read buffered and the device
 //!    prints one warning. A file's mode never changes after it is opened.
-//! 3. **Exclusive I/O.** With `exclusive` (the default) one request is in flight at a
+//! 3. **Exclusive I/O.** With `exclusive` (the default) one real read is in flight at a
 //!    time, as the 2004 report's §3.2 prescribes for chunk reads: concurrent large reads
-//!    make a disk seek between them.
+//!    make a disk seek between them. The throttle sleep happens outside that gate; the
+//!    emulated disk's timeline serves requests one after another anyway.
 //! 4. **Throttle.** An optional bandwidth and per-request latency make the device behave
-//!    like a slower disk: after the real read, the calling thread sleeps until the
-//!    emulated disk ([`Pacer`]) would have finished. This is the only place coopscan
+//!    like a slower disk: after the real read, the calling thread sleeps (holding no
+//!    lock) until the emulated disk ([`Pacer`]) would have finished. This is the only place coopscan
 //!    sleeps to emulate hardware.
 //! 5. **Fault injection.** [`Device::with_faults`] consults a [`FaultInjector`] before
 //!    every real read (errors, short reads, flipped bytes, delays), for tests.
