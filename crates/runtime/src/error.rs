@@ -27,6 +27,10 @@ pub enum RuntimeError {
     ShutDown,
     #[error("could not start the loader thread: {0}")]
     Spawn(String),
+    /// A loader thread panicked (a bug, or a panic below it in a device or decoder);
+    /// the runtime stopped and every scan gets this error instead of waiting forever.
+    #[error("the runtime stopped: its loader thread panicked: {0}")]
+    LoaderPanicked(String),
 }
 
 impl From<StorageError> for RuntimeError {

@@ -42,6 +42,6 @@ pub use coopscan_buffer::{AbmConfig, PolicyKind};
 pub use error::{Result, RuntimeError};
 pub use guard::ChunkGuard;
 pub use load_log::{LoadRecord, MAX_LOAD_LOG};
-pub use runtime::{Runtime, RuntimeConfig};
+pub use runtime::{Holdings, Runtime, RuntimeConfig};
 pub use scan::CScan;
 pub use stats::{RuntimeStats, ScanStats};

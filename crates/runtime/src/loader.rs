@@ -12,6 +12,8 @@
 //! A failed load never panics the loader and never touches scans that did not need the
 //! chunk; those keep running.
 
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,8 +25,36 @@ use crate::error::RuntimeError;
 use crate::load_log::LoadRecord;
 use crate::shared::{Inner, Shared};
 
-/// Runs until shutdown.
+/// Runs until shutdown. A panic anywhere in the loop (a bug here, in the policy, or in
+/// the device or decoder below) stops the runtime and fails every scan with
+/// [`RuntimeError::LoaderPanicked`]: nobody else would ever load the chunks they wait
+/// for (issue "Reliability", item 11).
 pub(crate) fn run(shared: Arc<Shared>) {
+    // Unwind safety: after a panic nothing uses the ABM's state again except to fail
+    // the scans; the lock (parking_lot, no poisoning) was released by the unwind.
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| serve(&shared)));
+    if let Err(payload) = outcome {
+        let message = panic_message(payload.as_ref());
+        let mut inner = shared.inner.lock();
+        fail_everyone(&mut inner, RuntimeError::LoaderPanicked(message));
+        drop(inner);
+        shared.scan_wakeup.notify_all();
+        shared.loader_wakeup.notify_all();
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// The loader loop proper.
+fn serve(shared: &Shared) {
     let mut inner = shared.inner.lock();
     while !inner.shutdown {
         let now = shared.now();
@@ -37,40 +67,54 @@ pub(crate) fn run(shared: Arc<Shared>) {
         for evicted in &load.evicted {
             inner.resident.remove(evicted);
         }
-        // The pieces of one load (DSM: its columns, smallest first) are read one after
-        // another; each is made resident as it arrives, so a scan that needs only the
-        // first columns can start before the rest are in.
-        let mut pieces = load.pieces.iter();
-        let mut all_read = true;
-        for piece in pieces.by_ref() {
-            if inner.shutdown {
-                // Nobody will use the rest; the runtime is gone.
-                return;
-            }
-            let result = MutexGuard::unlocked(&mut inner, || read(&shared, *piece));
-            let now = shared.now();
-            let ok = match result {
-                Ok(bytes) => complete(&shared, &mut inner, &load, *piece, bytes, now),
-                Err(e) => fail(&shared, &mut inner, *piece, Arc::new(e), now),
-            };
-            shared.scan_wakeup.notify_all();
-            if !ok {
-                all_read = false;
-                break;
-            }
-        }
-        if all_read {
-            shared.counters.chunk_loaded();
-        }
-        // After a failure the rest of the load is abandoned: its pieces fail too.
-        for piece in pieces {
-            let error = Arc::new(StorageError::Invalid(format!(
-                "{piece} not read: an earlier piece of its load failed"
-            )));
-            fail(&shared, &mut inner, *piece, error, shared.now());
+        if !load_pieces(shared, &mut inner, &load) {
+            return;
         }
         shared.scan_wakeup.notify_all();
     }
+}
+
+/// Reads the pieces of one load (DSM: its columns, smallest first) one after another;
+/// each is made resident as it arrives, so a scan that needs only the first columns can
+/// start before the rest are in. False if the runtime shut down meanwhile.
+fn load_pieces(shared: &Shared, inner: &mut MutexGuard<'_, Inner>, load: &LoadDecision) -> bool {
+    let mut pieces = load.pieces.iter();
+    let mut first_error = None;
+    for piece in pieces.by_ref() {
+        if inner.shutdown {
+            // Nobody will use the rest; the runtime is gone.
+            return false;
+        }
+        let result = MutexGuard::unlocked(inner, || read(shared, *piece));
+        let now = shared.now();
+        let ok = match result {
+            Ok(bytes) => complete(shared, inner, load, *piece, bytes, now),
+            Err(e) => {
+                let e = Arc::new(e);
+                first_error = Some(Arc::clone(&e));
+                fail(shared, inner, *piece, e, now)
+            }
+        };
+        shared.scan_wakeup.notify_all();
+        if !ok {
+            break;
+        }
+    }
+    match &first_error {
+        None if !inner.shutdown => shared.counters.chunk_loaded(),
+        None => {}
+        // After a failure the rest of the load is abandoned: its pieces fail too, with
+        // the cause, so a scan that needed only those learns which file failed.
+        Some(cause) => {
+            for piece in pieces {
+                let error = Arc::new(StorageError::Invalid(format!(
+                    "{piece} not read: an earlier piece of its load failed: {cause}"
+                )));
+                fail(shared, inner, *piece, error, shared.now());
+            }
+        }
+    }
+    true
 }
 
 /// Reads and verifies one piece; called without the lock.
@@ -158,17 +202,20 @@ fn fail(
     false
 }
 
-/// The ABM rejected a loader event: a bug in the driver or the policy. The runtime
-/// cannot go on safely, so it stops and every parked scan gets the error.
+/// The runtime cannot go on safely (the ABM rejected a loader event, or a loader
+/// panicked): it stops, and every scan gets `error` — active scans in their mailbox,
+/// queued ones and later registrations through `stopped`.
 fn fail_everyone(inner: &mut Inner, error: RuntimeError) {
-    let scans: Vec<_> = inner
-        .abm
-        .state()
+    // `scan(slot)`, not `active_scan`: after a panic the state may be half-updated, and
+    // this must not panic again.
+    let state = inner.abm.state();
+    let scans: Vec<_> = state
         .active_slots()
-        .map(|s| inner.abm.state().active_scan(s).id)
+        .filter_map(|s| state.scan(s).map(|scan| scan.id))
         .collect();
     for scan in scans {
         inner.failed.insert(scan, error.clone());
     }
+    inner.stopped.get_or_insert(error);
     inner.shutdown = true;
 }

@@ -8,7 +8,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use coopscan_buffer::{
-    Abm, AbmConfig, AbmStats, ColumnMask, PolicyKind, RowRanges, ScanOrder, ScanSpec, TableGeometry,
+    Abm, AbmConfig, AbmStats, ChunkId, ColumnMask, PolicyKind, RowRanges, ScanOrder, ScanSpec,
+    TableGeometry,
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
@@ -19,6 +20,17 @@ use crate::load_log::{LoadLog, LoadRecord};
 use crate::scan::CScan;
 use crate::shared::{Inner, Shared};
 use crate::stats::{Counters, RuntimeStats};
+
+/// Scans and pins the ABM holds at one moment ([`Runtime::holdings`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Holdings {
+    /// Registered and admitted scans.
+    pub active_scans: usize,
+    /// Registered scans waiting for admission.
+    pub queued_scans: usize,
+    /// Chunks some scan is processing right now.
+    pub pinned_chunks: usize,
+}
 
 /// How to run: the ABM's buffer and I/O limits, and the policy.
 #[derive(Clone, Debug)]
@@ -61,6 +73,7 @@ impl Runtime {
                 delivered: HashMap::new(),
                 failed: HashMap::new(),
                 shutdown: false,
+                stopped: None,
                 tags: HashMap::new(),
                 load_log: LoadLog::default(),
             }),
@@ -127,7 +140,7 @@ impl Runtime {
         spec.order = order;
         let mut inner = self.shared.inner.lock();
         if inner.shutdown {
-            return Err(RuntimeError::ShutDown);
+            return Err(inner.stop_error());
         }
         let now = self.shared.now();
         // A scan touching no chunk never enters the ABM: it is finished at once.
@@ -174,6 +187,21 @@ impl Runtime {
     /// Time since the runtime started: the clock of [`LoadRecord::at`].
     pub fn elapsed(&self) -> std::time::Duration {
         self.shared.started.elapsed()
+    }
+
+    /// What the buffer holds on behalf of scans right now. All zero once every scan
+    /// handle and chunk guard is gone: nothing leaked (for tests and debugging).
+    pub fn holdings(&self) -> Holdings {
+        let inner = self.shared.inner.lock();
+        let state = inner.abm.state();
+        let pinned_chunks = (0..state.chunk_count())
+            .filter(|&k| state.is_pinned(ChunkId(k)))
+            .count();
+        Holdings {
+            active_scans: state.active_count() as usize,
+            queued_scans: state.pending_count(),
+            pinned_chunks,
+        }
     }
 
     /// Runs the ABM's full consistency check (for tests and debugging).

@@ -176,7 +176,7 @@ impl CScan {
                 return Ok(Some(woken));
             }
             if inner.shutdown {
-                return Err(RuntimeError::ShutDown);
+                return Err(inner.stop_error());
             }
             if !block {
                 return Ok(None);

@@ -31,14 +31,22 @@ pub(crate) struct Inner {
     pub(crate) delivered: HashMap<ScanId, Delivery>,
     /// Scans failed by the loader (already unregistered from the ABM), with the error.
     pub(crate) failed: HashMap<ScanId, RuntimeError>,
-    /// Set once by `Runtime::drop`: loaders exit, parked scans return `ShutDown`.
+    /// Set once by `Runtime::drop` or when the runtime stops on an error: loaders exit,
+    /// parked scans return `stopped` (or `ShutDown` if it is `None`).
     pub(crate) shutdown: bool,
+    /// Why the runtime stopped, if not because it was dropped: what later calls get.
+    pub(crate) stopped: Option<RuntimeError>,
     /// Caller-chosen tags of registered scans (e.g. a benchmark's query number).
     pub(crate) tags: HashMap<ScanId, u64>,
     pub(crate) load_log: LoadLog,
 }
 
 impl Inner {
+    /// The error for a scan or registration after shutdown.
+    pub(crate) fn stop_error(&self) -> RuntimeError {
+        self.stopped.clone().unwrap_or(RuntimeError::ShutDown)
+    }
+
     /// Hands `deliveries` (from an ABM event) to the parked scans they are for.
     pub(crate) fn post(&mut self, deliveries: &mut Vec<Delivery>) {
         for d in deliveries.drain(..) {

@@ -92,7 +92,7 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 }
 
 /// Parses and verifies the page at `page` (read from `path` at `offset`): magic, format
-/// version, layout, lengths and checksum. Returns the header and the stored payload.
+/// version, layout, lengths, checksum and zero padding. Returns the header and the stored payload.
 pub fn read_page<'a>(
     page: &'a [u8],
     path: &Path,
@@ -105,9 +105,9 @@ pub fn read_page<'a>(
 /// How much of a page to verify when reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PageChecks {
-    /// Everything, checksum included: for bytes just read from disk.
+    /// Everything, checksum and zero padding included: for bytes just read from disk.
     Full,
-    /// Everything but the checksum: for bytes verified when they were loaded and
+    /// Everything but the checksum and the padding: for bytes verified when they were loaded and
     /// immutable since (a buffer manager's resident chunk). Lengths and positions are
     /// still checked, so a decoder never reads out of bounds.
     SkipChecksum,
@@ -170,6 +170,15 @@ pub fn read_page_with<'a>(
     let expected = le_u32(page, CRC_AT);
     if checks == PageChecks::Full {
         verify_checksum(page, payload, path, offset, expected)?;
+        // The checksum covers header and payload only; the writer zero-pads the rest,
+        // so a flipped bit there is damage too (nothing reads it, but a disk that flips
+        // one byte may flip others).
+        if let Some(at) = page[end..].iter().position(|&b| b != 0) {
+            return Err(corrupt(format!(
+                "non-zero byte in the zero padding after the payload, {} bytes into the page",
+                end + at
+            )));
+        }
     }
     let header = PageHeader {
         layout,

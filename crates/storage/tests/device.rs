@@ -8,7 +8,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use coopscan_storage::device::{
-    AlignedBuf, Bandwidth, Device, DeviceConfig, DeviceError, DirectMode, IO_ALIGN, THROTTLE_BURST,
+    AlignedBuf, Bandwidth, Device, DeviceConfig, DeviceError, DirectMode, Fault, FaultInjector,
+    ReadRequest, IO_ALIGN, THROTTLE_BURST,
 };
 
 const BLOCKS: usize = 64;
@@ -366,18 +367,25 @@ fn concurrent_exclusive_readers_get_correct_data() {
     assert!(stats.busy_time <= wall, "{:?} > {wall:?}", stats.busy_time);
 }
 
-/// Starts `THREADS` single-request readers at once and returns the device's stats.
+/// Starts `THREADS` single-request readers at once; returns the device's stats and the
+/// sorted instants their real reads began (each read held `hold` longer).
 fn race_one_request_each(
     exclusive: bool,
     latency: Duration,
-) -> coopscan_storage::device::DeviceStats {
+    hold: Option<Duration>,
+) -> (coopscan_storage::device::DeviceStats, Vec<Instant>) {
     const THREADS: usize = 4;
     let (_dir, path, _) = fixture(DirectMode::Required);
-    let device = Arc::new(Device::new(DeviceConfig {
+    let clock = Arc::new(ReadClock {
+        hold,
+        ..ReadClock::default()
+    });
+    let config = DeviceConfig {
         exclusive,
         latency_per_request: latency,
         ..DeviceConfig::default()
-    }));
+    };
+    let device = Arc::new(Device::with_faults(config, clock.clone()));
     let file = Arc::new(device.open(&path).expect("open"));
     let start_line = Arc::new(std::sync::Barrier::new(THREADS));
     let readers: Vec<_> = (0..THREADS)
@@ -393,21 +401,157 @@ fn race_one_request_each(
     for reader in readers {
         reader.join().expect("reader panicked");
     }
-    device.stats()
+    (device.stats(), clock.reads())
 }
 
 #[test]
-fn exclusive_mode_makes_requests_wait_their_turn() {
+fn exclusive_mode_serializes_real_reads() {
+    const HOLD: Duration = Duration::from_millis(20);
+    const THREADS: usize = 4;
+    // Every real read takes 20 ms longer: with the gate the reads happen one after the
+    // other and the losers of the race queue for it.
+    let (exclusive, reads) = race_one_request_each(true, Duration::ZERO, Some(HOLD));
+    let gaps: Vec<Duration> = reads.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.iter().all(|&gap| gap >= HOLD), "{gaps:?}");
+    assert!(exclusive.queue_wait >= HOLD, "{:?}", exclusive.queue_wait);
+    // Without the gate the reads overlap and nobody queues.
+    let (shared, reads) = race_one_request_each(false, Duration::ZERO, Some(HOLD));
+    let span = reads[THREADS - 1] - reads[0];
+    assert!(span < HOLD, "{span:?}");
+    assert!(shared.queue_wait < HOLD / 4, "{:?}", shared.queue_wait);
+}
+
+#[test]
+fn the_emulated_disk_serves_one_request_at_a_time_in_both_modes() {
     const LATENCY: Duration = Duration::from_millis(20);
-    // The emulated latency is served while holding the gate, so the three readers that
-    // lose the race wait at least one whole request between them.
-    let exclusive = race_one_request_each(true, LATENCY);
+    for exclusive in [true, false] {
+        let started = Instant::now();
+        race_one_request_each(exclusive, LATENCY, None);
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed >= 4 * LATENCY - THROTTLE_BURST,
+            "{exclusive}: {elapsed:?}"
+        );
+    }
+}
+
+/// Records the instant each request reached the file system (with the gate held), and
+/// optionally makes every real read take `hold` longer.
+#[derive(Debug, Default)]
+struct ReadClock {
+    reads: std::sync::Mutex<Vec<Instant>>,
+    hold: Option<Duration>,
+}
+
+impl ReadClock {
+    fn reads(&self) -> Vec<Instant> {
+        let mut reads = self.reads.lock().expect("clock lock").clone();
+        reads.sort();
+        reads
+    }
+}
+
+impl FaultInjector for ReadClock {
+    fn inject(&self, _: &ReadRequest<'_>) -> Option<Fault> {
+        self.reads.lock().expect("clock lock").push(Instant::now());
+        self.hold.map(Fault::Delay)
+    }
+}
+
+/// Regression (issue "Reliability", item 10): the exclusive gate was held through the
+/// throttle sleep, so a second reader could not even start its read until the first had
+/// slept out its whole emulated latency. Now the gate covers the real read only; the
+/// emulated disk still serves the two one after another.
+#[test]
+fn a_reader_is_not_stuck_behind_another_readers_throttle_sleep() {
+    const LATENCY: Duration = Duration::from_millis(800);
+    let (_dir, path, _) = fixture(DirectMode::Off);
+    let clock = Arc::new(ReadClock::default());
+    let config = DeviceConfig {
+        latency_per_request: LATENCY,
+        ..DeviceConfig::default()
+    };
+    let device = Arc::new(Device::with_faults(config, clock.clone()));
+    let file = Arc::new(device.open(&path).expect("open"));
+    let t0 = Instant::now();
+    let first = {
+        let (device, file) = (Arc::clone(&device), Arc::clone(&file));
+        thread::spawn(move || {
+            device.read(&file, 0, IO_ALIGN).expect("first read");
+            Instant::now()
+        })
+    };
+    // The first reader is sleeping out its latency by now.
+    thread::sleep(Duration::from_millis(100));
+    device.read(&file, 0, IO_ALIGN).expect("second read");
+    let second_done = Instant::now();
+    let first_done = first.join().expect("first reader");
+    let reads = clock.reads();
+    assert_eq!(reads.len(), 2);
+    // Generous: the second read starts at 100 ms; before the fix it started at 800 ms.
+    let second_read = reads[1] - t0;
     assert!(
-        exclusive.queue_wait >= LATENCY,
-        "{:?}",
-        exclusive.queue_wait
+        second_read < LATENCY / 2,
+        "second read started at {second_read:?}"
     );
-    // Without the gate nobody queues (the emulated disk still books them one by one).
-    let shared = race_one_request_each(false, LATENCY);
-    assert!(shared.queue_wait < LATENCY / 4, "{:?}", shared.queue_wait);
+    // The emulated disk is still exclusive: one latency each, one after the other.
+    assert!(first_done - t0 >= LATENCY - THROTTLE_BURST);
+    let both = second_done - t0;
+    assert!(both >= 2 * LATENCY - THROTTLE_BURST, "{both:?}");
+    assert!(device.stats().queue_wait < LATENCY / 2);
+}
+
+/// The throttle's accounting happens in read order under the gate, the sleeps outside
+/// it: concurrent readers together get the configured bandwidth, never more, and not
+/// much less (the upper bound is generous for a loaded 2-core machine).
+#[test]
+fn concurrent_readers_together_get_the_configured_bandwidth() {
+    const MB_S: f64 = 20.0;
+    const THREADS: usize = 4;
+    const READS: usize = 6;
+    const LEN: usize = 64 * IO_ALIGN; // 256 KiB
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_test_file(dir.path(), "bw.bin", LEN);
+    let bandwidth = Bandwidth::mb_per_s(MB_S).expect("valid");
+    let device = Arc::new(Device::new(DeviceConfig {
+        bandwidth: Some(bandwidth),
+        ..DeviceConfig::default()
+    }));
+    let file = Arc::new(device.open(&path).expect("open"));
+    let started = Instant::now();
+    let readers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (device, file) = (Arc::clone(&device), Arc::clone(&file));
+            thread::spawn(move || {
+                for _ in 0..READS {
+                    let buf = device.read(&file, 0, LEN).expect("read");
+                    assert_eq!(buf[..], expected_bytes(0, LEN)[..]);
+                }
+            })
+        })
+        .collect();
+    for reader in readers {
+        reader.join().expect("reader panicked");
+    }
+    let elapsed = started.elapsed();
+    let total = (THREADS * READS * LEN) as u64;
+    // 6.3 MB at 20 MB/s: 315 ms, less the one burst an idle device may use.
+    let emulated = bandwidth.transfer_time(total);
+    assert!(
+        elapsed >= emulated - THROTTLE_BURST,
+        "{elapsed:?} < {emulated:?}"
+    );
+    assert!(
+        elapsed < emulated * 3 / 2 + Duration::from_millis(200),
+        "{elapsed:?} vs {emulated:?}"
+    );
+    let stats = device.stats();
+    assert_eq!(stats.bytes, total);
+    // Busy time is the emulated disk's occupancy: the requests' intervals do not
+    // overlap, so together they fit in the wall time.
+    assert!(
+        stats.busy_time <= elapsed,
+        "{:?} > {elapsed:?}",
+        stats.busy_time
+    );
 }

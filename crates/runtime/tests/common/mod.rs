@@ -199,3 +199,78 @@ impl Rng {
 pub fn config(frames: u32, policy: coopscan_runtime::PolicyKind) -> RuntimeConfig {
     RuntimeConfig::new(frames, policy)
 }
+
+/// Rows of `0..rows` that `ranges` select (overlaps count once).
+pub fn selected(rows: u64, ranges: &[Range<u64>]) -> Vec<bool> {
+    let mut in_scan = vec![false; rows as usize];
+    for r in ranges {
+        for k in r.clone() {
+            in_scan[k as usize] = true;
+        }
+    }
+    in_scan
+}
+
+/// Totals of the selected rows from the generator's formula alone (no storage code):
+/// the independent reference of the fault and stress tests. `chunks` is left 0.
+pub fn expected_from_formula(in_scan: &[bool]) -> Totals {
+    let mut t = Totals::default();
+    for (k, _) in in_scan.iter().enumerate().filter(|(_, &yes)| yes) {
+        t.rows += 1;
+        t.sum_k += k as i64;
+        t.sum_v += value_of(k as i64);
+    }
+    t
+}
+
+/// Consumes `scan` (projection `[K, V]`) checking every tuple as it arrives: selected by
+/// the scan, not seen before, and `v` = `value_of(k)`. A wrong tuple panics the scan
+/// thread (the test then fails on its deadline or join), so a silently wrong byte can
+/// never pass. Stops after `limit` chunks (a cancellation) if given.
+pub fn consume_checked(
+    scan: &mut CScan,
+    in_scan: &[bool],
+    limit: Option<u64>,
+) -> Result<Totals, RuntimeError> {
+    let mut seen = vec![false; in_scan.len()];
+    let mut t = Totals::default();
+    while let Some(chunk) = scan.next_chunk()? {
+        let batch = chunk.batch()?;
+        let (k, v) = (int64(&batch, 0), int64(&batch, 1));
+        assert_eq!(
+            k.null_count() + v.null_count(),
+            0,
+            "nulls in non-null columns"
+        );
+        for (&k, &v) in k.values().iter().zip(v.values()) {
+            let i = usize::try_from(k).expect("row number");
+            assert!(in_scan.get(i) == Some(&true), "row {k} not selected");
+            assert!(!std::mem::replace(&mut seen[i], true), "row {k} twice");
+            assert_eq!(v, value_of(k), "wrong value for row {k}");
+            t.rows += 1;
+            t.sum_k += k;
+            t.sum_v += v;
+        }
+        t.chunks += 1;
+        if limit.is_some_and(|l| t.chunks >= l) {
+            break;
+        }
+    }
+    Ok(t)
+}
+
+/// The watchdog of the fault and stress tests: `n` results from `rx` before `deadline`,
+/// or the test fails naming how many arrived (a hang is a failure, not a stuck run).
+pub fn collect_by<T>(rx: mpsc::Receiver<(usize, T)>, n: usize, deadline: Instant) -> Vec<T> {
+    let mut out: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    for got in 0..n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((i, r)) => out[i] = Some(r),
+            Err(e) => panic!("watchdog: {got} of {n} scans reported before the deadline ({e})"),
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every scan reported"))
+        .collect()
+}

@@ -1,8 +1,11 @@
-//! `Device`: validates a request, takes the exclusive gate, reads, then waits out the
-//! emulated disk's service time and records the counters.
+//! `Device`: validates a request, takes the exclusive gate, books the request on the
+//! emulated disk and reads, releases the gate, then waits out the emulated disk's service
+//! time and records the counters.
 
+use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -11,6 +14,7 @@ use parking_lot::{Mutex, MutexGuard};
 use super::aligned::{is_io_aligned, AlignedBuf};
 use super::config::{DeviceConfig, DirectMode};
 use super::error::DeviceError;
+use super::faults::{Fault, FaultInjector, ReadRequest};
 use super::file::{self, DeviceFile};
 use super::pread;
 use super::stats::{Counters, DeviceStats, RequestTimes};
@@ -21,8 +25,9 @@ use super::throttle::{Pacer, THROTTLE_BURST};
 #[derive(Debug)]
 pub struct Device {
     config: DeviceConfig,
-    /// Held for the whole of a request when `config.exclusive`, so chunk reads never
-    /// interleave (2004 report §3.2). Released fairly, so waiting readers go in turn.
+    /// Held around a request's booking and real read when `config.exclusive`, so chunk
+    /// reads never interleave (2004 report §3.2); not through the throttle sleep, which
+    /// the pacer's timeline already serializes. Released fairly, so readers go in turn.
     gate: Option<Mutex<()>>,
     /// The emulated disk's timeline; `None` when neither bandwidth nor latency is emulated.
     /// Locked only to book a request, never while sleeping.
@@ -30,6 +35,8 @@ pub struct Device {
     counters: Counters,
     /// Some file of this device fell back to buffered reads; the warning prints once.
     fell_back: AtomicBool,
+    /// Tests only: decides a fault for every request (see `faults.rs`).
+    faults: Option<Arc<dyn FaultInjector>>,
 }
 
 impl Device {
@@ -41,6 +48,16 @@ impl Device {
             config,
             counters: Counters::default(),
             fell_back: AtomicBool::new(false),
+            faults: None,
+        }
+    }
+
+    /// A device whose every request first asks `faults` what should go wrong with it:
+    /// for tests of everything above the device (see [`FaultInjector`]).
+    pub fn with_faults(config: DeviceConfig, faults: Arc<dyn FaultInjector>) -> Device {
+        Device {
+            faults: Some(faults),
+            ..Device::new(config)
         }
     }
 
@@ -110,7 +127,13 @@ impl Device {
         self.counters.reset();
     }
 
-    /// Performs one validated request: gate, read, emulated service time, counters.
+    /// Performs one validated request: under the gate, book it on the emulated disk and
+    /// do the real read; then, with no lock held, sleep until the emulated disk is done.
+    /// Booking in gate order keeps the emulated timeline exact (requests follow each
+    /// other back to back); sleeping outside the gate means a reader is never stuck
+    /// behind another's emulated wait — only behind its real read (issue "Reliability",
+    /// item 10: a second reader could not even start its read until the first had slept
+    /// out its whole emulated latency).
     fn submit(
         &self,
         file: &DeviceFile,
@@ -121,20 +144,26 @@ impl Device {
         let arrived = Instant::now();
         let gate = self.gate.as_ref().map(Mutex::lock);
         let started = Instant::now();
-        let due = self
-            .pacer
-            .as_ref()
-            .map(|pacer| pacer.lock().reserve(len as u64, started));
-        let result = pread::read_full(file.file(), offset, bufs);
+        let booking = self.pacer.as_ref().map(|pacer| {
+            let mut pacer = pacer.lock();
+            let due = pacer.reserve(len as u64, started);
+            (due.checked_sub(pacer.service_time(len as u64)), due)
+        });
+        let result = self.read_with_faults(file, offset, bufs);
         let io_done = Instant::now();
-        let throttle = due.map_or(Duration::ZERO, |due| sleep_until(due, io_done));
-        let finished = Instant::now();
         if let Some(gate) = gate {
             MutexGuard::unlock_fair(gate);
         }
+        let (service_start, due) = booking.map_or((None, None), |(s, d)| (s, Some(d)));
+        let throttle = due.map_or(Duration::ZERO, |due| sleep_until(due, Instant::now()));
+        // The emulated disk's occupancy: from when it started on this request (not
+        // before the request arrived at the gate) until the later of the emulated and
+        // the real completion. Successive requests' intervals do not overlap.
+        let busy_from = service_start.map_or(started, |s| s.max(started));
+        let busy_to = due.map_or(io_done, |due| due.max(io_done));
         let times = RequestTimes {
             queue: started - arrived,
-            busy: finished - started,
+            busy: busy_to.saturating_duration_since(busy_from),
             io: io_done - started,
             throttle,
         };
@@ -152,6 +181,39 @@ impl Device {
         }
     }
 
+    /// The real read, with the injected fault of this request applied (if any).
+    fn read_with_faults(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        bufs: &mut [&mut [u8]],
+    ) -> io::Result<usize> {
+        let fault = self.faults.as_ref().and_then(|faults| {
+            let len = bufs.iter().map(|buf| buf.len()).sum();
+            let path = file.path();
+            faults.inject(&ReadRequest { path, offset, len })
+        });
+        if fault == Some(Fault::Error) {
+            return Err(io::Error::other("injected read error (fault injection)"));
+        }
+        let got = pread::read_full(file.file(), offset, bufs)?;
+        match fault {
+            Some(Fault::Short { got: short }) => {
+                zero_from(bufs, short);
+                Ok(got.min(short))
+            }
+            Some(Fault::Corrupt { at, mask }) => {
+                flip(bufs, at, mask);
+                Ok(got)
+            }
+            Some(Fault::Delay(delay)) => {
+                thread::sleep(delay);
+                Ok(got)
+            }
+            Some(Fault::Error) | None => Ok(got),
+        }
+    }
+
     fn warn_fallback(&self, path: &Path, reason: &std::io::Error) {
         if !self.fell_back.swap(true, Ordering::Relaxed) {
             eprintln!(
@@ -161,6 +223,30 @@ impl Device {
                 path.display()
             );
         }
+    }
+}
+
+/// Zeroes everything after the first `from` bytes of `bufs` (an injected short read).
+fn zero_from(bufs: &mut [&mut [u8]], mut from: usize) {
+    for buf in bufs.iter_mut() {
+        let skip = from.min(buf.len());
+        buf[skip..].fill(0);
+        from -= skip;
+    }
+}
+
+/// XORs byte `at` (modulo the total length) of `bufs` with `mask` (an injected bit flip).
+fn flip(bufs: &mut [&mut [u8]], at: usize, mask: u8) {
+    let total: usize = bufs.iter().map(|buf| buf.len()).sum();
+    let Some(mut at) = at.checked_rem(total) else {
+        return;
+    };
+    for buf in bufs.iter_mut() {
+        if let Some(byte) = buf.get_mut(at) {
+            *byte ^= mask;
+            return;
+        }
+        at -= buf.len();
     }
 }
 

@@ -11,14 +11,17 @@
 //! 2. **O_DIRECT.** [`DirectMode::Auto`] opens with O_DIRECT and probes one block; if the
 //!    filesystem refuses (`EINVAL`/`EOPNOTSUPP`), the file is read buffered and the device
 //!    prints one warning. A file's mode never changes after it is opened.
-//! 3. **Exclusive I/O.** With `exclusive` (the default) one request is in flight at a
+//! 3. **Exclusive I/O.** With `exclusive` (the default) one real read is in flight at a
 //!    time, as the 2004 report's §3.2 prescribes for chunk reads: concurrent large reads
-//!    make a disk seek between them.
+//!    make a disk seek between them. The throttle sleep happens outside that gate; the
+//!    emulated disk's timeline serves requests one after another anyway.
 //! 4. **Throttle.** An optional bandwidth and per-request latency make the device behave
-//!    like a slower disk: after the real read, the calling thread sleeps until the
-//!    emulated disk ([`Pacer`]) would have finished. This is the only place coopscan
+//!    like a slower disk: after the real read, the calling thread sleeps (holding no
+//!    lock) until the emulated disk ([`Pacer`]) would have finished. This is the only place coopscan
 //!    sleeps to emulate hardware.
-//! 5. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
+//! 5. **Fault injection.** [`Device::with_faults`] consults a [`FaultInjector`] before
+//!    every real read (errors, short reads, flipped bytes, delays), for tests.
+//! 6. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
 //!
 //! Entry points: [`Device::new`], [`Device::open`], [`Device::read`],
 //! [`Device::read_into`], [`Device::read_vectored`], [`Device::stats`].
@@ -26,6 +29,7 @@
 mod aligned;
 mod config;
 mod error;
+mod faults;
 mod file;
 mod io;
 mod pread;
@@ -37,6 +41,7 @@ pub use config::{
     Bandwidth, DeviceConfig, DirectMode, InvalidBandwidth, BANDWIDTH_MB_S_MIN, BYTES_PER_MB,
 };
 pub use error::DeviceError;
+pub use faults::{Fault, FaultCounts, FaultInjector, FaultRates, ReadRequest, SeededFaults};
 pub use file::DeviceFile;
 pub use io::Device;
 pub use stats::DeviceStats;

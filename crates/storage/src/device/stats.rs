@@ -13,15 +13,18 @@ pub struct DeviceStats {
     pub requests: u64,
     /// Bytes read.
     pub bytes: u64,
-    /// Time the device was occupied by requests: emulated latency and throttle waits
-    /// plus the real reads. Excludes `queue_wait`, so it never exceeds wall time when
-    /// requests are exclusive.
+    /// Time the (emulated) disk was occupied by requests: per request, from when the
+    /// disk starts serving it to the later of its emulated and real completion.
+    /// Requests' intervals do not overlap, so it never exceeds wall time when requests
+    /// are exclusive.
     pub busy_time: Duration,
     /// Time inside the read system calls only.
     pub io_time: Duration,
-    /// Time slept to emulate latency and bandwidth.
+    /// Time slept to emulate latency and bandwidth (and to wait for earlier requests on
+    /// the emulated disk's timeline).
     pub throttle_wait: Duration,
-    /// Time callers waited for another request to finish (exclusive mode).
+    /// Time callers waited for the exclusive gate: another request's real read (not its
+    /// throttle sleep, which happens outside the gate).
     pub queue_wait: Duration,
     /// A file of this device fell back from O_DIRECT to buffered reads.
     pub buffered_fallback: bool,
