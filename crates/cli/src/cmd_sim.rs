@@ -12,7 +12,7 @@
 use anyhow::Context;
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
-    fig8, pbm_buffer, pbm_buffer_text, run_preset, svg, table4, table4_text, PresetName,
+    fig8, pbm_buffer, pbm_buffer_text, run_preset_traced, svg, table4, table4_text, PresetName,
     FIG8_DEFAULT_CHUNKS, PBM_BUFFER_PERCENTS,
 };
 use std::path::{Path, PathBuf};
@@ -44,6 +44,10 @@ pub struct SimArgs {
     /// Seed of the random workload (table2, fig8).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Scenario presets (homogeneous, heterogeneous, table2): write each policy's
+    /// piece-reference trace to DIR/<preset>-<policy>.trace, for `coopscan opt`.
+    #[arg(long, value_name = "DIR")]
+    pub trace: Option<PathBuf>,
     /// fig8 only: chunk counts to sweep, comma separated.
     #[arg(long, value_delimiter = ',')]
     pub chunks: Vec<u32>,
@@ -60,6 +64,16 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     }
     if let Some(bad) = args.chunks.iter().find(|&&c| c == 0 || c > MAX_SIM_CHUNKS) {
         anyhow::bail!("--chunks {bad}: each count must be in 1..={MAX_SIM_CHUNKS}");
+    }
+    if args.trace.is_some()
+        && matches!(
+            args.preset,
+            PresetName::Fig8 | PresetName::Table4 | PresetName::PbmBuffer
+        )
+    {
+        anyhow::bail!(
+            "--trace: only the scenario presets (homogeneous, heterogeneous, table2) record traces"
+        );
     }
     let (json_path, svg_path) = output_paths(args)?;
     let (text, json, picture) = if args.preset == PresetName::Fig8 {
@@ -91,7 +105,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             None,
         )
     } else {
-        let report = run_preset(args.preset, &args.policies, args.seed)?;
+        let report =
+            run_preset_traced(args.preset, &args.policies, args.seed, args.trace.is_some())?;
+        if let Some(dir) = &args.trace {
+            write_traces(dir, &report)?;
+        }
         (
             report.to_text(),
             serde_json::to_string_pretty(&report)?,
@@ -133,5 +151,20 @@ fn output_paths(args: &SimArgs) -> anyhow::Result<(Option<PathBuf>, Option<PathB
 fn write(path: &Path, contents: &str) -> anyhow::Result<()> {
     std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// DIR/<preset>-<policy>.trace for every run of `report`.
+fn write_traces(dir: &Path, report: &coopscan_sim::PresetReport) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for run in &report.runs {
+        let Some(trace) = &run.trace else { continue };
+        let path = dir.join(format!("{}-{}.trace", report.preset, run.policy));
+        let file =
+            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        coopscan_buffer::write_trace(std::io::BufWriter::new(file), trace)
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {} ({} references)", path.display(), trace.len());
+    }
     Ok(())
 }

@@ -4,6 +4,7 @@ mod bench_engine;
 mod cmd_bench;
 mod cmd_gen;
 mod cmd_inspect;
+mod cmd_opt;
 mod cmd_sim;
 mod cmd_sql;
 mod cmd_verify;
@@ -35,6 +36,8 @@ enum Command {
     Verify(cmd_verify::VerifyArgs),
     /// Run the buffer policies on virtual time (the 2004 report's simulator).
     Sim(cmd_sim::SimArgs),
+    /// Replay a piece-reference trace under OPT (Belady) and LRU at several buffer sizes.
+    Opt(cmd_opt::OptArgs),
     /// Run SQL over coopscan tables (an interactive prompt when no SQL is given).
     Sql(cmd_sql::SqlArgs),
     /// The concurrent-stream benchmark (Table 2, Figures 4-8) under every policy.
@@ -48,6 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::Inspect(a) => cmd_inspect::run(&a),
         Command::Verify(a) => cmd_verify::run(&a),
         Command::Sim(a) => cmd_sim::run(&a),
+        Command::Opt(a) => cmd_opt::run(&a),
         Command::Sql(a) => cmd_sql::run(&a),
         Command::Bench(a) => cmd_bench::run(&a),
     };

@@ -204,6 +204,18 @@ impl Runtime {
         }
     }
 
+    /// Starts recording every piece reference (each chunk delivered to a scan
+    /// references the pieces the scan reads of it), for an offline replay under OPT
+    /// (`coopscan opt`); 40 bytes per reference until [`Runtime::take_trace`].
+    pub fn record_trace(&self) {
+        self.shared.inner.lock().abm.record_trace();
+    }
+
+    /// The piece references recorded so far, in order (recording continues).
+    pub fn take_trace(&self) -> Vec<coopscan_buffer::Reference> {
+        self.shared.inner.lock().abm.take_trace()
+    }
+
     /// Runs the ABM's full consistency check (for tests and debugging).
     pub fn check_invariants(&self) -> Result<()> {
         Ok(self.shared.inner.lock().abm.check_invariants()?)

@@ -56,3 +56,45 @@ fn a_lone_tagged_scan_owns_every_load_of_exactly_its_chunks() {
         );
     }
 }
+
+#[test]
+fn the_trace_names_each_chunk_every_scan_consumed_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = write_table(tmp.path(), Layout::Pax, 20_000);
+    let rows = table.rows();
+    let ranges = [0..rows / 2, rows / 3..rows];
+    for policy in PolicyKind::ALL {
+        let runtime = Runtime::new(table.clone(), device(), config(4, policy)).expect("runtime");
+        runtime.record_trace();
+        for r in &ranges {
+            let mut scan = runtime
+                .register(vec![r.clone()], vec![K, V])
+                .expect("register");
+            consume(&mut scan, None).expect("scan");
+        }
+        let trace = runtime.take_trace();
+        let mut per_scan: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+        for r in &trace {
+            per_scan.entry(r.scan.0).or_default().push(r.piece.chunk.0);
+            assert!(r.bytes > 0, "{policy}: {r:?}");
+        }
+        let got: Vec<BTreeSet<u32>> = per_scan
+            .values()
+            .map(|chunks| chunks.iter().copied().collect())
+            .collect();
+        let want: Vec<BTreeSet<u32>> = ranges
+            .iter()
+            .map(|r| {
+                let c = table.chunks_for_rows(r.clone());
+                (c.start as u32..c.end as u32).collect()
+            })
+            .collect();
+        assert_eq!(got, want, "{policy}");
+        let references: usize = per_scan.values().map(Vec::len).sum();
+        assert_eq!(
+            references,
+            want.iter().map(BTreeSet::len).sum::<usize>(),
+            "{policy}: each once"
+        );
+    }
+}

@@ -33,7 +33,7 @@ pub use pbm_buffer::{
     pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport,
     PbmBufferRow, PBM_BUFFER_PERCENTS,
 };
-pub use presets::{run_preset, PresetName, PresetReport};
+pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};
 pub use result::{QueryResult, RunResult};
 pub use table4::{table4, table4_text, table4_workload, Table4Report, Table4Row, FAMILIES};

@@ -311,18 +311,33 @@ pub fn run_preset(
     policies: &[PolicyKind],
     seed: u64,
 ) -> Result<PresetReport, SimError> {
+    run_preset_traced(name, policies, seed, false)
+}
+
+/// [`run_preset`], also recording each run's piece-reference trace
+/// (`RunResult::trace`) when `record_trace`.
+pub fn run_preset_traced(
+    name: PresetName,
+    policies: &[PolicyKind],
+    seed: u64,
+    record_trace: bool,
+) -> Result<PresetReport, SimError> {
+    let traced = |cfg: SimConfig| SimConfig {
+        record_trace,
+        ..cfg
+    };
     match name {
         PresetName::Homogeneous => {
             let (cfg, w) = homogeneous();
-            run_policies(name.name(), seed, &cfg, &w, policies, false)
+            run_policies(name.name(), seed, &traced(cfg), &w, policies, false)
         }
         PresetName::Heterogeneous => {
             let (cfg, w) = heterogeneous();
-            run_policies(name.name(), seed, &cfg, &w, policies, false)
+            run_policies(name.name(), seed, &traced(cfg), &w, policies, false)
         }
         PresetName::Table2 => {
             let (cfg, w) = table2(seed);
-            run_policies(name.name(), seed, &cfg, &w, policies, true)
+            run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Fig8 => Err(SimError::InvalidSetup(
             "fig8 has its own report: call coopscan_sim::fig8".into(),

@@ -129,6 +129,7 @@ fn pbm_buffer_orders_lru_pbm_opt_as_the_2012_paper() {
     use coopscan_sim::pbm_buffer;
     let policies = [PolicyKind::Normal, PolicyKind::Pbm, PolicyKind::Relevance];
     let report = pbm_buffer(&policies, 42, &[10, 40, 80]).expect("runs");
+    println!("{}", coopscan_sim::pbm_buffer_text(&report));
     for p in &report.points {
         let loads = |name: &str| p.policies[name].loads;
         let opt = p.opt.expect("PBM ran, so OPT replayed its trace").loads;

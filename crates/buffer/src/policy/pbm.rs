@@ -70,7 +70,6 @@ impl PbmPolicy {
         skip: Option<ScanSlot>,
     ) -> Option<Nanos> {
         let bit = state.col_bit(piece);
-        let fallback = self.mean_pace();
         state
             .interest(piece.chunk)
             .iter()
@@ -82,13 +81,14 @@ impl PbmPolicy {
                 }
                 let at = scan.chunks.len() - scan.needed;
                 let ahead = scan.chunks.position(piece.chunk)?.checked_sub(at)?;
-                let pace = self.pace[slot.index()].unwrap_or(fallback);
+                let pace = self.pace[slot.index()].unwrap_or_else(|| self.mean_pace());
                 let due = scan.last_served + Nanos(pace.0.saturating_mul(u64::from(ahead)));
                 Some(due.saturating_sub(self.now))
             })
             .min()
     }
 
+    /// The pace assumed for a scan not yet observed: the mean of the observed ones.
     fn mean_pace(&self) -> Nanos {
         let (sum, n) = self
             .pace

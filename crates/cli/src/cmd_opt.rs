@@ -1,0 +1,51 @@
+//! `coopscan opt`: replay a piece-reference trace under Belady's OPT and under LRU at
+//! several buffer sizes (the 2012 paper's way of placing OPT beside PBM).
+//!
+//! ```text
+//! coopscan sim --preset table2 --policies pbm --trace traces/
+//! coopscan opt traces/table2-pbm.trace --buffer-pct 10,25,50,100
+//! ```
+
+use anyhow::Context;
+use coopscan_sim::opt::{distinct_bytes, replay_lru, replay_opt};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct OptArgs {
+    /// A trace file (`coopscan sim --trace DIR` writes them; format in
+    /// crates/buffer/src/trace.rs).
+    pub trace: PathBuf,
+    /// Buffer sizes as % of the distinct bytes the trace references, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "10,20,40,60,80,100")]
+    pub buffer_pct: Vec<u32>,
+}
+
+pub fn run(args: &OptArgs) -> anyhow::Result<()> {
+    if let Some(bad) = args.buffer_pct.iter().find(|&&p| p == 0 || p > 100) {
+        anyhow::bail!("--buffer-pct {bad}: each size must be in 1..=100");
+    }
+    let file = std::fs::File::open(&args.trace)
+        .with_context(|| format!("opening {}", args.trace.display()))?;
+    let trace = coopscan_buffer::read_trace(std::io::BufReader::new(file))
+        .with_context(|| format!("reading {}", args.trace.display()))?;
+    let distinct = distinct_bytes(&trace);
+    println!(
+        "{}: {} references, {} distinct bytes",
+        args.trace.display(),
+        trace.len(),
+        distinct
+    );
+    println!(
+        "{:>7} {:>14} {:>9} {:>14} {:>9} {:>14}",
+        "buffer", "bytes", "OPT loads", "OPT bytes", "LRU loads", "LRU bytes"
+    );
+    for &pct in &args.buffer_pct {
+        let capacity = (u128::from(distinct) * u128::from(pct) / 100) as u64;
+        let (opt, lru) = (replay_opt(&trace, capacity), replay_lru(&trace, capacity));
+        println!(
+            "{:>6}% {:>14} {:>9} {:>14} {:>9} {:>14}",
+            pct, capacity, opt.loads, opt.bytes_loaded, lru.loads, lru.bytes_loaded
+        );
+    }
+    Ok(())
+}
