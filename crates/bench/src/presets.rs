@@ -93,7 +93,18 @@ fn set<T: Copy>(slot: &mut T, value: Option<T>) {
 }
 
 /// The names [`preset`] accepts.
-pub const PRESETS: &[&str] = &["table2", "fig5", "fig6", "fig7", "fig8"];
+pub const PRESETS: &[&str] = &[
+    "table2",
+    "fig5",
+    "fig6",
+    "fig7",
+    "fig8",
+    "pbm-buffer",
+    "pbm-streams",
+];
+/// The 2012 paper's comparison: LRU (our `normal`: in-order scans, LRU), PBM and
+/// CScans (`relevance`).
+pub const PBM_POLICIES: &[&str] = &["normal", "pbm", "relevance"];
 
 /// The runs of preset `name` with `overrides` applied to each.
 pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchError> {
@@ -103,6 +114,8 @@ pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchErr
         "fig6" => fig6(),
         "fig7" => fig7(),
         "fig8" => fig8(),
+        "pbm-buffer" => pbm_buffer(),
+        "pbm-streams" => pbm_streams(),
         _ => return Err(BenchError::UnknownPreset(name.to_string())),
     };
     for run in &mut runs {
@@ -247,6 +260,45 @@ pub fn fig8() -> Vec<Params> {
         .collect()
 }
 
+/// The 2012 paper's microbenchmark runs: 8 streams of 16 queries, Q1 and Q6 (our SLOW
+/// and FAST) over ranges from a random start, LRU vs PBM vs CScans.
+fn pbm_variant(label: String, mix: &str, edit: impl FnOnce(&mut Params)) -> Params {
+    variant("pbm", label, mix, |p| {
+        p.streams = 8;
+        p.queries_per_stream = 16;
+        p.buffer_pct = 40.0;
+        p.policies = PBM_POLICIES.iter().map(|s| s.to_string()).collect();
+        edit(p)
+    })
+}
+
+/// 2012 paper Figure 11: buffer 10%…100% of the data the queries touch (here: of the
+/// table), ranges of 1/10/50/100%. Scaled as [`table2`].
+pub fn pbm_buffer() -> Vec<Params> {
+    [10.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+        .into_iter()
+        .map(|pct| {
+            pbm_variant(format!("buffer {pct}%"), "FS-1,10,50,100", |p| {
+                p.preset = "pbm-buffer".into();
+                p.buffer_pct = pct;
+            })
+        })
+        .collect()
+}
+
+/// 2012 paper Figure 13: 1…32 streams of Q1/Q6 over 50% ranges, buffer 40%.
+pub fn pbm_streams() -> Vec<Params> {
+    [1, 2, 4, 8, 16, 32]
+        .into_iter()
+        .map(|streams| {
+            pbm_variant(format!("{streams} streams"), "FS-50", |p| {
+                p.preset = "pbm-streams".into();
+                p.streams = streams;
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +307,13 @@ mod tests {
     fn presets_have_their_sweeps() {
         let none = Overrides::default();
         assert_eq!(preset("table2", &none).unwrap().len(), 1);
+        let pbm = preset("pbm-buffer", &none).unwrap();
+        assert_eq!(pbm.len(), 6);
+        assert!(pbm
+            .iter()
+            .all(|p| p.policies == PBM_POLICIES && p.streams == 8));
+        assert_eq!(pbm[0].buffer_pct, 10.0);
+        assert_eq!(preset("pbm-streams", &none).unwrap().len(), 6);
         assert_eq!(preset("fig5", &none).unwrap().len(), 15);
         let fig6 = preset("fig6", &none).unwrap();
         assert_eq!(fig6.len(), 16);

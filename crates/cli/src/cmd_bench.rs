@@ -26,7 +26,8 @@ use crate::data_dir::data_root;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Experiment: table2, fig5, fig6, fig7 or fig8 (see ../shared/BENCHMARKS.md).
+    /// Experiment: table2, fig5, fig6, fig7, fig8 (2007 paper), pbm-buffer or pbm-streams
+    /// (2012 paper Figures 11 and 13: LRU, PBM, CScans); see ../shared/BENCHMARKS.md.
     #[arg(long, default_value = "table2")]
     pub preset: String,
     /// TPC-H scale factor of the lineitem table (generated into the cache if missing).
@@ -57,7 +58,8 @@ pub struct BenchArgs {
     pub mix: Option<String>,
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Comma-separated policies (default: normal,attach,elevator,relevance).
+    /// Comma-separated policies: normal, attach, elevator, relevance, pbm (default: the
+    /// preset's; table2: the 2007 paper's four).
     #[arg(long)]
     pub policies: Option<String>,
     /// Extra aggregates that make SLOW CPU-bound.

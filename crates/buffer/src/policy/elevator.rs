@@ -14,8 +14,13 @@
 //!   load c12 ⇒ evict c7 if no scan processes it, else wait
 //! ```
 
-use super::{choice_with, cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind};
-use crate::{AbmConfig, AbmState, ChunkId, FifoReplacer, Nanos, ScanSlot, TableGeometry};
+use super::{
+    choice_with, cyclic_distance, next_cyclic, next_cyclic_where, LoadChoice, Policy, PolicyKind,
+};
+use crate::{
+    AbmConfig, AbmState, ChunkId, FifoReplacer, Nanos, ScanSet, ScanSlot, TableGeometry,
+    STARVED_BELOW,
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct ElevatorPolicy {
@@ -59,17 +64,35 @@ impl Policy for ElevatorPolicy {
     }
 
     /// The next chunk anyone needs from the cursor on, with the union of the columns
-    /// its scans need (DSM); the window (FIFO) makes room.
+    /// its scans need (DSM); the window (FIFO) makes room. An in-order scan needs only
+    /// its next chunks: loading its later ones would let the window evict the chunk it
+    /// waits for (a livelock the property test found on a 2-chunk DSM buffer).
     fn choose_load(&mut self, state: &AbmState, _now: Nanos) -> Option<LoadChoice> {
         let (cursor, n) = (self.cursor(state), state.chunk_count());
         let (chunk, needed) = state
             .classes()
             .filter(|c| !c.mask().is_empty())
-            .filter_map(|c| Some((next_cyclic(c.absent(), cursor)?, c.columns())))
+            .filter_map(|c| {
+                let wanted = |chunk: ChunkId| wanted_now(state, c.mask(), chunk);
+                Some((next_cyclic_where(c.absent(), cursor, wanted)?, c.columns()))
+            })
             .min_by_key(|(c, _)| cyclic_distance(cursor, *c, n))?;
         let cols = state.missing_cols(chunk, needed);
         let choice = choice_with(state, &mut FifoReplacer, chunk, cols, None)?;
         self.cursor = chunk.0 + 1;
         Some(choice)
     }
+}
+
+/// Whether some scan of `mask` can use `chunk` soon: any scan that takes chunks in any
+/// order, or an in-order scan for which it is one of the next `STARVED_BELOW`.
+fn wanted_now(state: &AbmState, mask: ScanSet, chunk: ChunkId) -> bool {
+    let in_order = mask & state.in_order_mask();
+    if in_order.len() < mask.len() {
+        return true;
+    }
+    in_order.iter().any(|slot| {
+        let scan = state.active_scan(slot);
+        (0..STARVED_BELOW).any(|k| scan.in_order_ahead(k) == Some(chunk))
+    })
 }
