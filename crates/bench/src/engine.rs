@@ -65,6 +65,12 @@ pub trait PolicyRun {
     fn load_log(&self) -> Vec<LoadRecord>;
     /// Device counters since this run was started.
     fn io_stats(&self) -> IoStats;
+    /// Chunk loads Belady's OPT would need for the piece references this run made,
+    /// under the run's buffer (the 2012 paper's yardstick); `None` when the engine
+    /// records no references. Called once, after the timed run.
+    fn opt_chunk_loads(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What a [`PolicyFactory`] is asked to set up.

@@ -60,6 +60,7 @@ pub fn run_policy(
         cpu_use: cpu::cpu_use(cpu_time, wall, cpu::available_cores()),
         io: run.io_stats().since(io_before),
         loads: run.load_log(),
+        opt_chunk_loads: run.opt_chunk_loads(),
     })
 }
 

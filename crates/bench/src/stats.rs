@@ -41,6 +41,8 @@ pub struct PolicyMeasurement {
     pub io: IoStats,
     pub loads: Vec<LoadRecord>,
     pub results_checked: usize,
+    /// OPT's chunk loads on this run's references, if the engine recorded them.
+    pub opt_chunk_loads: Option<u64>,
 }
 
 /// Standalone cold time per query type, in seconds.
@@ -69,6 +71,8 @@ pub struct PolicyStats {
     pub io_requests: u64,
     pub io_bytes: u64,
     pub chunk_loads: usize,
+    /// Belady's OPT on this run's piece references under the same buffer.
+    pub opt_chunk_loads: Option<u64>,
     pub queries: usize,
     pub results_checked: usize,
     pub query_types: BTreeMap<QueryType, QueryTypeStats>,
@@ -86,6 +90,7 @@ impl PolicyStats {
             io_requests: m.io.requests,
             io_bytes: m.io.bytes,
             chunk_loads: m.loads.len(),
+            opt_chunk_loads: m.opt_chunk_loads,
             queries: m.runs.len(),
             results_checked: m.results_checked,
             query_types: per_type(m, standalone),

@@ -67,6 +67,7 @@ fn measurement(tags: [Option<u64>; 7]) -> (PolicyMeasurement, Standalone) {
         },
         loads: tags.into_iter().map(load).collect(),
         results_checked: 4,
+        opt_chunk_loads: Some(5),
     };
     let standalone = Standalone::from([(F10, 1.0), (S100, 4.0), (F100, 0.5)]);
     (m, standalone)

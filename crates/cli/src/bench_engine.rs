@@ -113,6 +113,14 @@ impl PolicyRun for DfRun {
             bytes: s.bytes,
         }
     }
+
+    /// Belady's OPT replayed on the references recorded since the run started (the
+    /// trace is consumed).
+    fn opt_chunk_loads(&self) -> Option<u64> {
+        let trace = self.runtime.take_trace();
+        let opt = coopscan_sim::opt::replay_opt(&trace, self.runtime.buffer_bytes());
+        Some(opt.loads)
+    }
 }
 
 /// Builds a [`DfRun`] per policy: fresh device (throttled) and Runtime.
@@ -141,6 +149,9 @@ impl DfFactory {
             device,
             RuntimeConfig::new(frames, policy),
         )?);
+        // Every piece reference, for OPT beside the policy (40 bytes per chunk a query
+        // consumes: a few hundred kB for a Table 2 run).
+        runtime.record_trace();
         let provider = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
         let engine = DfEngine::new(Arc::clone(&self.tokio), provider, self.slow_extra);
         Ok(Box::new(DfRun { runtime, engine }))

@@ -62,6 +62,11 @@ fn a_tiny_bench_checks_every_result_and_writes_json_and_html() {
             assert!(p[key].is_number(), "{policy}.{key} missing in {p}");
         }
         assert!(p["io_requests"].as_u64().expect("io") > 0);
+        // OPT on this run's own references is a lower bound on the run's loads: the run
+        // itself is one feasible schedule of those references in the same buffer.
+        let opt = p["opt_chunk_loads"].as_u64().expect("opt_chunk_loads");
+        let loads = p["chunk_loads"].as_u64().expect("chunk_loads");
+        assert!(opt > 0 && opt <= loads, "{policy}: OPT {opt} vs {loads} loads");
         let types = p["query_types"].as_object().expect("query_types");
         let counted: u64 = types
             .values()

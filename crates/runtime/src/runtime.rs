@@ -216,6 +216,11 @@ impl Runtime {
         self.shared.inner.lock().abm.take_trace()
     }
 
+    /// The buffer's byte budget (the pool's capacity).
+    pub fn buffer_bytes(&self) -> u64 {
+        self.shared.inner.lock().abm.state().pool().capacity_bytes()
+    }
+
     /// Runs the ABM's full consistency check (for tests and debugging).
     pub fn check_invariants(&self) -> Result<()> {
         Ok(self.shared.inner.lock().abm.check_invariants()?)

@@ -94,6 +94,11 @@ const SYSTEM_ROWS: &[SystemRow] = &[
         |_| NO_PAPER_VALUE.to_string(),
     ),
     (
+        "OPT loads (same refs)",
+        |s| s.opt_chunk_loads.map_or("-".to_string(), |n| n.to_string()),
+        |_| NO_PAPER_VALUE.to_string(),
+    ),
+    (
         "Results checked",
         |s| format!("{}/{}", s.results_checked, s.queries),
         |_| NO_PAPER_VALUE.to_string(),
