@@ -66,7 +66,10 @@ fn a_tiny_bench_checks_every_result_and_writes_json_and_html() {
         // itself is one feasible schedule of those references in the same buffer.
         let opt = p["opt_chunk_loads"].as_u64().expect("opt_chunk_loads");
         let loads = p["chunk_loads"].as_u64().expect("chunk_loads");
-        assert!(opt > 0 && opt <= loads, "{policy}: OPT {opt} vs {loads} loads");
+        assert!(
+            opt > 0 && opt <= loads,
+            "{policy}: OPT {opt} vs {loads} loads"
+        );
         let types = p["query_types"].as_object().expect("query_types");
         let counted: u64 = types
             .values()

@@ -142,8 +142,9 @@ fn hundreds_of_concurrent_scans_with_faults_and_cancellations() {
             round(tmp.path(), layout, policy, frames, scans, seed);
         }
     }
+    let rounds = Layout::ALL.len() * PolicyKind::ALL.len();
     eprintln!(
-        "{scans} scans per round, 12 rounds: {:?}",
+        "{scans} scans per round, {rounds} rounds: {:?}",
         started.elapsed()
     );
 }

@@ -16,6 +16,8 @@ use coopscan_buffer::{
     Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, Delivery, NextChunk,
     PieceId, Policy, PolicyKind, ScanId, ScanSpec, TableGeometry,
 };
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -42,8 +44,23 @@ pub struct SimConfig {
     pub record_timeline: bool,
     /// Record every piece reference for an offline replay under OPT (see `opt.rs`).
     pub record_trace: bool,
+    /// Injected read failures (see [`SimFaults`]); `None`: every read succeeds.
+    pub faults: Option<SimFaults>,
     pub max_events: u64,
 }
+
+/// Transient read failures, drawn from a seed: each completed piece read fails with
+/// probability `per_mille` / 1000. The ABM is told (`load_failed`), keeps the scans'
+/// interest and chooses the chunk again later, which models a driver that retries; the
+/// run must still deliver every query exactly its chunks.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SimFaults {
+    pub seed: u64,
+    pub per_mille: u32,
+}
+
+/// Above this failure rate a run may retry for very long; 50 % is plenty for tests.
+pub const MAX_FAULT_PER_MILLE: u32 = 500;
 
 impl SimConfig {
     /// The 2007 paper's machine (§5): a 200 MiB/s disk read one chunk at a time, two
@@ -66,6 +83,7 @@ impl SimConfig {
             check_invariants: false,
             record_timeline: false,
             record_trace: false,
+            faults: None,
             max_events: DEFAULT_MAX_EVENTS,
         }
     }
@@ -134,6 +152,8 @@ struct Sim<'a> {
     scheduling: Duration,
     abm_calls: u64,
     max_classes: usize,
+    /// Draws of the injected read failures (present when `cfg.faults` is).
+    faults: Option<(ChaCha8Rng, u32)>,
 }
 
 /// The simulated table: `chunk_count` equal chunks of `chunk_bytes`.
@@ -180,6 +200,12 @@ pub fn simulate_policy(
     policy: AnyPolicy,
 ) -> Result<RunResult, SimError> {
     let kind = policy.kind();
+    if let Some(f) = cfg.faults.filter(|f| f.per_mille > MAX_FAULT_PER_MILLE) {
+        return Err(SimError::InvalidSetup(format!(
+            "fault rate {} per mille: at most {MAX_FAULT_PER_MILLE}",
+            f.per_mille
+        )));
+    }
     let mut abm = Abm::new(geometry(cfg)?, abm_config(cfg), policy).map_err(setup)?;
     if cfg.record_trace {
         abm.record_trace();
@@ -209,6 +235,9 @@ pub fn simulate_policy(
         scheduling: Duration::ZERO,
         abm_calls: 0,
         max_classes: 0,
+        faults: cfg
+            .faults
+            .map(|f| (ChaCha8Rng::seed_from_u64(f.seed), f.per_mille)),
     };
     sim.run()
 }
@@ -437,6 +466,7 @@ impl Sim<'_> {
 
     fn on_load_done(&mut self, i: usize) -> Result<(), SimError> {
         let load = self.inflight.swap_remove(i);
+        let failed = self.read_fails();
         if let Some(t) = self.timeline.as_mut() {
             let interval = crate::timeline::Interval {
                 chunk: load.piece.chunk.0,
@@ -444,14 +474,27 @@ impl Sim<'_> {
                 to_s: self.now,
             };
             t.loads.push(interval);
-            if load.piece.column.is_none() {
+            if load.piece.column.is_none() && !failed {
                 t.cache_start(load.piece.chunk.0, self.now);
             }
         }
         let now = nanos(self.now);
+        if failed {
+            // Interest stays: the policy reads the chunk again later (a retry).
+            self.timed(|abm, _| abm.load_failed(load.piece, now))
+                .map_err(|e| self.buffer_error(e))?;
+            return Ok(());
+        }
         self.timed(|abm, out| abm.load_completed(load.piece, now, out))
             .map_err(|e| self.buffer_error(e))?;
         self.serve_deliveries()
+    }
+
+    /// Whether the read that just completed is an injected failure.
+    fn read_fails(&mut self) -> bool {
+        self.faults
+            .as_mut()
+            .is_some_and(|(rng, per_mille)| rng.random_range(0..1000) < *per_mille)
     }
 
     fn serve_deliveries(&mut self) -> Result<(), SimError> {
@@ -548,6 +591,7 @@ impl Sim<'_> {
             chunk_loads: stats.loads,
             bytes_loaded: stats.bytes_loaded,
             evictions: stats.evictions,
+            load_failures: stats.load_failures,
             queries: self.results.into_iter().flatten().collect(),
             stream_times_s,
             cpu_use: if self.now > 0.0 {

@@ -25,7 +25,10 @@ mod table4;
 mod timeline;
 mod workload;
 
-pub use engine::{abm_config, geometry, simulate, simulate_policy, SimConfig, DEFAULT_MAX_EVENTS};
+pub use engine::{
+    abm_config, geometry, simulate, simulate_policy, SimConfig, SimFaults, DEFAULT_MAX_EVENTS,
+    MAX_FAULT_PER_MILLE,
+};
 pub use error::SimError;
 pub use fig8::{fig8, Fig8Point, Fig8Report, FIG8_DEFAULT_CHUNKS};
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};

@@ -106,6 +106,7 @@ fn small_table_config() -> SimConfig {
         check_invariants: false,
         record_timeline: true,
         record_trace: false,
+        faults: None,
         max_events: DEFAULT_MAX_EVENTS,
     }
 }
@@ -175,6 +176,7 @@ pub fn table2_config() -> SimConfig {
         check_invariants: false,
         record_timeline: true,
         record_trace: false,
+        faults: None,
         max_events: DEFAULT_MAX_EVENTS,
     }
 }
@@ -279,6 +281,7 @@ pub(crate) fn standalone_latencies(
     let alone = SimConfig {
         record_timeline: false,
         record_trace: false,
+        faults: None,
         check_invariants: false,
         ..cfg.clone()
     };

@@ -9,7 +9,9 @@
 //! ```
 
 use coopscan_buffer::PolicyKind;
-use coopscan_sim::{simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, StreamSpec, Workload};
+use coopscan_sim::{
+    simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, SimFaults, StreamSpec, Workload,
+};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
@@ -56,6 +58,11 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
         check_invariants: true,
         record_timeline: rng.random_bool(0.2),
         record_trace: false,
+        // A third of the setups also fail some reads (retried by the policy).
+        faults: rng.random_bool(0.3).then(|| SimFaults {
+            seed,
+            per_mille: rng.random_range(1..=300),
+        }),
         max_events: 1_000_000,
     };
     let streams = (0..rng.random_range(1..=10))
@@ -120,5 +127,30 @@ fn runs_are_deterministic() {
             |r: &coopscan_sim::RunResult| r.queries.iter().map(|q| q.latency_s).collect::<Vec<_>>();
         assert_eq!(latencies(&a), latencies(&b));
         assert_eq!(a.chunk_loads, b.chunk_loads);
+    }
+}
+
+/// Injected read failures under every policy: each failed read is chosen again later,
+/// every query still gets exactly its chunks (the simulator checks), and invariants
+/// hold after every event.
+#[test]
+fn failed_reads_are_retried_and_every_query_gets_its_chunks() {
+    for seed in 0..20 {
+        let (mut cfg, workload) = random_setup(seed);
+        cfg.faults = Some(SimFaults {
+            seed,
+            per_mille: 250,
+        });
+        for policy in PolicyKind::ALL {
+            let run = simulate(&cfg, &workload, policy)
+                .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));
+            let wanted: usize = workload.streams.iter().map(|s| s.queries.len()).sum();
+            assert_eq!(run.queries.len(), wanted, "seed {seed} {policy}");
+            assert!(
+                run.load_failures > 0 || run.chunk_loads < 4,
+                "seed {seed} {policy}: {} loads and no failure at 25 %",
+                run.chunk_loads
+            );
+        }
     }
 }
