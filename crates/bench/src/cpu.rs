@@ -3,21 +3,14 @@
 
 use std::time::Duration;
 
-/// User + system CPU time consumed by this process so far.
+/// User + system CPU time consumed by this process so far (every thread): the
+/// process CPU-time clock.
 pub fn process_cpu_time() -> Duration {
-    // SAFETY: getrusage only writes the struct we pass; zeroed is a valid rusage.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid pointer cannot fail (EFAULT/EINVAL excluded).
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    timeval(usage.ru_utime) + timeval(usage.ru_stime)
-}
-
-fn timeval(t: libc::timeval) -> Duration {
-    let micros = t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros)
+    use rustix::time::{clock_gettime, ClockId};
+    let t = clock_gettime(ClockId::ProcessCPUTime);
+    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+    let nanos = u32::try_from(t.tv_nsec).unwrap_or(0);
+    Duration::new(secs, nanos)
 }
 
 /// Cores this process may run on (1 when unknown).

@@ -1,5 +1,6 @@
 //! Reports of a fake run: JSON has every documented key, the text has Table 2's rows
 //! beside the paper's, the HTML has Figures 5 and 4 as balanced SVG.
+#![allow(clippy::unwrap_used)] // test code: an unwrap that fails is a failed test
 
 mod common;
 

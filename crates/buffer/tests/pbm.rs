@@ -1,6 +1,7 @@
 //! Predictive Buffer Management against what an oracle would do: with two in-order
 //! scans at different positions, the victim is the chunk the trailing scan needs last,
 //! where LRU throws out the one it needs first.
+#![allow(clippy::unwrap_used)] // test code: an unwrap that fails is a failed test
 
 use coopscan_buffer::*;
 

@@ -26,6 +26,10 @@
 //! Entry points: [`Device::new`], [`Device::open`], [`Device::read`],
 //! [`Device::read_into`], [`Device::read_vectored`], [`Device::stats`].
 
+// The one place unsafe code is allowed (workspace lint `unsafe_code`): aligned buffers
+// for O_DIRECT and the positional vectored read.
+#![allow(unsafe_code)]
+
 mod aligned;
 mod config;
 mod error;

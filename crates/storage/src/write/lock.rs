@@ -8,7 +8,6 @@
 //! start over if not.
 
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
@@ -36,10 +35,10 @@ impl TableLock {
                 .write(true)
                 .open(&path)
                 .map_err(|e| StorageError::io(&path, e))?;
-            // SAFETY: flock on a descriptor we own; no memory is involved.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if rc != 0 {
-                let err = std::io::Error::last_os_error();
+            let locked =
+                rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+            if let Err(errno) = locked {
+                let err = std::io::Error::from(errno);
                 if err.kind() == std::io::ErrorKind::WouldBlock {
                     return Err(StorageError::Locked { path });
                 }

@@ -128,26 +128,11 @@ fn check_target(target: &Path, overwrite: bool) -> Result<()> {
 
 /// Exchanges two directories atomically where the file system can.
 fn swap(a: &Path, b: &Path) -> Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let cstr = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| StorageError::Invalid(format!("{} contains a NUL byte", p.display())))
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    let err = match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+        Ok(()) => return Ok(()),
+        Err(errno) => std::io::Error::from(errno),
     };
-    let (ca, cb) = (cstr(a)?, cstr(b)?);
-    // SAFETY: both are valid NUL-terminated paths that outlive the call.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            ca.as_ptr(),
-            libc::AT_FDCWD,
-            cb.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = std::io::Error::last_os_error();
     if !matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
         return Err(StorageError::io(b, err));
     }
