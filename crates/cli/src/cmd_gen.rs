@@ -143,18 +143,29 @@ pub fn ensure_dataset(sf: f64, layout: Layout, chunk_mb: f64) -> anyhow::Result<
         MAX_CHUNK_BYTES / MIB
     );
     let out = dataset_dir(sf, layout, chunk_mb);
-    if !has_table(&out, TpchTable::Lineitem) {
+    let dir = out.join(TpchTable::Lineitem.name());
+    let present = has_table(&out, TpchTable::Lineitem);
+    // The cache is ours: a table there that this build cannot read (an older format,
+    // or damage) is regenerated rather than reported as the user's problem.
+    let stale = present.then(|| Manifest::load(&dir).err()).flatten();
+    if let Some(why) = &stale {
+        eprintln!(
+            "note: the cached dataset {} cannot be used ({why}); regenerating it",
+            dir.display()
+        );
+    }
+    if !present || stale.is_some() {
         let opts = ImportOptions {
             sf,
             layout,
             chunk_bytes: (chunk_mb * MIB as f64).round() as u64,
             out_dir: out.clone(),
-            overwrite: false,
+            overwrite: stale.is_some(),
             threads: 2,
         };
         import_with_progress(TpchTable::Lineitem, &opts)?;
     }
-    Ok(out.join(TpchTable::Lineitem.name()))
+    Ok(dir)
 }
 
 fn parse_tables(spec: &str) -> anyhow::Result<Vec<TpchTable>> {

@@ -119,3 +119,54 @@ fn sql_runs_a_query_under_a_policy_and_in_order() {
     assert!(!bad.status.success());
     assert!(!String::from_utf8_lossy(&bad.stderr).contains("panicked"));
 }
+
+/// The bench owns its cached dataset: one this build cannot read (an older format,
+/// damage) is regenerated with a note, not reported as an error.
+#[test]
+fn bench_regenerates_a_cached_dataset_it_cannot_read() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "bench",
+        "--sf",
+        "0.01",
+        "--chunk-mb",
+        "1",
+        "--streams",
+        "1",
+        "--queries",
+        "1",
+        "--policies",
+        "relevance",
+        "--json",
+    ];
+    let run = |name: &str| {
+        let json = tmp.path().join(name);
+        let mut all: Vec<&str> = args.to_vec();
+        all.push(json.to_str().expect("utf8"));
+        coopscan(&all, tmp.path())
+    };
+    let first = run("first.json");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let manifest = tmp
+        .path()
+        .join("tpch-sf0.01-pax-1mb")
+        .join("lineitem")
+        .join("manifest.json");
+    assert!(manifest.exists(), "the dataset is where the bench keeps it");
+    // What a format-1 table left in the cache looks like to this build.
+    std::fs::write(&manifest, r#"{"format":"coopscan-table","version":1}"#).expect("write");
+    let second = run("second.json");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(stderr.contains("regenerating"), "{stderr}");
+    let third = run("third.json");
+    let stderr = String::from_utf8_lossy(&third.stderr);
+    assert!(
+        third.status.success() && !stderr.contains("regenerating"),
+        "{stderr}"
+    );
+}
