@@ -2,9 +2,10 @@
 //!
 //! The ABM keeps track of every active CScan and which chunks each still needs, and
 //! decides (a) which available chunk a scan processes next and (b) which chunk the
-//! loader reads next, evicting what. Four policies make these
-//! decisions: `normal`, `attach`, `elevator` and `relevance` (Zukowski et al., VLDB 2007,
-//! Figure 3). Policies are pure state machines: no threads, clocks, locks or I/O; time
+//! loader reads next, evicting what. Five policies make these decisions: `normal`,
+//! `attach`, `elevator` and `relevance` (Zukowski et al., VLDB 2007, Figure 3) and `pbm`
+//! (Predictive Buffer Management, Świtakowski et al., VLDB 2012). Policies are pure
+//! state machines: no threads, clocks, locks or I/O; time
 //! comes in as a [`Nanos`] value, so the simulator (`coopscan-sim`) and the threaded
 //! runtime drive the very same code.
 //!
