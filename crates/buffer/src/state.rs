@@ -76,6 +76,13 @@ impl ScanState {
         }
         self.chunks.nth(self.consumed().checked_add(k)?)
     }
+
+    /// For an in-order scan, the chunks it can use soon: its next `STARVED_BELOW` (the
+    /// window relevance loads for and protects, and the elevator sweeps for). Empty for
+    /// `ScanOrder::Any`.
+    pub fn in_order_window(&self) -> impl Iterator<Item = ChunkId> + '_ {
+        (0..crate::STARVED_BELOW).map_while(|k| self.in_order_ahead(k))
+    }
 }
 
 /// A scan waiting for admission.

@@ -17,10 +17,7 @@
 use super::{
     choice_with, cyclic_distance, next_cyclic, next_cyclic_where, LoadChoice, Policy, PolicyKind,
 };
-use crate::{
-    AbmConfig, AbmState, ChunkId, FifoReplacer, Nanos, ScanSet, ScanSlot, TableGeometry,
-    STARVED_BELOW,
-};
+use crate::{AbmConfig, AbmState, ChunkId, FifoReplacer, Nanos, ScanSet, ScanSlot, TableGeometry};
 
 #[derive(Clone, Debug, Default)]
 pub struct ElevatorPolicy {
@@ -85,14 +82,16 @@ impl Policy for ElevatorPolicy {
 }
 
 /// Whether some scan of `mask` can use `chunk` soon: any scan that takes chunks in any
-/// order, or an in-order scan for which it is one of the next `STARVED_BELOW`.
+/// order, or an in-order scan for which it is in its window (`in_order_window`).
 fn wanted_now(state: &AbmState, mask: ScanSet, chunk: ChunkId) -> bool {
     let in_order = mask & state.in_order_mask();
     if in_order.len() < mask.len() {
         return true;
     }
     in_order.iter().any(|slot| {
-        let scan = state.active_scan(slot);
-        (0..STARVED_BELOW).any(|k| scan.in_order_ahead(k) == Some(chunk))
+        state
+            .active_scan(slot)
+            .in_order_window()
+            .any(|c| c == chunk)
     })
 }

@@ -65,9 +65,9 @@ impl RelevancePolicy {
     fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<(ChunkId, u64)> {
         let cols = state.active_scan(q).cols;
         if state.in_order_mask().contains(q) {
-            let scan = state.active_scan(q);
-            return (0..crate::STARVED_BELOW)
-                .map_while(|k| scan.in_order_ahead(k))
+            return state
+                .active_scan(q)
+                .in_order_window()
                 .find_map(|c| Some((c, nonzero(state.missing_cols(c, cols))?)));
         }
         if state.columnar() {

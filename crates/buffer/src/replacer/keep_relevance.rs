@@ -21,7 +21,7 @@
 use super::{EvictionRequest, Replacer};
 use crate::policy::keep_relevance;
 use crate::state::bits;
-use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet, STARVED_BELOW};
+use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeepRelevanceReplacer;
@@ -40,10 +40,7 @@ impl Replacer for KeepRelevanceReplacer {
         let in_order = protected & state.in_order_mask();
         let window: Vec<ChunkId> = in_order
             .iter()
-            .flat_map(|s| {
-                let scan = state.active_scan(s);
-                (0..STARVED_BELOW).filter_map(|k| scan.in_order_ahead(k))
-            })
+            .flat_map(|s| state.active_scan(s).in_order_window())
             .collect();
         let ctx = Context {
             state,
