@@ -60,6 +60,19 @@ pub fn replay_opt(trace: &[Reference], capacity: u64) -> Replay {
         next[i] = seen_at[id as usize];
         seen_at[id as usize] = i;
     }
+    // Keep it unless it is itself the piece needed furthest (or cannot fit).
+    replay(&d, capacity, |i| next[i])
+}
+
+/// LRU under `capacity` bytes (the baseline the replays are compared with).
+pub fn replay_lru(trace: &[Reference], capacity: u64) -> Replay {
+    // The least recently referenced has the largest key.
+    replay(&dense(trace), capacity, |i| NEVER - i)
+}
+
+/// The replay loop both policies share: after reference `i` its piece is resident with
+/// key `evict_key(i)`, and while the buffer is over `capacity` the largest key goes.
+fn replay(d: &Dense, capacity: u64, evict_key: impl Fn(usize) -> usize) -> Replay {
     let mut resident: BTreeSet<(usize, u32)> = BTreeSet::new();
     let mut key_of: Vec<Option<usize>> = vec![None; d.bytes.len()];
     let (mut used, mut out) = (0u64, Replay::default());
@@ -73,44 +86,14 @@ pub fn replay_opt(trace: &[Reference], capacity: u64) -> Replay {
             out.bytes_loaded += size;
             used += size;
         }
-        // Keep it unless it is itself the piece needed furthest (or cannot fit).
-        resident.insert((next[i], id));
-        key_of[id as usize] = Some(next[i]);
+        let key = evict_key(i);
+        resident.insert((key, id));
+        key_of[id as usize] = Some(key);
         while used > capacity {
-            let Some((key, victim)) = resident.pop_last() else {
+            let Some((_, victim)) = resident.pop_last() else {
                 break;
             };
-            debug_assert_eq!(key_of[victim as usize], Some(key));
             key_of[victim as usize] = None;
-            used -= d.bytes[victim as usize];
-        }
-    }
-    out
-}
-
-/// LRU under `capacity` bytes (the baseline the replays are compared with).
-pub fn replay_lru(trace: &[Reference], capacity: u64) -> Replay {
-    let d = dense(trace);
-    let mut recency: BTreeSet<(usize, u32)> = BTreeSet::new();
-    let mut last_use: Vec<Option<usize>> = vec![None; d.bytes.len()];
-    let (mut used, mut out) = (0u64, Replay::default());
-    for (i, &id) in d.ids.iter().enumerate() {
-        out.references += 1;
-        let size = d.bytes[id as usize];
-        if let Some(at) = last_use[id as usize].take() {
-            recency.remove(&(at, id));
-        } else {
-            out.loads += 1;
-            out.bytes_loaded += size;
-            used += size;
-        }
-        recency.insert((i, id));
-        last_use[id as usize] = Some(i);
-        while used > capacity {
-            let Some((_, victim)) = recency.pop_first() else {
-                break;
-            };
-            last_use[victim as usize] = None;
             used -= d.bytes[victim as usize];
         }
     }
