@@ -14,7 +14,7 @@ use crate::opt::{replay_lru, replay_opt, Replay};
 use crate::presets::{random_range_query, table2_config};
 use crate::workload::{StreamSpec, Workload};
 use crate::SimError;
-use coopscan_buffer::PolicyKind;
+use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -26,8 +26,6 @@ pub const PBM_BUFFER_PERCENTS: [u32; 6] = [10, 20, 40, 60, 80, 100];
 const STREAMS: usize = 8;
 const QUERIES_PER_STREAM: usize = 16;
 const RANGE_PERCENTS: [u32; 4] = [1, 10, 50, 100];
-/// The ABM admits a scan only with room for two chunks of its own.
-const MIN_FRAMES: u32 = 2;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PbmBufferRow {
@@ -102,7 +100,8 @@ pub fn pbm_buffer(
     for &pct in percents {
         let frames = (u64::from(touched) * u64::from(pct)).div_ceil(100) as u32;
         let cfg = SimConfig {
-            frames: frames.max(MIN_FRAMES),
+            // The ABM admits a scan only with room for this many chunks of its own.
+            frames: frames.max(ADMISSION_CHUNKS_PER_SCAN),
             ..base.clone()
         };
         points.push(point(&cfg, &workload, policies, pct)?);
