@@ -56,11 +56,6 @@ impl PbmPolicy {
         }
     }
 
-    /// The timeline, for tests and reports.
-    pub fn timeline(&self) -> &BucketTimeline<PieceId> {
-        &self.timeline
-    }
-
     /// Paper: PageNextConsumption — time from now until the earliest active scan other
     /// than `skip` will consume `piece`, or `None` when none will.
     pub fn next_consumption(

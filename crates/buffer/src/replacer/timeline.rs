@@ -173,10 +173,6 @@ impl<K: Copy + Eq + Hash> BucketTimeline<K> {
         })
     }
 
-    pub fn shape(&self) -> &TimelineShape {
-        &self.shape
-    }
-
     pub fn len(&self) -> usize {
         self.index.len()
     }
