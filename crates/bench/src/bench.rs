@@ -3,19 +3,23 @@
 //! 1. resolve bandwidth (override, else calibration) and stagger;
 //! 2. generate the workload (seeded: identical for every policy);
 //! 3. compute reference outputs for every distinct query (reference engine, untimed);
-//! 4. standalone cold runs: each query type alone on a fresh policy run (cold buffer);
+//! 4. standalone cold runs: each query type alone on a fresh policy run (cold buffer),
+//!    `standalone_runs` times, the median kept;
 //! 5. per policy: a fresh policy run, the timed streams, statistics.
 
 use crate::calibration::{Calibration, BYTES_PER_MB};
 use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
 use crate::error::BenchError;
+use crate::mix::QueryType;
 use crate::presets::{check_params, Params, PAPER_STAGGER_OVER_SCAN};
 use crate::reference::References;
 use crate::runner::run_policy;
+use crate::samples::Samples;
 use crate::stats::{PolicyStats, QueryRun, Standalone};
 use crate::workload::{standalone_queries, QueryInstance, Workload, WorkloadSpec};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 const PROGRESS_TEMPLATE: &str = "{prefix:>12} [{elapsed_precise}] {wide_bar} {pos}/{len}";
@@ -58,7 +62,10 @@ pub struct BenchReport {
     pub bandwidth_mb_s: Option<f64>,
     pub stagger_s: f64,
     pub calibration: Option<Calibration>,
+    /// Median standalone time per query type (the base of normalized latency).
     pub standalone: Standalone,
+    /// Every standalone run's time, per query type.
+    pub standalone_samples: BTreeMap<QueryType, Samples>,
     /// Distinct queries the reference engine computed.
     pub reference_queries: usize,
     /// In `params.policies` order.
@@ -88,7 +95,11 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
     );
     let references = References::compute(input.reference, workload.queries().chain(&alone), &bar)?;
     bar.finish_and_clear();
-    let standalone = run_standalone(input, bandwidth_mb_s, &alone, &references)?;
+    let standalone_samples = run_standalone(input, bandwidth_mb_s, &alone, &references)?;
+    let standalone: Standalone = standalone_samples
+        .iter()
+        .map(|(t, s)| (*t, s.median()))
+        .collect();
     let mut policies = Vec::with_capacity(params.policies.len());
     for policy in &params.policies {
         let run = start(input, policy, bandwidth_mb_s)?;
@@ -110,6 +121,7 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
         stagger_s,
         calibration: input.calibration.clone(),
         standalone,
+        standalone_samples,
         reference_queries: references.len(),
         policies,
     })
@@ -151,19 +163,19 @@ fn start(
         })
 }
 
-/// Mean latency of each query type run alone on a fresh (cold) policy run.
+/// Latencies of each query type run alone, each time on a fresh (cold) policy run.
 fn run_standalone(
     input: &BenchInput<'_>,
     bandwidth_mb_s: Option<f64>,
     queries: &[QueryInstance],
     references: &References,
-) -> Result<Standalone, BenchError> {
+) -> Result<BTreeMap<QueryType, Samples>, BenchError> {
     let policy = input.params.standalone_policy.as_str();
     let runs = input.params.standalone_runs;
     let bar = progress_bar(input.progress, "standalone", (queries.len() * runs) as u64);
-    let mut standalone = Standalone::new();
+    let mut standalone = BTreeMap::new();
     for q in queries {
-        let mut total = Duration::ZERO;
+        let mut samples = Samples::default();
         for _ in 0..runs {
             let run = start(input, policy, bandwidth_mb_s)?;
             let started = Instant::now();
@@ -172,11 +184,11 @@ fn run_standalone(
                 query: q.to_string(),
                 source,
             })?;
-            total += started.elapsed();
+            samples.0.push(started.elapsed().as_secs_f64());
             references.check(&format!("{policy} (standalone)"), q, &output)?;
             bar.inc(1);
         }
-        standalone.insert(q.query_type, total.as_secs_f64() / runs as f64);
+        standalone.insert(q.query_type, samples);
     }
     bar.finish_and_clear();
     Ok(standalone)

@@ -15,12 +15,19 @@
 //! cores finishes its CPU work in half its CPU time. When FAST is too expensive for
 //! both rules to hold, FAST wins (it must stay I/O bound) and `note` says that SLOW
 //! needs more extra arithmetic to reach the paper's 1.75.
+//!
+//! Each query is measured [`CALIBRATION_RUNS`] times after [`CALIBRATION_WARMUPS`]
+//! unmeasured runs and the medians are used; all samples are kept in the report. A
+//! previous run's calibration can be replayed exactly ([`replay`]), so that runs on
+//! different days share one device.
 
 use crate::cpu;
 use crate::engine::QueryEngine;
 use crate::error::BenchError;
+use crate::mix::{QueryKind, QueryType};
+use crate::samples::Samples;
 use crate::workload::QueryInstance;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// S-100 CPU time over the table's read time in the paper (35.3 s vs ~20 s).
 pub const SLOW_CPU_OVER_READ: f64 = 1.75;
@@ -28,8 +35,13 @@ pub const SLOW_CPU_OVER_READ: f64 = 1.75;
 pub const FAST_CPU_OVER_READ_MAX: f64 = 0.8;
 /// Bytes in a MB of bandwidth (decimal, as the device's throttle).
 pub const BYTES_PER_MB: f64 = 1_000_000.0;
+/// Unmeasured runs of each calibration query first: they bring the table into the
+/// page cache and the process's allocator and code into a steady state.
+pub const CALIBRATION_WARMUPS: usize = 1;
+/// Measured runs of each calibration query; the median is used.
+pub const CALIBRATION_RUNS: usize = 3;
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationInput {
     /// CPU seconds of F-100 with the table in memory.
     pub fast_cpu_s: f64,
@@ -40,8 +52,18 @@ pub struct CalibrationInput {
     pub query_parallelism: f64,
 }
 
+/// The repeated measurements behind a [`CalibrationInput`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationSamples {
+    pub warmups: usize,
+    pub fast_cpu_s: Samples,
+    pub fast_wall_s: Samples,
+    pub slow_cpu_s: Samples,
+    pub slow_wall_s: Samples,
+}
+
 /// The chosen bandwidth and the numbers behind it (stored in the JSON `calibration`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
     pub input: CalibrationInput,
     pub bandwidth_mb_s: f64,
@@ -52,6 +74,13 @@ pub struct Calibration {
     /// S-100's CPU-bound time over `table_read_s` (the paper: 1.75).
     pub slow_cpu_over_read: f64,
     pub note: String,
+    /// The measurements the medians in `input` come from (`None` if computed from
+    /// given CPU times).
+    #[serde(default)]
+    pub samples: Option<CalibrationSamples>,
+    /// The file this calibration was replayed from (`None`: measured in this run).
+    #[serde(default)]
+    pub replayed_from: Option<String>,
 }
 
 pub fn calibrate(input: CalibrationInput) -> Result<Calibration, BenchError> {
@@ -90,22 +119,93 @@ pub fn calibrate(input: CalibrationInput) -> Result<Calibration, BenchError> {
         fast_cpu_over_read: fast_s / table_read_s,
         slow_cpu_over_read: slow_s / table_read_s,
         note,
+        samples: None,
+        replayed_from: None,
     })
 }
 
-/// Process CPU seconds of `q` on `engine`, after `warmups` unmeasured runs that bring
-/// the data into memory (use an unthrottled engine with a buffer as large as the table).
-pub fn measure_query_cpu_s(
+/// Measures F-100 and S-100 on `engine` (unthrottled, over the page cache: CPU, not
+/// the disk) and calibrates from the medians. The balance is in CPU-seconds, as in the
+/// paper, whose machine also had 2 CPUs but ran each query on one: there CPU-seconds
+/// and standalone time coincide. A query spread over two cores has a shorter wall
+/// time, and calibrating on it would give the workload about twice the paper's CPU
+/// demand per byte read, leaving every policy CPU-bound (docs/performance.md).
+pub fn calibrate_measured(
+    engine: &dyn QueryEngine,
+    table_rows: u64,
+    table_bytes: u64,
+) -> anyhow::Result<Calibration> {
+    let full = |kind| QueryInstance {
+        id: 0,
+        stream: 0,
+        index: 0,
+        query_type: QueryType { kind, percent: 100 },
+        rows: 0..table_rows,
+    };
+    let (fast_cpu_s, fast_wall_s) = measure_query(engine, &full(QueryKind::Fast))?;
+    let (slow_cpu_s, slow_wall_s) = measure_query(engine, &full(QueryKind::Slow))?;
+    let mut calibration = calibrate(CalibrationInput {
+        fast_cpu_s: fast_cpu_s.median(),
+        slow_cpu_s: slow_cpu_s.median(),
+        table_bytes,
+        query_parallelism: 1.0,
+    })?;
+    calibration.samples = Some(CalibrationSamples {
+        warmups: CALIBRATION_WARMUPS,
+        fast_cpu_s,
+        fast_wall_s,
+        slow_cpu_s,
+        slow_wall_s,
+    });
+    Ok(calibration)
+}
+
+/// Process CPU and wall seconds of `q` on `engine`, [`CALIBRATION_RUNS`] times after
+/// [`CALIBRATION_WARMUPS`] unmeasured runs.
+fn measure_query(
     engine: &dyn QueryEngine,
     q: &QueryInstance,
-    warmups: usize,
-) -> anyhow::Result<f64> {
-    for _ in 0..warmups {
+) -> anyhow::Result<(Samples, Samples)> {
+    for _ in 0..CALIBRATION_WARMUPS {
         engine.run(q)?;
     }
-    let (result, cpu_time, _wall) = cpu::measure(|| engine.run(q));
-    result?;
-    Ok(cpu_time.as_secs_f64())
+    let (mut cpu_s, mut wall_s) = (Samples::default(), Samples::default());
+    for _ in 0..CALIBRATION_RUNS {
+        let (result, cpu_time, wall) = cpu::measure(|| engine.run(q));
+        result?;
+        cpu_s.0.push(cpu_time.as_secs_f64());
+        wall_s.0.push(wall.as_secs_f64());
+    }
+    Ok((cpu_s, wall_s))
+}
+
+/// The calibration of a previous run, read from its JSON report (`calibration`, or
+/// the first run's in a sweep's `runs`) or from a bare calibration object, to be used
+/// exactly as it was. `origin` names the file in errors and in the result.
+pub fn replay(json: &str, origin: &str) -> Result<Calibration, BenchError> {
+    let fail = |reason: String| BenchError::Calibration {
+        origin: origin.to_string(),
+        reason,
+    };
+    let doc: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| fail(format!("not JSON: {e}")))?;
+    let found = doc
+        .get("calibration")
+        .or_else(|| doc.pointer("/runs/0/calibration"))
+        .unwrap_or(&doc);
+    if found.is_null() {
+        return Err(fail(
+            "the report has no calibration (its run was given --bandwidth-mb)".to_string(),
+        ));
+    }
+    let mut calibration: Calibration = serde_json::from_value(found.clone())
+        .map_err(|e| fail(format!("not a calibration: {e}")))?;
+    let b = calibration.bandwidth_mb_s;
+    if !(b > 0.0 && b.is_finite()) {
+        return Err(fail(format!("bandwidth {b} MB/s is not a positive number")));
+    }
+    calibration.replayed_from = Some(origin.to_string());
+    Ok(calibration)
 }
 
 #[cfg(test)]
@@ -162,5 +262,55 @@ mod tests {
             ..input
         };
         assert!(matches!(calibrate(input), Err(BenchError::EmptyTable)));
+    }
+
+    #[test]
+    fn a_report_calibration_replays_exactly() {
+        let input = CalibrationInput {
+            fast_cpu_s: 1.25,
+            slow_cpu_s: 3.5,
+            table_bytes: 800_000_000,
+            query_parallelism: 1.0,
+        };
+        let original = calibrate(input).unwrap();
+        let report = serde_json::json!({ "schema_version": 1, "calibration": original });
+        let replayed = replay(&report.to_string(), "old.json").unwrap();
+        assert_eq!(replayed.bandwidth_mb_s, original.bandwidth_mb_s);
+        assert_eq!(replayed.input, original.input);
+        assert_eq!(replayed.replayed_from.as_deref(), Some("old.json"));
+        // A sweep's report: the first run's calibration.
+        let sweep = serde_json::json!({ "runs": [{ "calibration": original }] });
+        assert_eq!(
+            replay(&sweep.to_string(), "s").unwrap().bandwidth_mb_s,
+            original.bandwidth_mb_s
+        );
+        // A bare calibration object.
+        let bare = serde_json::to_string(&original).unwrap();
+        assert_eq!(replay(&bare, "b").unwrap().input, original.input);
+    }
+
+    #[test]
+    fn replay_refuses_what_is_not_a_usable_calibration() {
+        for (json, says) in [
+            ("{", "not JSON"),
+            (r#"{"calibration": null}"#, "--bandwidth-mb"),
+            (
+                r#"{"calibration": {"bandwidth_mb_s": 5}}"#,
+                "not a calibration",
+            ),
+        ] {
+            let e = replay(json, "f.json").unwrap_err().to_string();
+            assert!(e.contains("f.json") && e.contains(says), "{e}");
+        }
+        let mut c = calibrate(CalibrationInput {
+            fast_cpu_s: 1.0,
+            slow_cpu_s: 3.5,
+            table_bytes: 1_000_000,
+            query_parallelism: 1.0,
+        })
+        .unwrap();
+        c.bandwidth_mb_s = -1.0;
+        let e = replay(&serde_json::to_string(&c).unwrap(), "neg").unwrap_err();
+        assert!(e.to_string().contains("positive"), "{e}");
     }
 }

@@ -7,8 +7,10 @@ use crate::mix::MixError;
 pub enum BenchError {
     #[error(transparent)]
     Mix(#[from] MixError),
-    #[error("unknown preset {0:?} (known: table2, fig5, fig6, fig7, fig8)")]
+    #[error("unknown preset {0:?} (known: {known})", known = crate::presets::PRESETS.join(", "))]
     UnknownPreset(String),
+    #[error("calibration {origin}: {reason}")]
+    Calibration { origin: String, reason: String },
     #[error("bad parameter: {0}")]
     BadParameter(String),
     #[error("the table has no rows")]

@@ -21,6 +21,7 @@ pub mod presets;
 pub mod reference;
 pub mod report;
 pub mod runner;
+pub mod samples;
 pub mod stats;
 pub mod workload;
 
@@ -32,4 +33,5 @@ pub use engine::{
 pub use error::BenchError;
 pub use mix::{Mix, QueryKind, QueryType};
 pub use presets::{preset, Overrides, Params};
+pub use samples::Samples;
 pub use workload::{QueryInstance, Workload};

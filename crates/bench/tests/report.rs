@@ -36,6 +36,7 @@ fn json_has_every_required_key() {
         "calibration",
         "policies",
         "standalone_s",
+        "standalone_samples_s",
         "paper",
     ] {
         assert!(value.get(key).is_some(), "missing {key}");
@@ -50,6 +51,8 @@ fn json_has_every_required_key() {
         "mix",
         "seed",
         "policies",
+        "standalone_runs",
+        "query_threads",
     ] {
         assert!(
             value["parameters"].get(key).is_some(),
@@ -108,6 +111,8 @@ fn text_has_table2_rows_and_the_papers_numbers() {
         "(283.72)",
         "(99.55)",
         "(paper)",
+        "execution: one core per query",
+        "standalone (median [min–max] of 3): F-01 ",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }

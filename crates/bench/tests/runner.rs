@@ -64,6 +64,14 @@ fn every_policy_runs_every_query_and_checks_it() {
         .standalone
         .values()
         .all(|&s| s >= QUERY_DELAY.as_secs_f64()));
+    // Each is the median of `standalone_runs` cold runs, all kept.
+    assert_eq!(report.standalone_samples.len(), 8);
+    for (t, samples) in &report.standalone_samples {
+        assert_eq!(samples.0.len(), report.params.standalone_runs);
+        let mut sorted = samples.0.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(report.standalone[t], sorted[sorted.len() / 2]);
+    }
 }
 
 #[test]

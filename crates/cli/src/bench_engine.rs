@@ -10,8 +10,10 @@ use coopscan_bench::{
 };
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
-use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
-use coopscan_exec::{fast_sql, run_sql, slow_sql, CoopTable, QueryTag, ScanMode};
+use coopscan_exec::datafusion::prelude::SessionContext;
+use coopscan_exec::{
+    fast_sql, query_session_config, run_sql, slow_sql, CoopTable, QueryTag, ScanMode,
+};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
 use coopscan_storage::Table;
@@ -21,23 +23,32 @@ pub const TABLE_NAME: &str = "lineitem";
 /// The ABM needs at least two frames per scan to admit one.
 const MIN_FRAMES: u32 = 2;
 
+/// How the benchmark's queries are written and executed.
+#[derive(Clone, Copy, Debug)]
+pub struct QueryShape {
+    /// Extra aggregates that make SLOW CPU-bound.
+    pub slow_extra: u32,
+    /// Cores one query may use ([`query_session_config`]).
+    pub threads: usize,
+}
+
 /// Runs the benchmark's queries through DataFusion over one provider.
 pub struct DfEngine {
     tokio: Arc<tokio::runtime::Runtime>,
     provider: Arc<CoopTable>,
-    slow_extra: u32,
+    shape: QueryShape,
 }
 
 impl DfEngine {
     pub fn new(
         tokio: Arc<tokio::runtime::Runtime>,
         provider: Arc<CoopTable>,
-        slow_extra: u32,
+        shape: QueryShape,
     ) -> Self {
         DfEngine {
             tokio,
             provider,
-            slow_extra,
+            shape,
         }
     }
 }
@@ -47,11 +58,13 @@ impl QueryEngine for DfEngine {
         let rows = Some(q.rows.clone());
         let sql = match q.query_type.kind {
             QueryKind::Fast => fast_sql(TABLE_NAME, rows),
-            QueryKind::Slow => slow_sql(TABLE_NAME, rows, self.slow_extra),
+            QueryKind::Slow => slow_sql(TABLE_NAME, rows, self.shape.slow_extra),
         };
         // A session per query carries the query's id down to its CScan, which tags
-        // its loads with it (per-query I/O counts).
-        let config = SessionConfig::new().with_extension(Arc::new(QueryTag(q.id)));
+        // its loads with it (per-query I/O counts). `block_on` runs the plan on this
+        // stream's own thread: with one partition nothing is spawned elsewhere.
+        let config =
+            query_session_config(self.shape.threads).with_extension(Arc::new(QueryTag(q.id)));
         let ctx = SessionContext::new_with_config(config);
         ctx.register_table(TABLE_NAME, Arc::clone(&self.provider) as _)?;
         let batches = self
@@ -153,7 +166,11 @@ impl DfFactory {
         // consumes: a few hundred kB for a Table 2 run).
         runtime.record_trace();
         let provider = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
-        let engine = DfEngine::new(Arc::clone(&self.tokio), provider, self.slow_extra);
+        let shape = QueryShape {
+            slow_extra: self.slow_extra,
+            threads: setup.params.query_threads,
+        };
+        let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape);
         Ok(Box::new(DfRun { runtime, engine }))
     }
 }
@@ -169,7 +186,7 @@ pub fn frames_for(table: &Table, buffer_pct: f64) -> u32 {
 pub fn scan_engine(
     table: &Table,
     tokio: Arc<tokio::runtime::Runtime>,
-    slow_extra: u32,
+    shape: QueryShape,
 ) -> anyhow::Result<DfEngine> {
     // Buffered on purpose: after a first pass the table is in the page cache, so the
     // calibration measures CPU, not the disk.
@@ -178,5 +195,5 @@ pub fn scan_engine(
         ..DeviceConfig::default()
     }));
     let provider = Arc::new(CoopTable::new(table.clone(), device, ScanMode::Scan)?);
-    Ok(DfEngine::new(tokio, provider, slow_extra))
+    Ok(DfEngine::new(tokio, provider, shape))
 }

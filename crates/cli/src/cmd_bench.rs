@@ -5,12 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use coopscan_bench::calibration::{calibrate, CalibrationInput};
-use coopscan_bench::cpu;
+use coopscan_bench::calibration::{calibrate_measured, replay};
 use coopscan_bench::report::{html, json, text};
 use coopscan_bench::{
-    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, PolicySetup, QueryInstance,
-    QueryKind, QueryType, TableInfo,
+    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, PolicySetup, TableInfo,
 };
 
 /// SLOW's extra aggregates in the benchmark. With 16, S-100 costs about 6.7× the CPU of
@@ -20,7 +18,7 @@ use coopscan_bench::{
 const BENCH_SLOW_EXTRA: u32 = 16;
 use coopscan_storage::{Layout, Table};
 
-use crate::bench_engine::{scan_engine, DfEngine, DfFactory};
+use crate::bench_engine::{scan_engine, DfEngine, DfFactory, QueryShape};
 use crate::cmd_gen::ensure_dataset;
 use crate::data_dir::data_root;
 
@@ -48,8 +46,20 @@ pub struct BenchArgs {
     #[arg(long)]
     pub buffer_pct: Option<f64>,
     /// Device bandwidth in MB/s; default: calibrated to the paper's CPU/I/O balance.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "calibration")]
     pub bandwidth_mb: Option<f64>,
+    /// Use the calibration of a previous run's JSON report exactly (same bandwidth,
+    /// same normalizers' device) instead of measuring a new one.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Cores one query may use. Default 1, the paper's model: DataFusion plans one
+    /// partition and the scan decodes while the operators wait, so each query keeps
+    /// one core busy and concurrent queries share the machine's cores.
+    #[arg(long)]
+    pub query_threads: Option<usize>,
+    /// Standalone cold runs per query type (default 3); their median normalizes latency.
+    #[arg(long)]
+    pub standalone_runs: Option<usize>,
     /// Delay between stream starts; default: the paper's 3 s scaled to the full-scan time.
     #[arg(long)]
     pub stagger_s: Option<f64>,
@@ -84,12 +94,20 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             .enable_all()
             .build()?,
     );
-    let mut calibration: Option<Calibration> = None;
+    let mut calibration = args
+        .calibration
+        .as_deref()
+        .map(replay_calibration)
+        .transpose()?;
     let mut reports = Vec::new();
     for params in &runs {
         // Runs of a chunk-size sweep (fig8) each need their own dataset.
         let table = Table::open(&ensure_dataset(args.sf, args.layout, params.chunk_mb)?)?;
-        let reference = scan_engine(&table, Arc::clone(&tokio), args.slow_extra)?;
+        let shape = QueryShape {
+            slow_extra: args.slow_extra,
+            threads: params.query_threads,
+        };
+        let reference = scan_engine(&table, Arc::clone(&tokio), shape)?;
         let info = TableInfo {
             rows: table.rows(),
             bytes: table_bytes(&table),
@@ -158,7 +176,8 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         mix,
         seed: args.seed,
         policies,
-        standalone_runs: None,
+        standalone_runs: args.standalone_runs,
+        query_threads: args.query_threads,
     })
 }
 
@@ -170,43 +189,48 @@ fn table_bytes(table: &Table) -> u64 {
     })
 }
 
-/// Measures F-100 and S-100 with the table in memory (page cache) and picks the
-/// bandwidth that gives the paper's CPU/I/O balance.
+/// Measures F-100 and S-100 with the table in memory (page cache), several times, and
+/// picks the bandwidth that gives the paper's CPU/I/O balance.
 fn calibrate_device(engine: &DfEngine, info: &TableInfo) -> anyhow::Result<Calibration> {
-    let full = |kind| QueryInstance {
-        id: 0,
-        stream: 0,
-        index: 0,
-        query_type: QueryType { kind, percent: 100 },
-        rows: 0..info.rows,
-    };
-    let (fast_cpu, fast_wall) = measure(engine, &full(QueryKind::Fast))?;
-    let (slow_cpu, slow_wall) = measure(engine, &full(QueryKind::Slow))?;
-    // The balance is in CPU-seconds, as in the paper, whose machine also had 2 CPUs
-    // but ran each query on one: there CPU-seconds and standalone time coincide. Our
-    // DataFusion spreads a query over both cores, so calibrating on its (shorter) wall
-    // time would give the workload about twice the paper's CPU demand per byte read,
-    // leaving every policy CPU-bound (measured: docs/performance.md).
-    let calibration = calibrate(CalibrationInput {
-        fast_cpu_s: fast_cpu,
-        slow_cpu_s: slow_cpu,
-        table_bytes: info.bytes,
-        query_parallelism: 1.0,
-    })?;
-    eprintln!(
-        "calibration: F-100 {fast_cpu:.2} s CPU ({fast_wall:.2} s wall), S-100 {slow_cpu:.2} s CPU ({slow_wall:.2} s wall) -> {:.0} MB/s; {}",
-        calibration.bandwidth_mb_s, calibration.note
-    );
+    eprintln!("calibrating: F-100 and S-100 in memory, median of 3 after a warm-up …");
+    let calibration = calibrate_measured(engine, info.rows, info.bytes)?;
+    if let Some(s) = &calibration.samples {
+        eprintln!(
+            "calibration: F-100 CPU {} s (wall {}), S-100 CPU {} s (wall {}) -> {:.0} MB/s; {}",
+            s.fast_cpu_s.describe(2),
+            s.fast_wall_s.describe(2),
+            s.slow_cpu_s.describe(2),
+            s.slow_wall_s.describe(2),
+            calibration.bandwidth_mb_s,
+            calibration.note
+        );
+    }
     Ok(calibration)
 }
 
-/// CPU and wall seconds of `q` after one warm-up run (which fills the page cache).
-fn measure(engine: &DfEngine, q: &QueryInstance) -> anyhow::Result<(f64, f64)> {
-    use coopscan_bench::QueryEngine;
-    engine.run(q)?;
-    let (result, cpu_time, wall) = cpu::measure(|| engine.run(q));
-    result?;
-    Ok((cpu_time.as_secs_f64(), wall.as_secs_f64()))
+/// Largest report `--calibration` reads: a sweep's report with every load and query
+/// run is tens of MB; anything far larger is not one.
+const MAX_CALIBRATION_FILE_BYTES: u64 = 512 << 20;
+
+/// `--calibration FILE`: a previous run's calibration, used as it was.
+fn replay_calibration(path: &Path) -> anyhow::Result<Calibration> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("reading the calibration {}", path.display()))?
+        .len();
+    anyhow::ensure!(
+        len <= MAX_CALIBRATION_FILE_BYTES,
+        "the calibration {} is {len} bytes, more than any report (limit {MAX_CALIBRATION_FILE_BYTES})",
+        path.display()
+    );
+    let json = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the calibration {}", path.display()))?;
+    let calibration = replay(&json, &path.display().to_string())?;
+    eprintln!(
+        "calibration: replayed from {}: {:.1} MB/s",
+        path.display(),
+        calibration.bandwidth_mb_s
+    );
+    Ok(calibration)
 }
 
 /// Where the JSON and HTML reports go.

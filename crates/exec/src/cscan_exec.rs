@@ -73,15 +73,10 @@ impl ChunkSource for Runtime {
             None => "coopscan-cscan".into(),
         };
         let core = core.clone();
-        spawn_feeder(
-            name,
-            core.schema(),
-            context.session_config().batch_size(),
-            move |sink| {
-                // Dropped after `produce` has dropped (unregistered) the scan.
-                let _running = running;
-                produce(&core, scan, sink)
-            },
-        )
+        spawn_feeder(name, core.schema(), &context, move |sink| {
+            // Dropped after `produce` has dropped (unregistered) the scan.
+            let _running = running;
+            produce(&core, scan, sink)
+        })
     }
 }

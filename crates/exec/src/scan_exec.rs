@@ -77,7 +77,7 @@ impl ChunkSource for DirectSource {
         spawn_feeder(
             "coopscan-scan".into(),
             core.schema(),
-            context.session_config().batch_size(),
+            &context,
             move |sink| {
                 let _running = running;
                 produce(&core, &self, sink)

@@ -6,6 +6,7 @@ use crate::calibration::Calibration;
 use crate::mix::QueryType;
 use crate::paper::{PaperQueryRow, PaperSystem, TABLE2_QUERIES, TABLE2_SYSTEM};
 use crate::presets::Params;
+use crate::samples::Samples;
 use crate::stats::PolicyStats;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -22,6 +23,7 @@ struct JsonReport<'a> {
     stagger_s: f64,
     calibration: Option<&'a Calibration>,
     standalone_s: &'a BTreeMap<QueryType, f64>,
+    standalone_samples_s: &'a BTreeMap<QueryType, Samples>,
     reference_queries: usize,
     policies: Policies<'a>,
     paper: Option<Paper>,
@@ -124,6 +126,7 @@ pub fn to_json(report: &BenchReport) -> serde_json::Result<String> {
         stagger_s: report.stagger_s,
         calibration: report.calibration.as_ref(),
         standalone_s: &report.standalone,
+        standalone_samples_s: &report.standalone_samples,
         reference_queries: report.reference_queries,
         policies: Policies(&report.policies),
         paper,

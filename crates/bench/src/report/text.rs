@@ -41,13 +41,42 @@ fn header(out: &mut String, r: &BenchReport) {
         r.stagger_s,
         p.seed
     );
+    let model = match p.query_threads {
+        1 => "one core per query (the paper's model)".to_string(),
+        n => format!("up to {n} cores per query"),
+    };
+    let _ = writeln!(out, "execution: {model}");
     if let Some(c) = &r.calibration {
         let _ = writeln!(
             out,
             "calibration: {:.1} MB/s — {}",
             c.bandwidth_mb_s, c.note
         );
+        if let Some(s) = &c.samples {
+            let _ = writeln!(
+                out,
+                "  F-100 CPU {} s, S-100 CPU {} s (median [min–max] of {} after {} warm-up)",
+                s.fast_cpu_s.describe(2),
+                s.slow_cpu_s.describe(2),
+                s.fast_cpu_s.0.len(),
+                s.warmups
+            );
+        }
+        if let Some(file) = &c.replayed_from {
+            let _ = writeln!(out, "  replayed from {file}");
+        }
     }
+    let alone: Vec<String> = r
+        .standalone_samples
+        .iter()
+        .map(|(t, s)| format!("{t} {}", s.describe(2)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "standalone (median [min–max] of {}): {}",
+        p.standalone_runs,
+        alone.join(", ")
+    );
     let beside = if r.params.mix.name == crate::mix::TABLE2_MIX {
         "; (paper's Table 2 in parentheses)"
     } else {
