@@ -30,7 +30,7 @@ use crate::workload::QueryInstance;
 use serde::{Deserialize, Serialize};
 
 /// S-100 CPU time over the table's read time in the paper (35.3 s vs ~20 s).
-pub const SLOW_CPU_OVER_READ: f64 = 1.75;
+pub use coopscan_paper::table2::SLOW_CPU_OVER_READ;
 /// FAST counts as I/O bound when its CPU time is at most this share of the read time.
 pub const FAST_CPU_OVER_READ_MAX: f64 = 0.8;
 /// Bytes in a MB of bandwidth (decimal, as the device's throttle).

@@ -16,12 +16,13 @@ pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod mix;
-pub mod paper;
 pub mod presets;
 pub mod reference;
 pub mod report;
 pub mod runner;
 pub mod samples;
+/// Table 2's setup and published numbers (defined once, in `coopscan-paper`).
+pub use coopscan_paper::table2 as paper;
 pub mod stats;
 pub mod workload;
 

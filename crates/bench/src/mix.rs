@@ -18,7 +18,7 @@ pub const SIZES_MIXED: &[u32] = &[1, 2, 10, 50, 100];
 /// Figure 5's long ranges.
 pub const SIZES_LONG: &[u32] = &[10, 30, 50, 100];
 /// Table 2's ranges.
-pub const SIZES_TABLE2: &[u32] = &[1, 10, 50, 100];
+pub const SIZES_TABLE2: &[u32] = &coopscan_paper::table2::RANGE_PERCENTS;
 /// The name that selects Table 2's mix.
 pub const TABLE2_MIX: &str = "table2";
 

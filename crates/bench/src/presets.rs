@@ -8,16 +8,17 @@
 
 use crate::error::BenchError;
 use crate::mix::Mix;
+use coopscan_paper::table2;
 use serde::Serialize;
 
 /// The paper's 3 s between stream starts over F-100's 20.4 s standalone time: streams
 /// enter while earlier ones are ~15% into a full scan. With `stagger_s: None` the runner
 /// staggers by this fraction of the calibrated full-table read time.
-pub const PAPER_STAGGER_OVER_SCAN: f64 = 3.0 / 20.37;
+pub const PAPER_STAGGER_OVER_SCAN: f64 = table2::stagger_over_scan();
 /// The policies of §5, in the paper's column order.
-pub const ALL_POLICIES: &[&str] = &["normal", "attach", "elevator", "relevance"];
+pub const ALL_POLICIES: &[&str] = &table2::TABLE2_POLICIES;
 /// The paper's buffer: 64 of 256 chunks.
-const PAPER_BUFFER_PCT: f64 = 25.0;
+const PAPER_BUFFER_PCT: f64 = table2::buffer_pct();
 /// Chunk size for our default table: 256 chunks like the paper's 4 GB / 16 MB, for a
 /// lineitem of about 1 GB (SF1 in PAX). The lead rescales it to the table generated.
 const DEFAULT_CHUNK_MB: f64 = 4.0;
@@ -184,8 +185,8 @@ pub fn table2() -> Params {
     Params {
         preset: "table2".to_string(),
         label: Mix::table2().name,
-        streams: 16,
-        queries_per_stream: 4,
+        streams: table2::STREAMS,
+        queries_per_stream: table2::QUERIES_PER_STREAM,
         buffer_pct: PAPER_BUFFER_PCT,
         chunk_mb: DEFAULT_CHUNK_MB,
         bandwidth_mb: None,

@@ -13,6 +13,7 @@
 use crate::engine::{IoStats, LoadRecord};
 use crate::mix::QueryType;
 use crate::workload::QueryInstance;
+use coopscan_paper::stats as paper_stats;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -103,21 +104,16 @@ fn normalize(run: &QueryRun, standalone: &Standalone) -> f64 {
         .get(&run.query.query_type)
         .copied()
         .unwrap_or(f64::NAN);
-    run.latency().as_secs_f64() / base
+    paper_stats::normalized_latency(run.latency().as_secs_f64(), base)
 }
 
 /// Per stream: end of its last query − start of its first.
 fn stream_times(runs: &[QueryRun]) -> Vec<f64> {
-    let mut spans: BTreeMap<usize, (Duration, Duration)> = BTreeMap::new();
-    for r in runs {
-        let span = spans.entry(r.query.stream).or_insert((r.start, r.end));
-        span.0 = span.0.min(r.start);
-        span.1 = span.1.max(r.end);
-    }
-    spans
-        .values()
-        .map(|(start, end)| (*end - *start).as_secs_f64())
-        .collect()
+    paper_stats::stream_times_s(runs.iter().map(|r| paper_stats::Span {
+        stream: r.query.stream,
+        start_s: r.start.as_secs_f64(),
+        end_s: r.end.as_secs_f64(),
+    }))
 }
 
 fn per_type(m: &PolicyMeasurement, standalone: &Standalone) -> BTreeMap<QueryType, QueryTypeStats> {

@@ -11,11 +11,7 @@ use coopscan_bench::{
     preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, PolicySetup, TableInfo,
 };
 
-/// SLOW's extra aggregates in the benchmark. With 16, S-100 costs about 6.7× the CPU of
-/// F-100 at SF1 (3.9 s vs 0.58 s, docs/performance.md), so the paper's balance — S-100
-/// CPU at 1.75 × the table's read time — leaves F-100 at about a quarter of the read
-/// time: clearly I/O bound, as in the paper.
-const BENCH_SLOW_EXTRA: u32 = 16;
+use coopscan_exec::SLOW_EXTRA_DEFAULT;
 use coopscan_storage::{Layout, Table};
 
 use crate::bench_engine::{scan_engine, DfEngine, DfFactory, QueryShape};
@@ -73,7 +69,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub policies: Option<String>,
     /// Extra aggregates that make SLOW CPU-bound.
-    #[arg(long, default_value_t = BENCH_SLOW_EXTRA)]
+    #[arg(long, default_value_t = SLOW_EXTRA_DEFAULT)]
     pub slow_extra: u32,
     /// Write the JSON report here (default: in the report directory).
     #[arg(long)]

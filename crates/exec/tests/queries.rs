@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use coopscan_exec::{query_session_config, CoopTable, Query, ScanMode};
-use coopscan_storage::Layout;
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+use coopscan_storage::Layout;
 use datafusion::prelude::SessionContext;
 use futures::future::join_all;
 

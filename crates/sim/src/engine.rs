@@ -577,13 +577,21 @@ impl Sim<'_> {
         }
         let stats = self.abm.state().stats().clone();
         let trace = self.cfg.record_trace.then(|| self.abm.take_trace());
-        let starts = self.workload.streams.iter().map(|s| s.start_s);
-        let stream_times_s = self
-            .stream_end
+        // A stream's first query starts when the stream does.
+        let spans = self
+            .workload
+            .streams
             .iter()
-            .zip(starts)
-            .map(|(end, start)| end - start)
-            .collect();
+            .zip(&self.stream_end)
+            .enumerate();
+        let stream_times_s =
+            coopscan_paper::stats::stream_times_s(spans.map(|(stream, (s, end))| {
+                coopscan_paper::stats::Span {
+                    stream,
+                    start_s: s.start_s,
+                    end_s: *end,
+                }
+            }));
         let cores = f64::from(self.cfg.cpu.cores);
         Ok(RunResult {
             policy: self.policy,

@@ -7,6 +7,7 @@ use crate::result::RunResult;
 use crate::workload::{QuerySpec, StreamSpec, Workload};
 use crate::SimError;
 use coopscan_buffer::PolicyKind;
+use coopscan_paper::table2;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -141,22 +142,22 @@ pub fn heterogeneous() -> (SimConfig, Workload) {
 
 // ---- 2007 paper §5.1 / Table 2: 256 chunks of 16 MB, 64-chunk buffer, 2 CPUs.
 
-pub const TABLE2_CHUNKS: u32 = 256;
-const TABLE2_CHUNK_BYTES: u64 = 16 * MIB;
-const TABLE2_FRAMES: u32 = 64;
+pub const TABLE2_CHUNKS: u32 = table2::CHUNKS;
+const TABLE2_CHUNK_BYTES: u64 = table2::CHUNK_MIB * MIB;
+const TABLE2_FRAMES: u32 = table2::BUFFER_CHUNKS;
 /// 200 MiB/s: 80 ms per 16 MiB chunk, a full scan reads in 20.5 s (paper: F-100 20.37 s).
-const TABLE2_DISK_BYTES_PER_S: f64 = 200.0 * MIB as f64;
+const TABLE2_DISK_BYTES_PER_S: f64 = table2::DISK_MIB_S * MIB as f64;
 /// FAST (Q6) is I/O bound. Its CPU cost is derived from Table 2 itself: relevance kept
 /// 2 CPUs 93.94% busy for 238.16 s = 447 core-s; the paper's SLOW queries (13×1%, 6×10%,
 /// 6×50%, 8×100% = 3003 chunks at 35.27 s / 256 = 0.138 s each) account for 414 of
 /// them, leaving 33 core-s for 3274 FAST chunks: 0.01 s per 80 ms chunk read.
 const FAST_CPU_PER_IO: f64 = 0.125;
 /// SLOW (Q1 + arithmetic) is CPU bound at 1.75x the read time (paper: 35.27 / 20.37).
-const SLOW_CPU_PER_IO: f64 = 1.75;
-const TABLE2_STREAMS: usize = 16;
-const TABLE2_QUERIES_PER_STREAM: usize = 4;
-const TABLE2_STAGGER_S: f64 = 3.0;
-const TABLE2_RANGE_PERCENTS: [u32; 4] = [1, 10, 50, 100];
+const SLOW_CPU_PER_IO: f64 = table2::SLOW_CPU_OVER_READ;
+const TABLE2_STREAMS: usize = table2::STREAMS;
+const TABLE2_QUERIES_PER_STREAM: usize = table2::QUERIES_PER_STREAM;
+const TABLE2_STAGGER_S: f64 = table2::STAGGER_S;
+const TABLE2_RANGE_PERCENTS: [u32; 4] = table2::RANGE_PERCENTS;
 
 pub fn table2_config() -> SimConfig {
     SimConfig {

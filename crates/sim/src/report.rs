@@ -48,22 +48,17 @@ pub struct PaperNumbers {
 }
 
 pub(crate) fn table2_paper() -> BTreeMap<String, PaperNumbers> {
-    let rows = [
-        ("normal", 283.72, 6.42, 453.06, 0.5320, 4186),
-        ("attach", 160.81, 3.72, 281.19, 0.8131, 2325),
-        ("elevator", 138.41, 13.52, 244.45, 0.9020, 1404),
-        ("relevance", 99.55, 1.96, 238.16, 0.9394, 1842),
-    ];
-    rows.into_iter()
-        .map(|(name, stream, norm, total, cpu, io)| {
+    coopscan_paper::table2::TABLE2_SYSTEM
+        .iter()
+        .map(|p| {
             let numbers = PaperNumbers {
-                avg_stream_time_s: stream,
-                avg_normalized_latency: norm,
-                total_time_s: total,
-                cpu_use: cpu,
-                io_requests: io,
+                avg_stream_time_s: p.avg_stream_time_s,
+                avg_normalized_latency: p.avg_normalized_latency,
+                total_time_s: p.total_time_s,
+                cpu_use: p.cpu_use,
+                io_requests: p.io_requests,
             };
-            (name.to_string(), numbers)
+            (p.policy.to_string(), numbers)
         })
         .collect()
 }

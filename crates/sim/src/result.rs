@@ -25,7 +25,7 @@ impl QueryResult {
     pub fn normalized_latency(&self) -> Option<f64> {
         self.standalone_s
             .filter(|s| *s > 0.0)
-            .map(|s| self.latency_s / s)
+            .map(|s| coopscan_paper::stats::normalized_latency(self.latency_s, s))
     }
 }
 
