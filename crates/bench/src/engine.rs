@@ -71,6 +71,18 @@ pub trait PolicyRun {
     fn opt_chunk_loads(&self) -> Option<u64> {
         None
     }
+    /// Time the engine's buffer manager spent deciding since this run started (the
+    /// paper's scheduling cost, Figure 8); `None` when the engine does not measure it.
+    fn scheduling(&self) -> Option<SchedulingCost> {
+        None
+    }
+}
+
+/// Time spent in buffer-manager decisions, and how many were made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SchedulingCost {
+    pub seconds: f64,
+    pub calls: u64,
 }
 
 /// What a [`PolicyFactory`] is asked to set up.

@@ -30,6 +30,7 @@ pub use bench::{run_benchmark, BenchInput, BenchReport, PolicyResult, TableInfo}
 pub use calibration::{calibrate, Calibration, CalibrationInput};
 pub use engine::{
     IoStats, LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine, QueryOutput,
+    SchedulingCost,
 };
 pub use error::BenchError;
 pub use mix::{Mix, QueryKind, QueryType};

@@ -61,6 +61,7 @@ pub fn run_policy(
         io: run.io_stats().since(io_before),
         loads: run.load_log(),
         opt_chunk_loads: run.opt_chunk_loads(),
+        scheduling: run.scheduling(),
     })
 }
 

@@ -10,7 +10,7 @@
 //! - per type I/Os: chunk loads the ABM scheduled for queries of that type (tags);
 //!   `None` when no load in the run carried a tag (elevator: the paper's empty column).
 
-use crate::engine::{IoStats, LoadRecord};
+use crate::engine::{IoStats, LoadRecord, SchedulingCost};
 use crate::mix::QueryType;
 use crate::workload::QueryInstance;
 use coopscan_paper::stats as paper_stats;
@@ -44,6 +44,8 @@ pub struct PolicyMeasurement {
     pub results_checked: usize,
     /// OPT's chunk loads on this run's references, if the engine recorded them.
     pub opt_chunk_loads: Option<u64>,
+    /// Time in buffer-manager decisions, if the engine measured it.
+    pub scheduling: Option<SchedulingCost>,
 }
 
 /// Standalone cold time per query type, in seconds.
@@ -74,6 +76,10 @@ pub struct PolicyStats {
     pub chunk_loads: usize,
     /// Belady's OPT on this run's piece references under the same buffer.
     pub opt_chunk_loads: Option<u64>,
+    /// Seconds the buffer manager spent deciding during the run (Figure 8).
+    pub scheduling_s: Option<f64>,
+    /// Buffer-manager calls during the run.
+    pub abm_calls: Option<u64>,
     pub queries: usize,
     pub results_checked: usize,
     pub query_types: BTreeMap<QueryType, QueryTypeStats>,
@@ -92,6 +98,8 @@ impl PolicyStats {
             io_bytes: m.io.bytes,
             chunk_loads: m.loads.len(),
             opt_chunk_loads: m.opt_chunk_loads,
+            scheduling_s: m.scheduling.map(|s| s.seconds),
+            abm_calls: m.scheduling.map(|s| s.calls),
             queries: m.runs.len(),
             results_checked: m.results_checked,
             query_types: per_type(m, standalone),

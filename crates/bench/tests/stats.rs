@@ -2,7 +2,7 @@
 //! in the comments.
 
 use coopscan_bench::stats::{PolicyMeasurement, PolicyStats, QueryRun, Standalone};
-use coopscan_bench::{IoStats, LoadRecord, QueryInstance, QueryKind, QueryType};
+use coopscan_bench::{IoStats, LoadRecord, QueryInstance, QueryKind, QueryType, SchedulingCost};
 use std::time::Duration;
 
 const F10: QueryType = QueryType {
@@ -68,6 +68,10 @@ fn measurement(tags: [Option<u64>; 7]) -> (PolicyMeasurement, Standalone) {
         loads: tags.into_iter().map(load).collect(),
         results_checked: 4,
         opt_chunk_loads: Some(5),
+        scheduling: Some(SchedulingCost {
+            seconds: 0.25,
+            calls: 40,
+        }),
     };
     let standalone = Standalone::from([(F10, 1.0), (S100, 4.0), (F100, 0.5)]);
     (m, standalone)
@@ -92,6 +96,7 @@ fn system_statistics_by_hand() {
     );
     // Wall time 11 s outlasts the last query (10 s).
     assert!(close(s.total_time_s, 11.0));
+    assert_eq!((s.scheduling_s, s.abm_calls), (Some(0.25), Some(40)));
     assert_eq!(
         (
             s.io_requests,

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use coopscan_bench::{
-    IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryKind, QueryOutput,
+    IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryKind,
+    QueryOutput, SchedulingCost,
 };
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -133,6 +134,14 @@ impl PolicyRun for DfRun {
         let trace = self.runtime.take_trace();
         let opt = coopscan_sim::opt::replay_opt(&trace, self.runtime.buffer_bytes());
         Some(opt.loads)
+    }
+
+    fn scheduling(&self) -> Option<SchedulingCost> {
+        let s = self.runtime.scheduling();
+        Some(SchedulingCost {
+            seconds: s.time.as_secs_f64(),
+            calls: s.calls,
+        })
     }
 }
 

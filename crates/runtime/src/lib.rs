@@ -44,4 +44,4 @@ pub use guard::ChunkGuard;
 pub use load_log::{LoadRecord, MAX_LOAD_LOG};
 pub use runtime::{Holdings, Runtime, RuntimeConfig};
 pub use scan::CScan;
-pub use stats::{RuntimeStats, ScanStats};
+pub use stats::{RuntimeStats, ScanStats, Scheduling};

@@ -58,7 +58,7 @@ fn serve(shared: &Shared) {
     let mut inner = shared.inner.lock();
     while !inner.shutdown {
         let now = shared.now();
-        let Some(load) = inner.abm.next_load(now) else {
+        let Some(load) = inner.decide(|abm| abm.next_load(now)) else {
             shared.loader_wakeup.wait(&mut inner);
             continue;
         };
@@ -154,7 +154,7 @@ fn complete(
     });
     inner.resident.insert(piece, Arc::new(bytes));
     let mut deliveries = Vec::new();
-    match inner.abm.load_completed(piece, now, &mut deliveries) {
+    match inner.decide(|abm| abm.load_completed(piece, now, &mut deliveries)) {
         Ok(()) => {
             inner.post(&mut deliveries);
             true
@@ -181,7 +181,7 @@ fn fail(
         chunk: piece.chunk,
         source: e,
     };
-    let scans = match inner.abm.load_failed(piece, now) {
+    let scans = match inner.decide(|abm| abm.load_failed(piece, now)) {
         Ok(scans) => scans,
         Err(e) => {
             fail_everyone(inner, e.into());
@@ -192,7 +192,7 @@ fn fail(
     for scan in scans {
         inner.delivered.remove(&scan);
         inner.failed.insert(scan, error.clone());
-        if let Err(e) = inner.abm.unregister_scan(scan, now, &mut deliveries) {
+        if let Err(e) = inner.decide(|abm| abm.unregister_scan(scan, now, &mut deliveries)) {
             fail_everyone(inner, e.into());
             return false;
         }

@@ -19,7 +19,7 @@ use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};
 use crate::scan::CScan;
 use crate::shared::{Inner, Shared};
-use crate::stats::{Counters, RuntimeStats};
+use crate::stats::{Counters, RuntimeStats, Scheduling};
 
 /// Scans and pins the ABM holds at one moment ([`Runtime::holdings`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,6 +76,7 @@ impl Runtime {
                 stopped: None,
                 tags: HashMap::new(),
                 load_log: LoadLog::default(),
+                scheduling: Scheduling::default(),
             }),
             loader_wakeup: Default::default(),
             scan_wakeup: Default::default(),
@@ -148,7 +149,7 @@ impl Runtime {
             inner.abm.geometry().chunk_ranges(&spec.ranges)?;
             None
         } else {
-            Some(inner.abm.register_scan(&spec, now)?.scan)
+            Some(inner.decide(|abm| abm.register_scan(&spec, now))?.scan)
         };
         if let (Some(id), Some(tag)) = (id, tag) {
             inner.tags.insert(id, tag);
@@ -168,6 +169,12 @@ impl Runtime {
     }
 
     /// The device's own counters (requests, bytes, busy and throttle time).
+    /// Time spent in ABM calls since the runtime started, and how many (Figure 8's
+    /// scheduling cost, measured on the real engine).
+    pub fn scheduling(&self) -> Scheduling {
+        self.shared.inner.lock().scheduling
+    }
+
     pub fn device_stats(&self) -> DeviceStats {
         self.shared.device.stats()
     }

@@ -159,7 +159,8 @@ impl CScan {
             if let Some(woken) = take_mail(&mut inner, id, self.columns()) {
                 return Ok(Some(woken));
             }
-            match inner.abm.next_chunk(id, shared.now())? {
+            let now = shared.now();
+            match inner.decide(|abm| abm.next_chunk(id, now))? {
                 NextChunk::Deliver(d) => {
                     return Ok(Some(chunk_of(&inner, d.chunk, self.columns())));
                 }
@@ -198,9 +199,8 @@ impl CScan {
         if !was_failed {
             let mut deliveries = Vec::new();
             // UnknownScan can only mean the loader already retired it; nothing to undo.
-            let _ = inner
-                .abm
-                .unregister_scan(id, self.shared.now(), &mut deliveries);
+            let now = self.shared.now();
+            let _ = inner.decide(|abm| abm.unregister_scan(id, now, &mut deliveries));
             inner.post(&mut deliveries);
         }
         drop(inner);
@@ -244,7 +244,8 @@ impl CScan {
         let mut inner = self.shared.inner.lock();
         // UnknownScan here means the loader already retired this scan after a failed
         // load (which dropped its pin); there is nothing left to release.
-        let _ = inner.abm.release_chunk(id, self.shared.now());
+        let now = self.shared.now();
+        let _ = inner.decide(|abm| abm.release_chunk(id, now));
         drop(inner);
         // An unpinned piece may be the victim the loader was waiting for.
         self.shared.wake_loaders();

@@ -17,7 +17,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::RuntimeError;
 use crate::load_log::LoadLog;
-use crate::stats::Counters;
+use crate::stats::{Counters, Scheduling};
 
 /// Everything behind the lock.
 pub(crate) struct Inner {
@@ -39,9 +39,20 @@ pub(crate) struct Inner {
     /// Caller-chosen tags of registered scans (e.g. a benchmark's query number).
     pub(crate) tags: HashMap<ScanId, u64>,
     pub(crate) load_log: LoadLog,
+    /// Time spent in ABM calls ([`Inner::decide`]).
+    pub(crate) scheduling: Scheduling,
 }
 
 impl Inner {
+    /// Runs one ABM call, adding its duration to the scheduling time. Every call the
+    /// runtime makes on the ABM goes through here.
+    pub(crate) fn decide<T>(&mut self, call: impl FnOnce(&mut Abm) -> T) -> T {
+        let started = Instant::now();
+        let out = call(&mut self.abm);
+        self.scheduling.add(started.elapsed());
+        out
+    }
+
     /// The error for a scan or registration after shutdown.
     pub(crate) fn stop_error(&self) -> RuntimeError {
         self.stopped.clone().unwrap_or(RuntimeError::ShutDown)

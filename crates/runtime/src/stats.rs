@@ -22,6 +22,33 @@ pub struct RuntimeStats {
     pub scan_wait: Duration,
 }
 
+/// Time the ABM spent deciding (the 2007 paper's "scheduling cost", Figure 8): every
+/// ABM event and query the runtime makes, timed with the host's clock around the call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Scheduling {
+    /// Sum of the calls' durations.
+    pub time: Duration,
+    /// ABM calls made (registrations, chunk requests and releases, load choices and
+    /// completions, unregistrations).
+    pub calls: u64,
+}
+
+impl Scheduling {
+    /// Adds one call that took `elapsed`.
+    pub(crate) fn add(&mut self, elapsed: Duration) {
+        self.time = self.time.saturating_add(elapsed);
+        self.calls = self.calls.saturating_add(1);
+    }
+
+    /// Mean time per call; zero when there was none.
+    pub fn per_call(&self) -> Duration {
+        u32::try_from(self.calls)
+            .ok()
+            .filter(|&n| n > 0)
+            .map_or(Duration::ZERO, |n| self.time / n)
+    }
+}
+
 /// Per-scan counters, kept by the [`crate::CScan`] itself (no sharing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScanStats {

@@ -133,6 +133,14 @@ const SYSTEM_ROWS: &[SystemRow] = &[
         |_| NO_PAPER_VALUE.to_string(),
     ),
     (
+        "Scheduling s (calls)",
+        |s| match (s.scheduling_s, s.abm_calls) {
+            (Some(t), Some(n)) => format!("{t:.3} ({n})"),
+            _ => "-".to_string(),
+        },
+        |_| NO_PAPER_VALUE.to_string(),
+    ),
+    (
         "Results checked",
         |s| format!("{}/{}", s.results_checked, s.queries),
         |_| NO_PAPER_VALUE.to_string(),

@@ -1,0 +1,43 @@
+//! The runtime times every ABM call (Figure 8's scheduling cost on the real engine).
+
+mod common;
+
+use coopscan_runtime::{PolicyKind, Runtime};
+use coopscan_storage::Layout;
+
+use common::{config, consume, device, write_table, K, V};
+
+#[test]
+fn every_abm_call_of_a_scan_is_counted_and_timed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = write_table(tmp.path(), Layout::Pax, 20_000);
+    let rows = table.rows();
+    let chunks = table.chunks_for_rows(0..rows).len() as u64;
+    assert!(chunks > 4, "the table needs several chunks");
+    for policy in PolicyKind::ALL {
+        let runtime = Runtime::new(table.clone(), device(), config(4, policy)).expect("runtime");
+        assert_eq!(
+            runtime.scheduling().calls,
+            0,
+            "{policy:?}: nothing decided yet"
+        );
+        let mut scan = runtime
+            .register(std::iter::once(0..rows).collect(), vec![K, V])
+            .expect("register");
+        consume(&mut scan, None).expect("scan");
+        drop(scan);
+        let loads = runtime.stats().chunk_loads;
+        let s = runtime.scheduling();
+        // At least: register + unregister, a request and a release per chunk, a load
+        // choice and a completion per load.
+        let at_least = 2 + 2 * chunks + 2 * loads;
+        assert!(
+            s.calls >= at_least,
+            "{policy:?}: {} < {at_least} calls",
+            s.calls
+        );
+        assert!(!s.time.is_zero(), "{policy:?}");
+        assert!(s.time <= runtime.elapsed(), "{policy:?}: more than the run");
+        assert!(s.per_call() <= s.time);
+    }
+}
