@@ -12,6 +12,7 @@ use coopscan_bench::{
 };
 
 use coopscan_exec::SLOW_EXTRA_DEFAULT;
+use coopscan_runtime::ADMISSION_CHUNKS_PER_SCAN;
 use coopscan_storage::{Layout, Table};
 
 use crate::bench_engine::{scan_engine, DfEngine, DfFactory, QueryShape};
@@ -108,6 +109,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             rows: table.rows(),
             bytes: table_bytes(&table),
         };
+        warn_if_not_all_admitted(&table, params);
         if args.bandwidth_mb.is_none() && calibration.is_none() {
             calibration = Some(calibrate_device(&reference, &info)?);
         }
@@ -175,6 +177,21 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         standalone_runs: args.standalone_runs,
         query_threads: args.query_threads,
     })
+}
+
+/// The ABM admits a scan only with room for 2 chunks of its own: with more streams
+/// than half the frames, some queries wait for others to finish (Figure 7's runs must
+/// not, or concurrency is capped below what the run says).
+fn warn_if_not_all_admitted(table: &Table, params: &coopscan_bench::Params) {
+    let frames = crate::bench_engine::frames_for(table, params.buffer_pct);
+    let at_once = frames / ADMISSION_CHUNKS_PER_SCAN;
+    if (at_once as usize) < params.streams {
+        eprintln!(
+            "warning: {}: {frames} frames admit only {at_once} of {} concurrent queries \
+             (2 chunks each); a smaller --chunk-mb or a larger --buffer-pct admits all",
+            params.label, params.streams
+        );
+    }
 }
 
 /// Bytes a full scan reads.

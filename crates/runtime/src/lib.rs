@@ -38,7 +38,7 @@ mod scan;
 mod shared;
 mod stats;
 
-pub use coopscan_buffer::{AbmConfig, PolicyKind};
+pub use coopscan_buffer::{AbmConfig, PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 pub use error::{Result, RuntimeError};
 pub use guard::ChunkGuard;
 pub use load_log::{LoadRecord, MAX_LOAD_LOG};
