@@ -9,6 +9,16 @@
 //!        └── stop, drop the scan ◄───────┘   (query cancelled or finished early)
 //! ```
 //!
+//! The feeder starts producing only when the consumer first polls the stream, not when
+//! the plan is executed: DataFusion executes whole plan trees eagerly (a
+//! `RepartitionExec` executes its input at once, and the partitions of a plan race to
+//! do it), so a hash join's probe side is often executed before its build side. A
+//! CScan registered then would take an ABM admission slot, load and wait for a
+//! consumer that reads only after the build side — another scan of the same table,
+//! possibly queued behind it for admission — is finished: a deadlock with small
+//! buffers (issue "Reliability", item 1). Registering on first poll gives the ABM
+//! only scans that someone is reading.
+//!
 //! `blocking_send` must never run on a runtime thread (it panics there); the feeder is a
 //! plain `std::thread`, so it never does. A panic in the producer becomes an error in the
 //! stream: silently ending the stream would return a wrong (short) answer.
@@ -57,7 +67,8 @@ impl BatchSink {
     }
 }
 
-/// Starts `produce` on a new thread named `name` and returns the stream of what it
+/// Starts a thread named `name` that runs `produce` once the returned stream is first
+/// polled (never, if the stream is dropped unpolled), and returns the stream of what it
 /// sends. An error returned by `produce` (or a panic) ends the stream with that error.
 pub fn spawn_feeder<F>(
     name: String,
@@ -73,9 +84,15 @@ where
         tx,
         batch_rows: batch_rows.max(1),
     };
+    // The consumer's first poll sends the one start signal (capacity 1: never blocks).
+    let (start_tx, start_rx) = std::sync::mpsc::sync_channel::<()>(1);
     std::thread::Builder::new()
         .name(name)
         .spawn(move || {
+            if start_rx.recv().is_err() {
+                // The stream was dropped without being polled: nothing to produce.
+                return;
+            }
             let outcome = catch_unwind(AssertUnwindSafe(|| produce(&sink))).unwrap_or_else(|_| {
                 Err(DataFusionError::Execution("a scan thread panicked".into()))
             });
@@ -85,8 +102,12 @@ where
             }
         })
         .map_err(|e| DataFusionError::from(ExecError::Spawn(e.to_string())))?;
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
+    let stream = futures::stream::unfold((rx, Some(start_tx)), |(mut rx, start)| async move {
+        if let Some(start) = start {
+            // Fails only if the feeder is gone already; `recv` then ends the stream.
+            let _ = start.try_send(());
+        }
+        rx.recv().await.map(|item| (item, (rx, None)))
     });
     Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
 }
