@@ -390,3 +390,44 @@ fn piped_sql_fails_loudly_and_reads_a_bounded_statement() {
         "{err}"
     );
 }
+
+/// Issue 9, items 7 and 12 (no test named them before): `sql --frames 4294967295`
+/// aborted allocating the frames, and `gen --out D` printed `Dlineitem`. The buffer is
+/// a byte budget filled only by the chunks a query loads, so a huge frame count costs
+/// no more than the table; gen names the table directory with its separator.
+#[test]
+fn a_huge_frame_count_answers_and_gen_names_the_table_directory() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out_dir = tmp.path().join("D");
+    let out = out_dir.to_str().expect("utf8");
+    let res = coopscan(
+        &["gen", "--sf", "0.01", "--chunk-mb", "1", "--out", out],
+        tmp.path(),
+    );
+    assert!(res.status.success(), "{}", stderr(&res));
+    let table = out_dir.join("lineitem");
+    let said = format!("{}{}", String::from_utf8_lossy(&res.stdout), stderr(&res));
+    assert!(
+        said.contains(&table.display().to_string()),
+        "gen should name {}: {said}",
+        table.display()
+    );
+    let spec = format!("lineitem={}", table.display());
+    let res = coopscan(
+        &[
+            "sql",
+            "--table",
+            &spec,
+            "--frames",
+            "4294967295",
+            "SELECT count(*) AS n FROM lineitem",
+        ],
+        tmp.path(),
+    );
+    assert!(res.status.success(), "{}", stderr(&res));
+    assert!(
+        String::from_utf8_lossy(&res.stdout).contains("60175"),
+        "{}",
+        String::from_utf8_lossy(&res.stdout)
+    );
+}
