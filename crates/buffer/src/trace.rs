@@ -18,6 +18,7 @@
 //! [`Abm::record_trace`]: crate::Abm::record_trace
 
 use crate::{ChunkId, Nanos, PieceId, ScanId, TableId};
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 
 const MAGIC: &[u8; 8] = b"CSTRACE1";
@@ -48,6 +49,17 @@ pub enum TraceError {
     Reserved(u64),
     #[error("trace has bytes after its {0} records")]
     Trailing(u64),
+    #[error(
+        "trace record {index}: {piece:?} is {bytes} bytes, but {first} bytes in an earlier record"
+    )]
+    PieceSize {
+        index: u64,
+        piece: PieceId,
+        bytes: u64,
+        first: u64,
+    },
+    #[error("trace record {0}: the references' bytes add up to more than 2^64")]
+    BytesOverflow(u64),
     #[error(transparent)]
     Io(#[from] io::Error),
 }
@@ -71,7 +83,10 @@ pub fn write_trace(mut w: impl Write, refs: &[Reference]) -> io::Result<()> {
 }
 
 /// Reads a trace written by [`write_trace`]; any damage is an error, never a panic or
-/// an allocation sized by the file beyond [`MAX_TRACE_RECORDS`].
+/// an allocation sized by the file beyond [`MAX_TRACE_RECORDS`]. A piece has one size
+/// in every record, and the bytes of all records add up to at most `u64::MAX`, so that
+/// the replays' byte counts (distinct bytes, bytes loaded: each at most that sum)
+/// cannot wrap.
 pub fn read_trace(mut r: impl Read) -> Result<Vec<Reference>, TraceError> {
     let mut header = [0u8; 16];
     r.read_exact(&mut header)
@@ -86,10 +101,25 @@ pub fn read_trace(mut r: impl Read) -> Result<Vec<Reference>, TraceError> {
     // Grow as records arrive: a count that lies about the file length costs nothing.
     let mut refs = Vec::with_capacity(count.min(1 << 16) as usize);
     let mut rec = [0u8; RECORD_BYTES];
+    let mut sizes: HashMap<PieceId, u64> = HashMap::new();
+    let mut total: u64 = 0;
     for index in 0..count {
         r.read_exact(&mut rec)
             .map_err(|_| TraceError::Truncated { index, count })?;
-        refs.push(decode(&rec, index)?);
+        let reference = decode(&rec, index)?;
+        let first = *sizes.entry(reference.piece).or_insert(reference.bytes);
+        if first != reference.bytes {
+            return Err(TraceError::PieceSize {
+                index,
+                piece: reference.piece,
+                bytes: reference.bytes,
+                first,
+            });
+        }
+        total = total
+            .checked_add(reference.bytes)
+            .ok_or(TraceError::BytesOverflow(index))?;
+        refs.push(reference);
     }
     if r.read(&mut [0u8; 1])? != 0 {
         return Err(TraceError::Trailing(count));
@@ -173,5 +203,44 @@ mod tests {
             read_trace(&trailing[..]),
             Err(TraceError::Trailing(5))
         ));
+    }
+
+    /// Regression (issue "Reliability", found re-testing it): `coopscan opt` summed the
+    /// sizes a trace file gives without checking. Five pieces of `u64::MAX` bytes
+    /// printed "18446744073709551611 distinct bytes" (wrapped; a panic in a debug build),
+    /// and a piece given two sizes was replayed with whichever came first.
+    #[test]
+    fn sizes_that_overflow_or_disagree_are_an_error() {
+        let mut huge = sample();
+        for r in &mut huge {
+            r.bytes = u64::MAX;
+        }
+        let mut buf = Vec::new();
+        write_trace(&mut buf, &huge).unwrap();
+        assert!(matches!(
+            read_trace(&buf[..]),
+            Err(TraceError::BytesOverflow(1))
+        ));
+
+        let mut resized = sample();
+        resized.push(Reference {
+            bytes: 1 << 40,
+            ..resized[2]
+        });
+        let mut buf = Vec::new();
+        write_trace(&mut buf, &resized).unwrap();
+        let err = read_trace(&buf[..]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::PieceSize {
+                    index: 5,
+                    bytes: 1099511627776,
+                    first: 4098,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 }

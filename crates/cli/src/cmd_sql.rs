@@ -4,9 +4,10 @@
 //! With a SQL argument it runs that statement; without, it reads statements from stdin
 //! (each ends with `;`, may span lines) until end of input or `\q`. Results are printed
 //! as tables while they are computed; timings and errors go to stderr so stdout stays
-//! the results only.
+//! the results only. A session in which a statement failed exits with status 1 (after
+//! running the rest), so a script piped in cannot fail unnoticed.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,6 +27,10 @@ const DEFAULT_FRAMES: u32 = 64;
 const PROMPT: &str = "coopscan> ";
 const CONTINUATION_PROMPT: &str = "      ... ";
 const QUIT_COMMAND: &str = "\\q";
+/// Longest statement (all its lines) read from stdin: what the input may make the
+/// prompt hold. Input without a newline (`< /dev/zero`) used to grow until the
+/// process aborted on allocation.
+pub const MAX_STATEMENT_BYTES: u64 = 16 << 20;
 
 /// How queries read their tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +138,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Reads statements from stdin until EOF or `\q`; an error ends the statement, not
 /// the session — including a line that is not UTF-8, which discards its statement.
+/// The session fails at the end if any statement did; a statement longer than
+/// [`MAX_STATEMENT_BYTES`] ends it at once.
 async fn interactive(ctx: &SessionContext) -> anyhow::Result<()> {
     let stdin = std::io::stdin();
     // Prompts only for a person at a terminal, not for piped scripts.
@@ -140,6 +147,7 @@ async fn interactive(ctx: &SessionContext) -> anyhow::Result<()> {
     let mut input = stdin.lock();
     let mut statement = String::new();
     let mut raw = Vec::new();
+    let mut failed: u64 = 0;
     for line_no in 1u64.. {
         if show_prompt {
             prompt(if statement.is_empty() {
@@ -149,34 +157,56 @@ async fn interactive(ctx: &SessionContext) -> anyhow::Result<()> {
             })?;
         }
         raw.clear();
-        if input.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
+        // At most one byte more than the statement may still grow by: reading an
+        // endless line stops there.
+        let room = MAX_STATEMENT_BYTES.saturating_sub(statement.len() as u64);
+        let read = (&mut input)
+            .take(room.saturating_add(1))
+            .read_until(b'\n', &mut raw)
+            .context("reading stdin")?;
+        if read == 0 {
             break;
+        }
+        if raw.len() as u64 > room {
+            anyhow::bail!(
+                "input line {line_no}: statement longer than {MAX_STATEMENT_BYTES} bytes \
+                 (the limit for a statement read from stdin)"
+            );
         }
         let Ok(line) = std::str::from_utf8(&raw) else {
             eprintln!("error: input line {line_no} is not UTF-8; statement discarded");
+            failed = failed.saturating_add(1);
             statement.clear();
             continue;
         };
         let line = line.trim_end_matches(['\n', '\r']);
         if statement.is_empty() && line.trim() == QUIT_COMMAND {
-            return Ok(());
+            break;
         }
         statement.push_str(line);
         statement.push('\n');
-        if line.trim_end().ends_with(';') {
-            run_reporting(ctx, &std::mem::take(&mut statement)).await;
+        if line.trim_end().ends_with(';')
+            && !run_reporting(ctx, &std::mem::take(&mut statement)).await
+        {
+            failed = failed.saturating_add(1);
         }
     }
     // End of input: a last statement without `;` still runs.
-    if !statement.trim().is_empty() {
-        run_reporting(ctx, &statement).await;
+    if !statement.trim().is_empty() && !run_reporting(ctx, &statement).await {
+        failed = failed.saturating_add(1);
     }
+    anyhow::ensure!(failed == 0, "{failed} statement(s) failed");
     Ok(())
 }
 
-async fn run_reporting(ctx: &SessionContext, sql: &str) {
-    if let Err(e) = execute(ctx, sql).await {
-        eprintln!("error: {}", crate::error_report::error_chain(&e));
+/// Runs `sql`, reporting an error on stderr; `false` if it failed.
+async fn run_reporting(ctx: &SessionContext, sql: &str) -> bool {
+    match execute(ctx, sql).await {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("error: {}", crate::error_report::error_chain(&e));
+            false
+        }
     }
 }
 

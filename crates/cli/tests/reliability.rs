@@ -331,8 +331,9 @@ fn sql_prompt_survives_invalid_utf8_and_errors_print_once() {
         .expect("write");
     drop(stdin);
     let out = child.wait_with_output().expect("wait");
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("not UTF-8"), "{}", stderr(&out));
+    let err = assert_clear_failure(&out, "a session with a non-UTF-8 statement");
+    assert!(err.contains("not UTF-8"), "{err}");
+    assert!(err.contains("1 statement(s) failed"), "{err}");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("60175"),
         "the next statement ran"
@@ -340,4 +341,93 @@ fn sql_prompt_survives_invalid_utf8_and_errors_print_once() {
     let missing = coopscan(&["inspect", "/nonexistent/table"], tmp.path());
     let err = assert_clear_failure(&missing, "missing table");
     assert_eq!(err.matches("No such file").count(), 1, "{err}");
+}
+
+/// Found re-testing issue 9: statements piped into `sql` could fail with exit 0 (a
+/// script's failure went unnoticed), and input without a newline (`< /dev/zero`) grew
+/// one line in memory until the process aborted (exit 134 at 2.2 GB under a 4 GB
+/// address-space limit). Now a failed statement makes the session exit 1 after the
+/// rest ran, and a statement over `MAX_STATEMENT_BYTES` ends the session with an error.
+#[test]
+fn piped_sql_fails_loudly_and_reads_a_bounded_statement() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = gen(tmp.path(), &[]);
+    let spec = format!("lineitem={}", table.display());
+    let session = |input: Vec<u8>| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_coopscan"))
+            .args(["sql", "--table", &spec, "--policy", "scan"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stdin = child.stdin.take().expect("stdin");
+        // The child may stop reading early: a failed write is expected then.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().expect("wait");
+        writer.join().expect("writer");
+        out
+    };
+    let out = session(
+        b"SELECT nosuchcolumn FROM lineitem;\nSELECT count(*) AS n FROM lineitem;\n".to_vec(),
+    );
+    let err = assert_clear_failure(&out, "a failed statement in a script");
+    assert!(err.contains("nosuchcolumn"), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("60175"),
+        "the next statement ran"
+    );
+    let ok = session(b"SELECT count(*) AS n FROM lineitem;\n".to_vec());
+    assert!(ok.status.success(), "{}", stderr(&ok));
+
+    let endless = vec![b' '; 17 << 20];
+    let err = assert_clear_failure(&session(endless), "a statement without end");
+    assert!(
+        err.contains("statement longer than 16777216 bytes"),
+        "{err}"
+    );
+}
+
+/// Issue 9, items 7 and 12 (no test named them before): `sql --frames 4294967295`
+/// aborted allocating the frames, and `gen --out D` printed `Dlineitem`. The buffer is
+/// a byte budget filled only by the chunks a query loads, so a huge frame count costs
+/// no more than the table; gen names the table directory with its separator.
+#[test]
+fn a_huge_frame_count_answers_and_gen_names_the_table_directory() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out_dir = tmp.path().join("D");
+    let out = out_dir.to_str().expect("utf8");
+    let res = coopscan(
+        &["gen", "--sf", "0.01", "--chunk-mb", "1", "--out", out],
+        tmp.path(),
+    );
+    assert!(res.status.success(), "{}", stderr(&res));
+    let table = out_dir.join("lineitem");
+    let said = format!("{}{}", String::from_utf8_lossy(&res.stdout), stderr(&res));
+    assert!(
+        said.contains(&table.display().to_string()),
+        "gen should name {}: {said}",
+        table.display()
+    );
+    let spec = format!("lineitem={}", table.display());
+    let res = coopscan(
+        &[
+            "sql",
+            "--table",
+            &spec,
+            "--frames",
+            "4294967295",
+            "SELECT count(*) AS n FROM lineitem",
+        ],
+        tmp.path(),
+    );
+    assert!(res.status.success(), "{}", stderr(&res));
+    assert!(
+        String::from_utf8_lossy(&res.stdout).contains("60175"),
+        "{}",
+        String::from_utf8_lossy(&res.stdout)
+    );
 }

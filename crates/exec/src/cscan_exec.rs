@@ -2,8 +2,12 @@
 //! table's shared [`Runtime`] (one ABM for all queries on the table) and emits chunks
 //! in whatever order the ABM delivers them. It declares no output ordering.
 //!
-//! Each `execute` registers one CScan at once (so queries are admitted in the order they
-//! start) and moves it to a feeder thread, because `next_chunk` blocks. The chunk stays
+//! Each `execute` starts a feeder thread (`next_chunk` blocks) that registers the CScan
+//! when the consumer first polls the stream — not at `execute`: DataFusion executes a
+//! join's probe side before it reads the build side, and a probe-side scan registered
+//! early would hold an admission slot that the build side, another scan of the same
+//! table, may need (a deadlock on small buffers; see `feed.rs`). Queries are admitted
+//! in the order they start reading. The chunk stays
 //! pinned only while it is decoded, never while the feeder waits for its consumer;
 //! when the consumer is gone the thread stops and drops the CScan, which unregisters
 //! it from the ABM.
@@ -60,23 +64,24 @@ impl ChunkSource for Runtime {
             .session_config()
             .get_extension::<QueryTag>()
             .map(|t| t.0);
-        let scan = self
-            .register_tagged(
-                core.ranges.clone().into(),
-                core.shape.storage_projection.clone(),
-                tag,
-            )
-            .map_err(external)?;
         let running = core.counters.scan_started();
-        let name = match scan.id() {
-            Some(id) => format!("coopscan-cscan-{}", id.0),
-            None => "coopscan-cscan".into(),
-        };
         let core = core.clone();
-        spawn_feeder(name, core.schema(), &context, move |sink| {
-            // Dropped after `produce` has dropped (unregistered) the scan.
-            let _running = running;
-            produce(&core, scan, sink)
-        })
+        spawn_feeder(
+            "coopscan-cscan".into(),
+            core.schema(),
+            &context,
+            move |sink| {
+                // Dropped after `produce` has dropped (unregistered) the scan.
+                let _running = running;
+                let scan = self
+                    .register_tagged(
+                        core.ranges.clone().into(),
+                        core.shape.storage_projection.clone(),
+                        tag,
+                    )
+                    .map_err(external)?;
+                produce(&core, scan, sink)
+            },
+        )
     }
 }

@@ -9,6 +9,16 @@
 //!        └── stop, drop the scan ◄───────┘   (query cancelled or finished early)
 //! ```
 //!
+//! The feeder starts producing only when the consumer first polls the stream, not when
+//! the plan is executed: DataFusion executes whole plan trees eagerly (a
+//! `RepartitionExec` executes its input at once, and the partitions of a plan race to
+//! do it), so a hash join's probe side is often executed before its build side. A
+//! CScan registered then would take an ABM admission slot, load and wait for a
+//! consumer that reads only after the build side — another scan of the same table,
+//! possibly queued behind it for admission — is finished: a deadlock with small
+//! buffers (issue "Reliability", item 1). Registering on first poll gives the ABM
+//! only scans that someone is reading.
+//!
 //! `blocking_send` must never run on a runtime thread (it panics there); the feeder is a
 //! plain `std::thread`, so it never does. A panic in the producer becomes an error in the
 //! stream: silently ending the stream would return a wrong (short) answer.
@@ -79,8 +89,10 @@ impl Demand {
 pub struct BatchSink {
     tx: mpsc::Sender<Result<RecordBatch>>,
     batch_rows: usize,
-    /// `Some` under `Alternate` pacing.
-    demand: Option<RefCell<Demand>>,
+    /// The consumer's tickets: the first starts the feeder; under `Alternate` every
+    /// batch answers one.
+    demand: RefCell<Demand>,
+    pacing: FeedPacing,
 }
 
 impl BatchSink {
@@ -107,14 +119,12 @@ impl BatchSink {
 
     /// Waits for the consumer to ask (`Alternate`); always `true` under `Ahead`.
     fn await_demand(&self) -> bool {
-        self.demand.as_ref().is_none_or(|d| d.borrow_mut().wait())
+        self.pacing == FeedPacing::Ahead || self.demand.borrow_mut().wait()
     }
 
     /// The ticket being answered is used up.
     fn take_ticket(&self) {
-        if let Some(d) = &self.demand {
-            d.borrow_mut().held = false;
-        }
+        self.demand.borrow_mut().held = false;
     }
 
     /// The consumer dropped the stream.
@@ -123,7 +133,8 @@ impl BatchSink {
     }
 }
 
-/// Starts `produce` on a new thread named `name` and returns the stream of what it
+/// Starts a thread named `name` that runs `produce` once the returned stream is first
+/// polled (never, if the stream is dropped unpolled), and returns the stream of what it
 /// sends, paced as `context`'s session asks ([`FeedPacing`]). An error returned by
 /// `produce` (or a panic) ends the stream with that error.
 pub fn spawn_feeder<F>(
@@ -135,24 +146,27 @@ pub fn spawn_feeder<F>(
 where
     F: FnOnce(&BatchSink) -> Result<()> + Send + 'static,
 {
+    let pacing = FeedPacing::of(context);
     let (tx, rx) = mpsc::channel(FEED_CHANNEL_BATCHES);
+    // Every poll sends a ticket under `Alternate`; under `Ahead` only the first does,
+    // as the start signal.
     let (ticket_tx, tickets) = mpsc::unbounded_channel();
-    let demand = (FeedPacing::of(context) == FeedPacing::Alternate).then(|| {
-        RefCell::new(Demand {
-            tickets,
-            held: false,
-        })
-    });
-    // Under `Ahead` nobody waits for tickets: drop the sender so none pile up.
-    let ticket_tx = demand.as_ref().map(|_| ticket_tx);
     let sink = BatchSink {
         tx,
         batch_rows: context.session_config().batch_size().max(1),
-        demand,
+        demand: RefCell::new(Demand {
+            tickets,
+            held: false,
+        }),
+        pacing,
     };
     std::thread::Builder::new()
         .name(name)
         .spawn(move || {
+            if !sink.demand.borrow_mut().wait() {
+                // The stream was dropped without being polled: nothing to produce.
+                return;
+            }
             let outcome = catch_unwind(AssertUnwindSafe(|| produce(&sink))).unwrap_or_else(|_| {
                 Err(DataFusionError::Execution("a scan thread panicked".into()))
             });
@@ -162,13 +176,15 @@ where
             }
         })
         .map_err(|e| DataFusionError::from(ExecError::Spawn(e.to_string())))?;
-    let stream = futures::stream::unfold((rx, ticket_tx), |(mut rx, tickets)| async move {
-        if let Some(t) = &tickets {
-            // The feeder may have stopped already; then `recv` ends the stream.
-            let _ = t.send(());
-        }
-        rx.recv().await.map(|item| (item, (rx, tickets)))
-    });
+    let stream =
+        futures::stream::unfold((rx, Some(ticket_tx)), move |(mut rx, tickets)| async move {
+            if let Some(t) = &tickets {
+                // Fails only if the feeder is gone already; `recv` then ends the stream.
+                let _ = t.send(());
+            }
+            let tickets = tickets.filter(|_| pacing == FeedPacing::Alternate);
+            rx.recv().await.map(|item| (item, (rx, tickets)))
+        });
     Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
 }
 
@@ -253,6 +269,18 @@ mod tests {
             all.push(b.unwrap());
         }
         assert_eq!(values(&all), (0..BATCHES as i64).collect::<Vec<_>>());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stream_never_polled_produces_nothing() {
+        for pacing in [FeedPacing::Ahead, FeedPacing::Alternate] {
+            let (stream, produced) = counting_feeder(pacing);
+            tokio::time::sleep(SETTLE).await;
+            assert_eq!(produced.load(Ordering::SeqCst), 0, "{pacing:?}");
+            drop(stream);
+            tokio::time::sleep(SETTLE).await;
+            assert_eq!(produced.load(Ordering::SeqCst), 0, "{pacing:?}");
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use coopscan_exec::{CoopTable, Query};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::Layout;
+use datafusion::physical_plan::execute_stream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
@@ -105,4 +106,55 @@ async fn a_self_join_finishes_under_every_policy() {
             .unwrap_or_else(|_| panic!("{policy}: self-join hung"));
         assert_eq!(got, want, "{policy}");
     }
+}
+
+/// Regression (issue "Reliability", item 1, on buffers that admit one scan at a time):
+/// DataFusion executes a plan tree eagerly — a `RepartitionExec` executes its input at
+/// once, and a plan's partitions race to do it — so a join's probe-side CScan is often
+/// executed before its build side, but read only after the build side is finished.
+/// `execute` used to register the CScan at once: the probe side took the only
+/// admission slot and the build side, another scan of the same table, waited for it
+/// forever (`coopscan sql --frames 2 --policy relevance` hung on a three-way self-join
+/// about one run in three). A CScan now registers when its stream is first polled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_executed_first_but_read_last_does_not_block_the_other() {
+    const ONE_SCAN_FRAMES: u32 = 2;
+    const DEADLINE: Duration = Duration::from_secs(60);
+    let table = table(Layout::Pax);
+    let rows = table.rows() as usize;
+    let sql = "select l_orderkey from lineitem";
+    for policy in PolicyKind::ALL {
+        let config = RuntimeConfig::new(ONE_SCAN_FRAMES, policy);
+        let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
+        let ctx = SessionContext::new();
+        ctx.register_table("lineitem", Arc::new(CoopTable::cooperative(runtime)))
+            .expect("register");
+        let plan = || async {
+            ctx.sql(sql)
+                .await
+                .expect("plan")
+                .create_physical_plan()
+                .await
+                .expect("physical plan")
+        };
+        let (probe_plan, build_plan) = (plan().await, plan().await);
+        // Executed in the order DataFusion may execute them, read in the join's order.
+        let probe = execute_stream(probe_plan, ctx.task_ctx()).expect("execute probe");
+        let build = execute_stream(build_plan, ctx.task_ctx()).expect("execute build");
+        let build_rows = tokio::time::timeout(DEADLINE, count_rows(build))
+            .await
+            .unwrap_or_else(|_| panic!("{policy}: the scan read first waited for the other"));
+        let probe_rows = tokio::time::timeout(DEADLINE, count_rows(probe))
+            .await
+            .unwrap_or_else(|_| panic!("{policy}: the scan read last hung"));
+        assert_eq!((build_rows, probe_rows), (rows, rows), "{policy}");
+    }
+}
+
+async fn count_rows(mut stream: datafusion::execution::SendableRecordBatchStream) -> usize {
+    let mut rows = 0;
+    while let Some(batch) = stream.next().await {
+        rows += batch.expect("no error").num_rows();
+    }
+    rows
 }

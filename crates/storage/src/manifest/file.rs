@@ -27,6 +27,11 @@ const QUOTE_CHARS: usize = 48;
 
 impl Manifest {
     /// Reads, checksums and validates `DIR/manifest.json`.
+    ///
+    /// The text is parsed straight into a [`Manifest`] (after a first pass that reads
+    /// only `format`, `version` and `checksum`), never into a `serde_json::Value` tree:
+    /// a tree costs about 20 times the text, so a manifest near the size limit took
+    /// 5.4 GB to load before being refused.
     pub fn load(dir: &Path) -> Result<Manifest> {
         let path = Manifest::path(dir);
         let text = read_limited(&path)?;
@@ -34,12 +39,14 @@ impl Manifest {
             path: path.clone(),
             reason,
         };
-        let mut value: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let head: Head = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         // Format and version before the full parse, so that a newer manifest reports
         // its version instead of whatever field it renamed.
-        check_format_and_version(&value, &path)?;
-        let stored = take_checksum(&mut value).map_err(bad)?;
-        let manifest: Manifest = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+        check_format_and_version(head.format.as_ref(), head.version.as_ref(), &path)?;
+        let stored = take_checksum(head.checksum).map_err(bad)?;
+        // `checksum` is not a field of `Manifest`: the parse ignores it.
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        drop(text);
         let computed = manifest.checksum()?;
         if stored != computed {
             return Err(StorageError::ManifestChecksum {
@@ -114,19 +121,29 @@ fn read_limited(path: &Path) -> Result<String> {
     })
 }
 
-fn check_format_and_version(value: &Value, path: &Path) -> Result<()> {
+/// The fields read before the full parse; every other field is skipped unparsed.
+#[derive(serde::Deserialize)]
+struct Head {
+    format: Option<Value>,
+    version: Option<Value>,
+    checksum: Option<Value>,
+}
+
+fn check_format_and_version(
+    format: Option<&Value>,
+    version: Option<&Value>,
+    path: &Path,
+) -> Result<()> {
     let bad = |reason: String| StorageError::Manifest {
         path: path.to_path_buf(),
         reason,
     };
-    let format = value.get("format");
     if format.and_then(Value::as_str) != Some(MANIFEST_FORMAT) {
         return Err(bad(format!(
             "format is {}, expected {MANIFEST_FORMAT:?}",
             quote(format)
         )));
     }
-    let version = value.get("version");
     match version.and_then(Value::as_u64) {
         Some(v) if v == u64::from(MANIFEST_VERSION) => Ok(()),
         Some(v) => match u32::try_from(v) {
@@ -147,9 +164,8 @@ fn check_format_and_version(value: &Value, path: &Path) -> Result<()> {
     }
 }
 
-/// Removes and returns the `checksum` field.
-fn take_checksum(value: &mut Value) -> std::result::Result<String, String> {
-    let field = value.as_object_mut().and_then(|m| m.remove(CHECKSUM_FIELD));
+/// The `checksum` field's value, if it has the expected form.
+fn take_checksum(field: Option<Value>) -> std::result::Result<String, String> {
     match field {
         Some(Value::String(s)) if s.starts_with(CHECKSUM_PREFIX) => Ok(s),
         other => Err(format!(
