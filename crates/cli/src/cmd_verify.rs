@@ -28,8 +28,9 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
         .dir
         .clone()
         .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4.0).join("lineitem"));
-    let table = Table::open(&dir)?;
+    // Arguments first: a bad flag is reported as such, whatever the directory holds.
     let device = Device::new(args.device.config()?);
+    let table = Table::open(&dir)?;
     let files = table.open_files(&device)?;
     let all: Vec<usize> = (0..table.schema().len()).collect();
     let mut digest = ContentDigest::new(all.len());

@@ -5,6 +5,10 @@ use std::time::Duration;
 use anyhow::Context;
 use coopscan_storage::device::{Bandwidth, DeviceConfig, DirectMode};
 
+/// Largest emulated latency per request: a minute is already far beyond any device;
+/// beyond it a typo (`--latency-ms 1e15`) would make every read sleep for ages.
+pub const MAX_LATENCY_MS: f64 = 60_000.0;
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct DeviceArgs {
     /// Emulate a disk of this bandwidth (MB/s, 10^6 bytes) with a token-bucket throttle.
@@ -26,8 +30,8 @@ impl DeviceArgs {
             .transpose()
             .map_err(|e| anyhow::anyhow!("--bandwidth-mb: {e}"))?;
         anyhow::ensure!(
-            self.latency_ms >= 0.0 && self.latency_ms.is_finite(),
-            "--latency-ms must be a non-negative number"
+            (0.0..=MAX_LATENCY_MS).contains(&self.latency_ms),
+            "--latency-ms must be a number of milliseconds in 0..={MAX_LATENCY_MS}"
         );
         Ok(DeviceConfig {
             direct: if self.buffered {

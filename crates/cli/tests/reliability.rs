@@ -158,6 +158,7 @@ fn arguments_that_would_exhaust_memory_or_divide_by_zero_are_refused() {
         vec!["sim", "--preset", "fig8", "--chunks", "4294967295"],
         vec!["bench", "--sf", "0.01", "--streams", "4294967295"],
         vec!["bench", "--sf", "0.01", "--queries", "0"],
+        vec!["verify", &out, "--latency-ms", "1e15"],
     ] {
         let err = assert_clear_failure(&coopscan(&args, tmp.path()), &args.join(" "));
         let flag = args.iter().rev().nth(1).expect("flag");
