@@ -76,6 +76,10 @@ impl<'a> Packed<'a> {
         }
     }
 
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
     pub fn len(&self) -> usize {
         self.n
     }
@@ -99,9 +103,25 @@ impl<'a> Packed<'a> {
         let (width, mask) = (self.width as usize, mask(self.width));
         // range.end * width <= n * width, which packed_len computed without overflow.
         let mut bit = range.start * width;
+        if self.width <= 56 {
+            // A value starts at most 7 bits into its first byte, so 8 bytes hold it.
+            for _ in range {
+                let byte = bit >> 3;
+                let window = match self.bytes.get(byte..byte + 8) {
+                    Some(w) => {
+                        let mut a = [0u8; 8];
+                        a.copy_from_slice(w);
+                        u64::from_le_bytes(a)
+                    }
+                    None => self.tail_window(byte) as u64,
+                };
+                f((window >> (bit & 7)) & mask);
+                bit += width;
+            }
+            return Ok(());
+        }
         for _ in range {
-            // A value starts at most 7 bits into its first byte and spans at most
-            // 71 bits, so a 16-byte window always holds it.
+            // Wider values span up to 71 bits: a 16-byte window.
             let byte = bit >> 3;
             let window = match self.bytes.get(byte..byte + 16) {
                 Some(w) => {

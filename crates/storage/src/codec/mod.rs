@@ -7,11 +7,13 @@
 //! | 2 | PFOR ([`pfor`]) | integers, dates, decimals in a narrow range |
 //! | 4 | PFOR-DELTA ([`pfor`]) | sorted or clustered integers (keys) |
 //! | 8 | PDICT ([`pdict`]) | few distinct values, strings or integers |
+//! | 16 | zstd (level 3) over the plain minipage | string pages only: free text, where entropy coding halves LZ4's size |
 //!
 //! The lightweight codecs are those of X100/Vectorwise (Zukowski et al., "Super-Scalar
 //! RAM-CPU Cache Compression", ICDE 2006): they decode straight into the column vectors,
 //! with random access, so a chunk that needs part of a page unpacks only that part.
-//! Decoders never trust the page: every length, width, count, code and exception
+//! zstd is no lightweight codec (about 1 GB/s to decode); it is tried for string pages
+//! only, where the lightweight ones have nothing to work with. Decoders never trust the page: every length, width, count, code and exception
 //! position is checked, and a malformed page is a [`DecodeError`].
 
 pub mod bitpack;
@@ -32,10 +34,20 @@ pub enum Codec {
     Pfor,
     PforDelta,
     Pdict,
+    Zstd,
 }
 
+/// zstd's level for string pages: its default, a fair trade of write time for size.
+const ZSTD_LEVEL: i32 = 3;
+
 impl Codec {
-    pub const ALL: [Codec; 4] = [Codec::Lz4, Codec::Pfor, Codec::PforDelta, Codec::Pdict];
+    pub const ALL: [Codec; 5] = [
+        Codec::Lz4,
+        Codec::Pfor,
+        Codec::PforDelta,
+        Codec::Pdict,
+        Codec::Zstd,
+    ];
 
     /// The page-header flag bit naming this codec.
     pub fn flag(self) -> u8 {
@@ -44,6 +56,7 @@ impl Codec {
             Codec::Pfor => 2,
             Codec::PforDelta => 4,
             Codec::Pdict => 8,
+            Codec::Zstd => 16,
         }
     }
 
@@ -59,6 +72,7 @@ impl Codec {
             Codec::Pfor => "pfor",
             Codec::PforDelta => "pfor-delta",
             Codec::Pdict => "pdict",
+            Codec::Zstd => "zstd",
         }
     }
 }
@@ -66,6 +80,8 @@ impl Codec {
 /// An integer type a column decodes into; `None` when a page's value does not fit it.
 pub(crate) trait Int: Copy + Default {
     fn from_i64(v: i64) -> Option<Self>;
+    /// `v` truncated to the type: only for values already known to fit.
+    fn wrap(v: i64) -> Self;
 }
 
 impl Int for i64 {
@@ -73,12 +89,22 @@ impl Int for i64 {
     fn from_i64(v: i64) -> Option<Self> {
         Some(v)
     }
+
+    #[inline]
+    fn wrap(v: i64) -> Self {
+        v
+    }
 }
 
 impl Int for i32 {
     #[inline]
     fn from_i64(v: i64) -> Option<Self> {
         i32::try_from(v).ok()
+    }
+
+    #[inline]
+    fn wrap(v: i64) -> Self {
+        v as i32
     }
 }
 
@@ -105,9 +131,12 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// Reusable buffers for choosing and writing a page's encoding.
-#[derive(Debug, Default)]
+/// Reusable buffers (and zstd context) for choosing and writing a page's encoding.
+#[derive(Default)]
 pub struct Encoder {
+    /// Created on the first string page; reused because the writer tries several
+    /// tuple counts per page.
+    zstd: Option<zstd::bulk::Compressor<'static>>,
     ints: Vec<i64>,
     deltas: Vec<i64>,
     raw: Vec<u8>,
@@ -128,11 +157,21 @@ impl Encoder {
         self.out.clear();
         let lz4 = self.lz4_len(values, physical, rows.clone());
         if let ColumnValues::Bytes { .. } = values {
-            if pdict::bytes_len(values, rows.clone()).is_some_and(|l| l < lz4) {
+            let dict = pdict::bytes_len(values, rows.clone()).unwrap_or(usize::MAX);
+            // self.raw still holds the plain minipage lz4_len encoded.
+            let zstd = self.zstd_compress();
+            let zstd_len = zstd.as_ref().map_or(usize::MAX, Vec::len);
+            if dict <= lz4 && dict <= zstd_len {
                 pdict::encode_bytes(values, rows, &mut self.out);
                 return Codec::Pdict;
             }
-            return self.lz4();
+            return match zstd {
+                Some(z) if z.len() < lz4 => {
+                    self.out = z;
+                    Codec::Zstd
+                }
+                _ => self.lz4(),
+            };
         }
         self.ints.clear();
         self.ints_of(values, rows.clone());
@@ -169,6 +208,14 @@ impl Encoder {
         encode_minipage(values, physical, rows, &mut self.raw);
         self.lz4 = lz4_flex::block::compress(&self.raw);
         self.lz4.len()
+    }
+
+    /// zstd of `self.raw`; `None` if zstd fails (then the page is not stored as zstd).
+    fn zstd_compress(&mut self) -> Option<Vec<u8>> {
+        if self.zstd.is_none() {
+            self.zstd = zstd::bulk::Compressor::new(ZSTD_LEVEL).ok();
+        }
+        self.zstd.as_mut()?.compress(&self.raw).ok()
     }
 
     /// Chooses the LZ4 encoding [`Self::lz4_len`] made.
@@ -229,7 +276,7 @@ pub fn decode_page(
         rows,
         raw_len,
     } = *page;
-    if codec != Codec::Lz4 {
+    if !matches!(codec, Codec::Lz4 | Codec::Zstd) {
         check_raw_len(physical, rows, raw_len)?;
     }
     match (codec, out) {
@@ -240,6 +287,18 @@ pub fn decode_page(
             if n != raw_len {
                 return Err(DecodeError(format!(
                     "LZ4 produced {n} bytes, header says {raw_len}"
+                )));
+            }
+            decode_minipage(&scratch.raw, physical, rows, keep, out)
+        }
+        (Codec::Zstd, out @ ColumnValues::Bytes { .. }) => {
+            scratch.raw.resize(raw_len, 0);
+            // Writes at most raw_len bytes: a longer frame is an error, not an overflow.
+            let n = zstd::bulk::decompress_to_buffer(payload, &mut scratch.raw)
+                .map_err(|e| DecodeError(format!("zstd: {e}")))?;
+            if n != raw_len {
+                return Err(DecodeError(format!(
+                    "zstd produced {n} bytes, header says {raw_len}"
                 )));
             }
             decode_minipage(&scratch.raw, physical, rows, keep, out)

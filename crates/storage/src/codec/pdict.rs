@@ -119,9 +119,13 @@ fn header(bytes: &[u8]) -> DResult<(usize, u32, &[u8])> {
     ))
 }
 
-fn codes(bytes: &[u8], width: u32, rows: usize) -> DResult<Packed<'_>> {
-    if width > 32 {
-        return Err(DecodeError(format!("PDICT code width {width} over 32")));
+/// The packed codes; their width must be the one the writer derives from the entry
+/// count, which bounds `2^width` by twice the (page-bounded) dictionary.
+fn codes(bytes: &[u8], width: u32, rows: usize, entries: usize) -> DResult<Packed<'_>> {
+    if width != code_width(entries) {
+        return Err(DecodeError(format!(
+            "PDICT code width {width} for a dictionary of {entries}"
+        )));
     }
     Packed::new(bytes, width, rows)
 }
@@ -149,14 +153,23 @@ pub(crate) fn decode_ints<T: Int>(
         .map(|c| T::from_i64(le_u64(c, 0) as i64))
         .collect::<Option<Vec<T>>>()
         .ok_or_else(|| DecodeError("PDICT entry out of the column type's range".into()))?;
-    let packed = codes(packed, width, rows)?;
-    let mut bad = None;
+    let packed = codes(packed, width, rows, entries)?;
+    // Padded to 2^width entries, so any code indexes it; a code past the real entries
+    // is caught by the maximum after the loop, not by a branch per value.
+    let mut padded = dict;
+    padded.resize(1usize << width, T::default());
+    let index_mask = padded.len() - 1;
+    let mut max_code = 0u64;
+    let any = !keep.is_empty();
     out.reserve(keep.len());
-    packed.unpack(keep, |c| match dict.get(c as usize) {
-        Some(&v) => out.push(v),
-        None => bad = Some(c),
+    packed.unpack(keep, |c| {
+        max_code = max_code.max(c);
+        out.push(padded[c as usize & index_mask]);
     })?;
-    bad.map_or(Ok(()), |c| Err(bad_code(c, entries)))
+    if any && max_code >= entries as u64 {
+        return Err(bad_code(max_code, entries));
+    }
+    Ok(())
 }
 
 /// Decodes values `keep` of a string PDICT encoding of `rows` values; with
@@ -192,7 +205,7 @@ pub(crate) fn decode_bytes(
         ));
     }
     let (body, packed) = rest.split_at(body_len);
-    let packed = codes(packed, width, rows)?;
+    let packed = codes(packed, width, rows, entries)?;
     let ColumnValues::Bytes { offsets, data } = out else {
         return Err(DecodeError("column kind does not match its decoder".into()));
     };

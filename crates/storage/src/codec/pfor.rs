@@ -178,19 +178,32 @@ pub(crate) fn decode<T: Int>(
     let view = parse(bytes, rows)?;
     let start = out.len();
     out.reserve(keep.len());
-    let mut fits = true;
-    view.packed.unpack(keep.clone(), |u| {
-        let v = T::from_i64(view.base.wrapping_add(u as i64));
-        fits &= v.is_some();
-        out.push(v.unwrap_or_default());
-    })?;
-    patch(&view, rows, &keep, &mut out[start..])?;
-    if !fits {
-        return Err(DecodeError(
-            "PFOR value out of the column type's range".into(),
-        ));
+    if frame_fits::<T>(view.base, view.packed.width()) {
+        // Every packed offset lands in the type: no per-value check in the hot loop.
+        view.packed.unpack(keep.clone(), |u| {
+            out.push(T::wrap(view.base.wrapping_add(u as i64)))
+        })?;
+    } else {
+        let mut fits = true;
+        view.packed.unpack(keep.clone(), |u| {
+            let v = T::from_i64(view.base.wrapping_add(u as i64));
+            fits &= v.is_some();
+            out.push(v.unwrap_or_default());
+        })?;
+        if !fits {
+            return Err(DecodeError(
+                "PFOR value out of the column type's range".into(),
+            ));
+        }
     }
-    Ok(())
+    patch(&view, rows, &keep, &mut out[start..])
+}
+
+/// Whether `base + o` fits `T` for every offset `o` of `width` bits (so
+/// `base..=base + 2^width - 1` does not wrap and both ends fit).
+fn frame_fits<T: Int>(base: i64, width: u32) -> bool {
+    let top = i128::from(base) + (1i128 << width) - 1;
+    i64::try_from(top).is_ok_and(|top| T::from_i64(base).is_some() && T::from_i64(top).is_some())
 }
 
 /// Writes the exceptions that fall in `keep` over their slots; checks all positions.

@@ -206,10 +206,8 @@ fn the_encoder_picks_the_codec_each_kind_of_column_needs() {
         .map(|i| format!("comment number {i} {}", i * 7919))
         .collect();
     let refs: Vec<&str> = comments.iter().map(String::as_str).collect();
-    assert_eq!(
-        page_round_trip(&strings(&refs), Physical::VarBytes),
-        Codec::Lz4
-    );
+    let codec = page_round_trip(&strings(&refs), Physical::VarBytes);
+    assert!(matches!(codec, Codec::Lz4 | Codec::Zstd), "{codec:?}");
     // An empty page: LZ4's one byte beats every header.
     assert_eq!(
         page_round_trip(&ColumnValues::I32(vec![]), Physical::I32),
@@ -300,7 +298,7 @@ proptest! {
                 let i = at % bytes.len();
                 if cut { bytes.truncate(i) } else { bytes[i] = byte }
             }
-            for codec in [codec, Codec::Pfor, Codec::PforDelta, Codec::Pdict] {
+            for codec in Codec::ALL.into_iter().chain([codec]) {
                 decode_any(codec, &bytes, physical, column.len(), 0..column.len());
             }
         }

@@ -311,7 +311,7 @@ impl<'a> Decoder<'a> {
                     && h.raw_len as usize <= raw_limit(physical)
             }) else {
                 return Err(corrupt(format!(
-                    "implausible DSM page: flags {:#x} (codec bits: 1 LZ4, 2 PFOR, 4 PFOR-DELTA, 8 PDICT), {} rows, {} raw bytes",
+                    "implausible DSM page: flags {:#x} (codec bits: 1 LZ4, 2 PFOR, 4 PFOR-DELTA, 8 PDICT, 16 zstd), {} rows, {} raw bytes",
                     h.flags, h.row_count, h.raw_len
                 )));
             };
