@@ -42,6 +42,35 @@ fn columns() -> Vec<Column> {
             key
         })
         .collect();
+    let words = [
+        "furiously",
+        "regular",
+        "deposits",
+        "sleep",
+        "quickly",
+        "final",
+        "ironic",
+        "packages",
+        "nag",
+        "blithely",
+        "bold",
+        "accounts",
+        "haggle",
+        "carefully",
+        "express",
+        "pending",
+    ];
+    let mut comments = ColumnValues::empty(Physical::VarBytes);
+    let mut flags = ColumnValues::empty(Physical::FixedBytes(1));
+    for _ in 0..ROWS {
+        let n = rng.random_range(2..6);
+        let text: Vec<&str> = (0..n)
+            .map(|_| words[rng.random_range(0..words.len())])
+            .collect();
+        comments.push_str(text.join(" ").as_bytes()).expect("small");
+        let flag = ["A", "N", "R"][rng.random_range(0..3)];
+        flags.push_str(flag.as_bytes()).expect("small");
+    }
     vec![
         Column {
             name: "l_shipdate (date, 12 bits)",
@@ -67,6 +96,16 @@ fn columns() -> Vec<Column> {
             name: "l_orderkey (sorted)",
             physical: Physical::I64,
             values: ColumnValues::I64(orderkey),
+        },
+        Column {
+            name: "l_returnflag (char(1), 3 values)",
+            physical: Physical::FixedBytes(1),
+            values: flags,
+        },
+        Column {
+            name: "l_comment (words)",
+            physical: Physical::VarBytes,
+            values: comments,
         },
     ]
 }
