@@ -147,7 +147,8 @@ pub struct Encoder {
 
 impl Encoder {
     /// Encodes rows `rows` of `values` with the codec that makes them smallest (ties
-    /// go to the cheaper decoder: PFOR, PDICT, PFOR-DELTA, LZ4) into `self.out`.
+    /// go to the cheaper decoder: integers PFOR, PDICT, PFOR-DELTA, LZ4; strings PDICT,
+    /// LZ4, zstd) into `self.out`.
     pub fn encode(
         &mut self,
         values: &ColumnValues,
