@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use coopscan_storage::read::page_codecs;
 use coopscan_storage::zonemap::Zonemap;
 use coopscan_storage::{Layout, Table};
 use serde_json::{json, Value};
@@ -20,13 +21,13 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4.0).join("lineitem"));
     let table = Table::open(&dir)?;
-    println!("{}", serde_json::to_string_pretty(&summary(&table))?);
+    println!("{}", serde_json::to_string_pretty(&summary(&table)?)?);
     Ok(())
 }
 
-fn summary(table: &Table) -> Value {
+fn summary(table: &Table) -> anyhow::Result<Value> {
     let m = table.manifest();
-    let columns: Vec<Value> = m
+    let columns = m
         .schema
         .columns
         .iter()
@@ -36,9 +37,11 @@ fn summary(table: &Table) -> Value {
             let encoded = m.chunks.iter().fold(0u64, |sum, k| sum.saturating_add(k.columns[c].bytes));
             // On-disk bytes: the column's own file in DSM; in NSM/PAX columns share pages.
             let on_disk = (m.layout == Layout::Dsm).then(|| m.file_len(c));
-            json!({ "name": def.name, "type": def.ty.to_string(), "bytes": encoded, "file_bytes": on_disk })
+            // DSM: pages per codec (each page picks its own); NSM/PAX pages are plain.
+            let codecs = page_codecs(table, c)?;
+            Ok(json!({ "name": def.name, "type": def.ty.to_string(), "bytes": encoded, "file_bytes": on_disk, "page_codecs": codecs }))
         })
-        .collect();
+        .collect::<anyhow::Result<Vec<Value>>>()?;
     let zonemap: serde_json::Map<String, Value> = m
         .schema
         .columns
@@ -55,7 +58,7 @@ fn summary(table: &Table) -> Value {
         .chunks
         .iter()
         .fold(0u64, |sum, k| sum.saturating_add(k.extent_bytes(m.layout)));
-    json!({
+    Ok(json!({
         "dir": table.dir().display().to_string(),
         "name": m.name,
         "layout": m.layout.to_string(),
@@ -71,7 +74,7 @@ fn summary(table: &Table) -> Value {
         "files": m.files.iter().enumerate().map(|(i, f)| json!({"name": f.name, "bytes": m.file_len(i)})).collect::<Vec<_>>(),
         "columns": columns,
         "zonemap": zonemap,
-    })
+    }))
 }
 
 /// Table-wide zonemap of per-chunk zonemaps; `None` if any chunk lacks one.

@@ -11,6 +11,7 @@
 //! See `docs/storage.md` for the byte-level formats.
 
 pub mod chunk_map;
+pub mod codec;
 pub mod column;
 pub mod device;
 pub mod digest;

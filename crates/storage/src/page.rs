@@ -29,12 +29,11 @@ const COLUMN_AT: usize = 40;
 const CRC_AT: usize = 44;
 /// `column` of NSM and PAX pages, which hold every column.
 pub const ALL_COLUMNS: u32 = u32::MAX;
-/// Flag bit: the payload is LZ4-compressed (DSM pages).
-pub const FLAG_LZ4: u8 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageHeader {
     pub layout: Layout,
+    /// DSM: the page's codec, one bit ([`crate::codec::Codec::flag`]); 0 otherwise.
     pub flags: u8,
     pub page_no: u32,
     pub row_count: u32,

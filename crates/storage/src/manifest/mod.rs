@@ -40,7 +40,8 @@ pub enum Layout {
     Nsm,
     /// Partition attributes across: pages of a row range, one minipage per column.
     Pax,
-    /// Decomposed storage model: one file per column of LZ4-compressed pages; chunks
+    /// Decomposed storage model: one file per column of compressed pages (each with its
+    /// own codec, see [`crate::codec`]); chunks
     /// are logical tuple ranges whose boundaries do not align with pages.
     Dsm,
 }

@@ -5,11 +5,12 @@ use std::ops::Range;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 
+use crate::codec::{decode_page, Codec, Scratch, StoredPage};
 use crate::column::ColumnValues;
 use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
 use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, Extent, Layout};
-use crate::page::{check_identity, read_page_with, PageChecks, PageHeader, ALL_COLUMNS, FLAG_LZ4};
+use crate::page::{check_identity, read_page_with, PageChecks, PageHeader, ALL_COLUMNS};
 use crate::read::Table;
 use crate::types::Physical;
 use crate::write::DSM_MAX_PAGE_ROWS;
@@ -284,7 +285,7 @@ impl<'a> Decoder<'a> {
         let physical = self.table.schema().columns[column].ty.physical();
         let starts = &self.table.manifest().files[column].page_row_starts;
         let page_bytes = u64::from(self.table.manifest().page_bytes);
-        let mut raw = Vec::new();
+        let mut scratch = Scratch::default();
         for page in self.pages(extent, bytes) {
             let page = page?;
             let h = page.header;
@@ -304,26 +305,24 @@ impl<'a> Decoder<'a> {
             if local.is_empty() {
                 continue;
             }
-            if h.flags & FLAG_LZ4 == 0
-                || h.row_count as usize > DSM_MAX_PAGE_ROWS
-                || h.raw_len as usize > raw_limit(physical)
-            {
+            let codec = Codec::from_flags(h.flags);
+            let Some(codec) = codec.filter(|_| {
+                h.row_count as usize <= DSM_MAX_PAGE_ROWS
+                    && h.raw_len as usize <= raw_limit(physical)
+            }) else {
                 return Err(corrupt(format!(
-                    "implausible DSM page: flags {:#x}, {} rows, {} raw bytes",
+                    "implausible DSM page: flags {:#x} (codec bits: 1 LZ4, 2 PFOR, 4 PFOR-DELTA, 8 PDICT, 16 zstd), {} rows, {} raw bytes",
                     h.flags, h.row_count, h.raw_len
                 )));
-            }
-            raw.resize(h.raw_len as usize, 0);
-            let n = lz4_flex::block::decompress_into(page.payload, &mut raw)
-                .map_err(|e| corrupt(format!("LZ4: {e}")))?;
-            if n != raw.len() {
-                return Err(corrupt(format!(
-                    "LZ4 produced {n} bytes, header says {}",
-                    raw.len()
-                )));
-            }
-            decode_minipage(&raw, physical, h.row_count as usize, local, out)
-                .map_err(|DecodeError(r)| corrupt(r))?;
+            };
+            let stored = StoredPage {
+                codec,
+                payload: page.payload,
+                physical,
+                rows: h.row_count as usize,
+                raw_len: h.raw_len as usize,
+            };
+            decode_page(&stored, local, out, &mut scratch).map_err(|DecodeError(r)| corrupt(r))?;
         }
         Ok(())
     }

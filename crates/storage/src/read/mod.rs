@@ -7,6 +7,7 @@
 //! the columns and tuples it needs (CPU, many scans).
 
 mod check;
+mod codecs;
 mod decode;
 
 use std::ops::Range;
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+pub use codecs::page_codecs;
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 
 use crate::chunk_map::{chunk_range, dsm_page_range};

@@ -1,26 +1,30 @@
 //! DSM writer: one file per column of fixed-size pages, each holding as many tuples as
-//! fit after LZ4 compression — so tuples per page differ between columns and between
+//! fit after compression with the page's best codec ([`crate::codec`]: PFOR,
+//! PFOR-DELTA, PDICT or LZ4) — so tuples per page differ between columns and between
 //! pages of one column. Chunks are tuple ranges of a fixed count, chosen so that a
 //! chunk holds about `chunk_bytes` of uncompressed data, like a PAX chunk.
 
 use std::path::Path;
 
 use crate::chunk_map::dsm_page_range;
+use crate::codec::{Codec, Encoder};
 use crate::column::ColumnValues;
-use crate::encoding::{encode_minipage, minipage_len};
+use crate::encoding::minipage_len;
 use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, ColumnChunk, DataFile, Extent, Layout};
-use crate::page::{PageHeader, FLAG_LZ4};
+use crate::page::PageHeader;
 use crate::types::{Physical, TableSchema};
 use crate::write::{rows_u32, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
 
-/// Upper bound on tuples in one DSM page, bounding the decompression buffer.
-pub const DSM_MAX_PAGE_ROWS: usize = 1 << 16;
+/// Upper bound on tuples in one DSM page, bounding the decoding buffers. Large enough
+/// that a 64 KiB page of 1-bit codes (a two-valued flag) is full.
+pub const DSM_MAX_PAGE_ROWS: usize = 1 << 19;
 /// Attempts to size a page's tuple count before settling for the best fit found.
-const FILL_ATTEMPTS: usize = 6;
-/// A page filled to this fraction of its capacity is good enough.
-const FILL_TARGET: f64 = 0.92;
+const FILL_ATTEMPTS: usize = 8;
+/// A page filled to this fraction of its capacity is good enough. Bit-packed sizes
+/// grow almost linearly with the tuples, so the search gets this close in a few tries.
+const FILL_TARGET: f64 = 0.97;
 
 pub(crate) struct DsmWriter {
     streams: Vec<ColumnStream>,
@@ -46,8 +50,10 @@ struct ColumnStream {
     page_row_starts: Vec<u64>,
     /// Tuples the previous page held: the first guess for the next one.
     rows_per_page_guess: usize,
-    raw: Vec<u8>,
+    encoder: Encoder,
+    /// The encoded page `fill_page` chose, and its codec.
     compressed: Vec<u8>,
+    codec: Codec,
 }
 
 impl DsmWriter {
@@ -73,8 +79,9 @@ impl DsmWriter {
                     pending_row_start: 0,
                     page_row_starts: Vec::new(),
                     rows_per_page_guess: 0,
-                    raw: Vec::new(),
+                    encoder: Encoder::default(),
                     compressed: Vec::new(),
+                    codec: Codec::Lz4,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -223,14 +230,14 @@ impl ColumnStream {
             g => g.min(limit),
         }
         .max(1);
-        let mut best: Option<(usize, Vec<u8>)> = None;
+        let mut best: Option<(usize, Vec<u8>, Codec)> = None;
         for _ in 0..FILL_ATTEMPTS {
             let size = self.compress(start, rows);
             let ratio = capacity as f64 / size.max(1) as f64;
             if size <= capacity {
                 let done = rows == limit || size as f64 >= FILL_TARGET * capacity as f64;
-                if best.as_ref().is_none_or(|(r, _)| rows > *r) {
-                    best = Some((rows, std::mem::take(&mut self.compressed)));
+                if best.as_ref().is_none_or(|(r, _, _)| rows > *r) {
+                    best = Some((rows, std::mem::take(&mut self.encoder.out), self.codec));
                 }
                 if done {
                     break;
@@ -243,7 +250,7 @@ impl ColumnStream {
         // Never settle without a fit: halve until one tuple.
         while best.is_none() {
             if self.compress(start, rows) <= capacity {
-                best = Some((rows, std::mem::take(&mut self.compressed)));
+                best = Some((rows, std::mem::take(&mut self.encoder.out), self.codec));
             } else if rows == 1 {
                 return Err(StorageError::Invalid(format!(
                     "a single value of {} does not fit a page of {capacity} bytes",
@@ -253,28 +260,27 @@ impl ColumnStream {
                 rows /= 2;
             }
         }
-        let (rows, bytes) = best.unwrap_or_default();
+        let Some((rows, bytes, codec)) = best else {
+            return Err(StorageError::Invalid("no page size fits".into()));
+        };
         self.compressed = bytes;
+        self.codec = codec;
         self.rows_per_page_guess = rows;
         Ok(rows)
     }
 
+    /// Encodes `rows` tuples from `start` with their best codec into `self.encoder.out`.
     fn compress(&mut self, start: usize, rows: usize) -> usize {
-        self.raw.clear();
-        encode_minipage(
-            &self.pending,
-            self.physical,
-            start..start + rows,
-            &mut self.raw,
-        );
-        self.compressed = lz4_flex::block::compress(&self.raw);
-        self.compressed.len()
+        self.codec = self
+            .encoder
+            .encode(&self.pending, self.physical, start..start + rows);
+        self.encoder.out.len()
     }
 
     fn write_page(&mut self, rows: usize, raw_len: usize, row_start: u64) -> Result<()> {
         let header = PageHeader {
             layout: Layout::Dsm,
-            flags: FLAG_LZ4,
+            flags: self.codec.flag(),
             page_no: u32::try_from(self.file.pages)
                 .map_err(|_| StorageError::Invalid("more than 2^32 pages".into()))?,
             row_count: rows_u32(rows),

@@ -1,0 +1,332 @@
+//! DSM page codecs. Each page of a DSM column is stored with whichever codec makes it
+//! smallest, named by one bit of the page header's flags:
+//!
+//! | flag | codec | for |
+//! |---|---|---|
+//! | 1 | LZ4 over the plain minipage ([`crate::encoding`]) | what the others do not compress (comments); every page before these codecs |
+//! | 2 | PFOR ([`pfor`]) | integers, dates, decimals in a narrow range |
+//! | 4 | PFOR-DELTA ([`pfor`]) | sorted or clustered integers (keys) |
+//! | 8 | PDICT ([`pdict`]) | few distinct values, strings or integers |
+//! | 16 | zstd (level 3) over the plain minipage | string pages only: free text, where entropy coding halves LZ4's size |
+//!
+//! The lightweight codecs are those of X100/Vectorwise (Zukowski et al., "Super-Scalar
+//! RAM-CPU Cache Compression", ICDE 2006): they decode straight into the column vectors,
+//! with random access, so a chunk that needs part of a page unpacks only that part.
+//! zstd is no lightweight codec (about 1 GB/s to decode); it is tried for string pages
+//! only, where the lightweight ones have nothing to work with. Decoders never trust the page: every length, width, count, code and exception
+//! position is checked, and a malformed page is a [`DecodeError`].
+
+pub mod bitpack;
+pub mod pdict;
+pub mod pfor;
+
+use std::ops::Range;
+
+use crate::column::ColumnValues;
+use crate::encoding::{decode_minipage, encode_minipage, DecodeError};
+use crate::types::Physical;
+
+type DResult<T> = std::result::Result<T, DecodeError>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Codec {
+    Lz4,
+    Pfor,
+    PforDelta,
+    Pdict,
+    Zstd,
+}
+
+/// zstd's level for string pages: its default, a fair trade of write time for size.
+const ZSTD_LEVEL: i32 = 3;
+
+impl Codec {
+    pub const ALL: [Codec; 5] = [
+        Codec::Lz4,
+        Codec::Pfor,
+        Codec::PforDelta,
+        Codec::Pdict,
+        Codec::Zstd,
+    ];
+
+    /// The page-header flag bit naming this codec.
+    pub fn flag(self) -> u8 {
+        match self {
+            Codec::Lz4 => 1,
+            Codec::Pfor => 2,
+            Codec::PforDelta => 4,
+            Codec::Pdict => 8,
+            Codec::Zstd => 16,
+        }
+    }
+
+    /// The codec of a DSM page's flags: exactly one known bit, else `None`. (Old readers
+    /// see no LZ4 bit on the new codecs' pages and refuse them rather than misread.)
+    pub fn from_flags(flags: u8) -> Option<Codec> {
+        Codec::ALL.into_iter().find(|c| c.flag() == flags)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Lz4 => "lz4",
+            Codec::Pfor => "pfor",
+            Codec::PforDelta => "pfor-delta",
+            Codec::Pdict => "pdict",
+            Codec::Zstd => "zstd",
+        }
+    }
+}
+
+/// An integer type a column decodes into; `None` when a page's value does not fit it.
+pub(crate) trait Int: Copy + Default {
+    fn from_i64(v: i64) -> Option<Self>;
+    /// `v` truncated to the type: only for values already known to fit.
+    fn wrap(v: i64) -> Self;
+}
+
+impl Int for i64 {
+    #[inline]
+    fn from_i64(v: i64) -> Option<Self> {
+        Some(v)
+    }
+
+    #[inline]
+    fn wrap(v: i64) -> Self {
+        v
+    }
+}
+
+impl Int for i32 {
+    #[inline]
+    fn from_i64(v: i64) -> Option<Self> {
+        i32::try_from(v).ok()
+    }
+
+    #[inline]
+    fn wrap(v: i64) -> Self {
+        v as i32
+    }
+}
+
+fn check_keep(keep: &Range<usize>, rows: usize) -> DResult<()> {
+    if keep.start > keep.end || keep.end > rows {
+        return Err(DecodeError(format!(
+            "rows {keep:?} asked of a page of {rows}"
+        )));
+    }
+    Ok(())
+}
+
+/// Callers slice `b` so that `at + 4 <= b.len()`.
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    let mut w = [0; 4];
+    w.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(w)
+}
+
+/// Callers slice `b` so that `at + 8 <= b.len()`.
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut w = [0; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Reusable buffers (and zstd context) for choosing and writing a page's encoding.
+#[derive(Default)]
+pub struct Encoder {
+    /// Created on the first string page; reused because the writer tries several
+    /// tuple counts per page.
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    ints: Vec<i64>,
+    deltas: Vec<i64>,
+    raw: Vec<u8>,
+    lz4: Vec<u8>,
+    /// The encoded page payload after [`Encoder::encode`].
+    pub out: Vec<u8>,
+}
+
+impl Encoder {
+    /// Encodes rows `rows` of `values` with the codec that makes them smallest (ties
+    /// go to the cheaper decoder: integers PFOR, PDICT, PFOR-DELTA, LZ4; strings PDICT,
+    /// LZ4, zstd) into `self.out`.
+    pub fn encode(
+        &mut self,
+        values: &ColumnValues,
+        physical: Physical,
+        rows: Range<usize>,
+    ) -> Codec {
+        self.out.clear();
+        let lz4 = self.lz4_len(values, physical, rows.clone());
+        if let ColumnValues::Bytes { .. } = values {
+            let dict = pdict::bytes_len(values, rows.clone()).unwrap_or(usize::MAX);
+            // self.raw still holds the plain minipage lz4_len encoded.
+            let zstd = self.zstd_compress();
+            let zstd_len = zstd.as_ref().map_or(usize::MAX, Vec::len);
+            if dict <= lz4 && dict <= zstd_len {
+                pdict::encode_bytes(values, rows, &mut self.out);
+                return Codec::Pdict;
+            }
+            return match zstd {
+                Some(z) if z.len() < lz4 => {
+                    self.out = z;
+                    Codec::Zstd
+                }
+                _ => self.lz4(),
+            };
+        }
+        self.ints.clear();
+        self.ints_of(values, rows.clone());
+        let pfor = pfor::plan(&self.ints);
+        pfor::deltas(&self.ints, &mut self.deltas);
+        let delta = pfor::plan(&self.deltas);
+        let dict = pdict::int_len(&self.ints).unwrap_or(usize::MAX);
+        let best = pfor.encoded_len().min(dict).min(delta.encoded_len());
+        if best > lz4 {
+            self.lz4()
+        } else if pfor.encoded_len() == best {
+            pfor::encode(&self.ints, &pfor, &mut self.out);
+            Codec::Pfor
+        } else if dict == best {
+            pdict::encode_ints(&self.ints, &mut self.out);
+            Codec::Pdict
+        } else {
+            pfor::encode(&self.deltas, &delta, &mut self.out);
+            Codec::PforDelta
+        }
+    }
+
+    fn ints_of(&mut self, values: &ColumnValues, rows: Range<usize>) {
+        match values {
+            ColumnValues::I32(v) => self.ints.extend(v[rows].iter().map(|&x| i64::from(x))),
+            ColumnValues::I64(v) => self.ints.extend_from_slice(&v[rows]),
+            ColumnValues::Bytes { .. } => {}
+        }
+    }
+
+    /// Compresses the plain minipage into `self.lz4`; returns its length.
+    fn lz4_len(&mut self, values: &ColumnValues, physical: Physical, rows: Range<usize>) -> usize {
+        self.raw.clear();
+        encode_minipage(values, physical, rows, &mut self.raw);
+        self.lz4 = lz4_flex::block::compress(&self.raw);
+        self.lz4.len()
+    }
+
+    /// zstd of `self.raw`; `None` if zstd fails (then the page is not stored as zstd).
+    fn zstd_compress(&mut self) -> Option<Vec<u8>> {
+        if self.zstd.is_none() {
+            self.zstd = zstd::bulk::Compressor::new(ZSTD_LEVEL).ok();
+        }
+        self.zstd.as_mut()?.compress(&self.raw).ok()
+    }
+
+    /// Chooses the LZ4 encoding [`Self::lz4_len`] made.
+    fn lz4(&mut self) -> Codec {
+        std::mem::swap(&mut self.out, &mut self.lz4);
+        Codec::Lz4
+    }
+}
+
+/// The header's `raw_len` is the plain minipage's length, which for fixed-width types
+/// names the width the writer saw: int64 data declared int32 would otherwise decode as
+/// plausible numbers whenever its values happen to fit.
+fn check_raw_len(physical: Physical, rows: usize, raw_len: usize) -> DResult<()> {
+    let width = match physical {
+        Physical::I32 => 4,
+        Physical::I64 => 8,
+        Physical::FixedBytes(w) => w,
+        Physical::VarBytes => return Ok(()),
+    };
+    if rows.checked_mul(width) != Some(raw_len) {
+        return Err(DecodeError(format!(
+            "page of {rows} values was {raw_len} bytes plain, not {width} per value (column type does not match the data)"
+        )));
+    }
+    Ok(())
+}
+
+/// Reusable buffers for decoding pages.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    raw: Vec<u8>,
+    ints: Vec<i64>,
+}
+
+/// A stored DSM page payload and what its header says about it.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredPage<'a> {
+    pub codec: Codec,
+    pub payload: &'a [u8],
+    pub physical: Physical,
+    /// Values in the page.
+    pub rows: usize,
+    /// The plain minipage's length (the LZ4 output size; the caller bounds it).
+    pub raw_len: usize,
+}
+
+/// Decodes rows `keep` of a DSM page, appending them to `out`.
+pub fn decode_page(
+    page: &StoredPage,
+    keep: Range<usize>,
+    out: &mut ColumnValues,
+    scratch: &mut Scratch,
+) -> DResult<()> {
+    let StoredPage {
+        codec,
+        payload,
+        physical,
+        rows,
+        raw_len,
+    } = *page;
+    if !matches!(codec, Codec::Lz4 | Codec::Zstd) {
+        check_raw_len(physical, rows, raw_len)?;
+    }
+    match (codec, out) {
+        (Codec::Lz4, out) => {
+            scratch.raw.resize(raw_len, 0);
+            let n = lz4_flex::block::decompress_into(payload, &mut scratch.raw)
+                .map_err(|e| DecodeError(format!("LZ4: {e}")))?;
+            if n != raw_len {
+                return Err(DecodeError(format!(
+                    "LZ4 produced {n} bytes, header says {raw_len}"
+                )));
+            }
+            decode_minipage(&scratch.raw, physical, rows, keep, out)
+        }
+        (Codec::Zstd, out @ ColumnValues::Bytes { .. }) => {
+            scratch.raw.resize(raw_len, 0);
+            // Writes at most raw_len bytes: a longer frame is an error, not an overflow.
+            let n = zstd::bulk::decompress_to_buffer(payload, &mut scratch.raw)
+                .map_err(|e| DecodeError(format!("zstd: {e}")))?;
+            if n != raw_len {
+                return Err(DecodeError(format!(
+                    "zstd produced {n} bytes, header says {raw_len}"
+                )));
+            }
+            decode_minipage(&scratch.raw, physical, rows, keep, out)
+        }
+        (Codec::Pfor, ColumnValues::I32(v)) => pfor::decode(payload, rows, keep, v),
+        (Codec::Pfor, ColumnValues::I64(v)) => pfor::decode(payload, rows, keep, v),
+        (Codec::PforDelta, ColumnValues::I32(v)) => {
+            pfor::decode_delta(payload, rows, keep, v, &mut scratch.ints)
+        }
+        (Codec::PforDelta, ColumnValues::I64(v)) => {
+            pfor::decode_delta(payload, rows, keep, v, &mut scratch.ints)
+        }
+        (Codec::Pdict, ColumnValues::I32(v)) => pdict::decode_ints(payload, rows, keep, v),
+        (Codec::Pdict, ColumnValues::I64(v)) => pdict::decode_ints(payload, rows, keep, v),
+        (Codec::Pdict, out @ ColumnValues::Bytes { .. }) => {
+            let max_len = match physical {
+                Physical::FixedBytes(w) => Some(w),
+                _ => None,
+            };
+            pdict::decode_bytes(payload, rows, keep, max_len, out)
+        }
+        (codec, _) => Err(DecodeError(format!(
+            "{} page in a column of this type",
+            codec.name()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! PDICT (Zukowski et al., ICDE 2006): a page's distinct values in a sorted dictionary,
+//! each value stored as its bit-packed code. For low-cardinality columns — flags,
+//! modes, discounts, quantities — whatever their type.
+//!
+//! ```text
+//! integers: entries: u32 | width: u8 | entries × i64                          | packed codes
+//! strings:  entries: u32 | width: u8 | (entries + 1) × u32 offsets | bytes    | packed codes
+//! ```
+//! Little-endian; string offsets start at 0 and frame the bytes exactly. `width` is
+//! the bits of the largest code. Codes are checked against `entries` when decoded.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::ops::Range;
+
+use super::bitpack::{bits, pack, packed_len, Packed};
+use super::{check_keep, le_u32, le_u64, Int};
+use crate::column::{offset_u32, ColumnValues};
+use crate::encoding::DecodeError;
+
+type DResult<T> = std::result::Result<T, DecodeError>;
+
+/// Largest dictionary the writer builds; larger ones lose to PFOR or LZ4 anyway.
+pub const MAX_ENTRIES: usize = 1 << 12;
+const HEADER: usize = 4 + 1;
+
+/// Code width for a dictionary of `entries` values.
+fn code_width(entries: usize) -> u32 {
+    bits(entries.saturating_sub(1) as u64)
+}
+
+/// The distinct values of `values`, or `None` past [`MAX_ENTRIES`].
+fn distinct<K: Hash + Eq + Copy>(values: impl Iterator<Item = K>) -> Option<HashMap<K, u32>> {
+    let mut map = HashMap::new();
+    for v in values {
+        map.entry(v).or_insert(0);
+        if map.len() > MAX_ENTRIES {
+            return None;
+        }
+    }
+    Some(map)
+}
+
+/// Sorts the dictionary, numbers its entries and appends header and codes.
+fn finish<K: Hash + Eq + Copy + Ord>(
+    map: &mut HashMap<K, u32>,
+    values: impl Iterator<Item = K>,
+    write_entries: impl FnOnce(&[K], &mut Vec<u8>),
+    out: &mut Vec<u8>,
+) {
+    let mut keys: Vec<K> = map.keys().copied().collect();
+    keys.sort_unstable();
+    for (code, k) in keys.iter().enumerate() {
+        map.insert(*k, code as u32);
+    }
+    let width = code_width(keys.len());
+    out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
+    out.push(width as u8);
+    write_entries(&keys, out);
+    pack(
+        values.map(|v| u64::from(map.get(&v).copied().unwrap_or(0))),
+        width,
+        out,
+    );
+}
+
+/// Encoded bytes of integer `values`, `None` if the dictionary would be too large.
+pub fn int_len(values: &[i64]) -> Option<usize> {
+    let d = distinct(values.iter().copied())?.len();
+    Some(HEADER + 8 * d + packed_len(values.len(), code_width(d))?)
+}
+
+pub fn encode_ints(values: &[i64], out: &mut Vec<u8>) {
+    let Some(mut map) = distinct(values.iter().copied()) else {
+        return;
+    };
+    let entries = |keys: &[i64], out: &mut Vec<u8>| {
+        keys.iter()
+            .for_each(|k| out.extend_from_slice(&k.to_le_bytes()))
+    };
+    finish(&mut map, values.iter().copied(), entries, out);
+}
+
+/// Encoded bytes of string values `rows` of `values`, `None` if too many distinct.
+pub fn bytes_len(values: &ColumnValues, rows: Range<usize>) -> Option<usize> {
+    let map = distinct(rows.clone().map(|i| values.str_at(i)))?;
+    let body: usize = map.keys().map(|k| k.len()).sum();
+    Some(HEADER + 4 * (map.len() + 1) + body + packed_len(rows.len(), code_width(map.len()))?)
+}
+
+pub fn encode_bytes(values: &ColumnValues, rows: Range<usize>, out: &mut Vec<u8>) {
+    let Some(mut map) = distinct(rows.clone().map(|i| values.str_at(i))) else {
+        return;
+    };
+    let entries = |keys: &[&[u8]], out: &mut Vec<u8>| {
+        let mut at = 0u32;
+        out.extend_from_slice(&at.to_le_bytes());
+        for k in keys {
+            at += k.len() as u32; // a page's strings are far below 4 GiB
+            out.extend_from_slice(&at.to_le_bytes());
+        }
+        keys.iter().for_each(|k| out.extend_from_slice(k));
+    };
+    finish(&mut map, rows.map(|i| values.str_at(i)), entries, out);
+}
+
+/// Entry count, code width and the bytes after the header.
+fn header(bytes: &[u8]) -> DResult<(usize, u32, &[u8])> {
+    if bytes.len() < HEADER {
+        return Err(DecodeError(format!(
+            "PDICT page of {} bytes has no header",
+            bytes.len()
+        )));
+    }
+    Ok((
+        le_u32(bytes, 0) as usize,
+        u32::from(bytes[4]),
+        &bytes[HEADER..],
+    ))
+}
+
+/// The packed codes; their width must be the one the writer derives from the entry
+/// count, which bounds `2^width` by twice the (page-bounded) dictionary.
+fn codes(bytes: &[u8], width: u32, rows: usize, entries: usize) -> DResult<Packed<'_>> {
+    if width != code_width(entries) {
+        return Err(DecodeError(format!(
+            "PDICT code width {width} for a dictionary of {entries}"
+        )));
+    }
+    Packed::new(bytes, width, rows)
+}
+
+fn bad_code(code: u64, entries: usize) -> DecodeError {
+    DecodeError(format!("PDICT code {code} in a dictionary of {entries}"))
+}
+
+/// Decodes values `keep` of an integer PDICT encoding of `rows` values.
+pub(crate) fn decode_ints<T: Int>(
+    bytes: &[u8],
+    rows: usize,
+    keep: Range<usize>,
+    out: &mut Vec<T>,
+) -> DResult<()> {
+    check_keep(&keep, rows)?;
+    let (entries, width, rest) = header(bytes)?;
+    let dict_len = entries
+        .checked_mul(8)
+        .filter(|&l| l <= rest.len())
+        .ok_or_else(|| DecodeError(format!("PDICT dictionary of {entries} runs past the page")))?;
+    let (dict, packed) = rest.split_at(dict_len);
+    let dict = dict
+        .chunks_exact(8)
+        .map(|c| T::from_i64(le_u64(c, 0) as i64))
+        .collect::<Option<Vec<T>>>()
+        .ok_or_else(|| DecodeError("PDICT entry out of the column type's range".into()))?;
+    let packed = codes(packed, width, rows, entries)?;
+    // Padded to 2^width entries, so any code indexes it; a code past the real entries
+    // is caught by the maximum after the loop, not by a branch per value.
+    let mut padded = dict;
+    padded.resize(1usize << width, T::default());
+    let index_mask = padded.len() - 1;
+    let mut max_code = 0u64;
+    let any = !keep.is_empty();
+    out.reserve(keep.len());
+    packed.unpack(keep, |c| {
+        max_code = max_code.max(c);
+        out.push(padded[c as usize & index_mask]);
+    })?;
+    if any && max_code >= entries as u64 {
+        return Err(bad_code(max_code, entries));
+    }
+    Ok(())
+}
+
+/// Decodes values `keep` of a string PDICT encoding of `rows` values; with
+/// `max_len = Some(n)` (a `CHAR(n)` column) every entry must fit `n` bytes.
+pub(crate) fn decode_bytes(
+    bytes: &[u8],
+    rows: usize,
+    keep: Range<usize>,
+    max_len: Option<usize>,
+    out: &mut ColumnValues,
+) -> DResult<()> {
+    check_keep(&keep, rows)?;
+    let (entries, width, rest) = header(bytes)?;
+    let offs_len = entries
+        .checked_add(1)
+        .and_then(|e| e.checked_mul(4))
+        .filter(|&l| l <= rest.len())
+        .ok_or_else(|| DecodeError(format!("PDICT dictionary of {entries} runs past the page")))?;
+    let (offs, rest) = rest.split_at(offs_len);
+    let bounds: Vec<usize> = offs
+        .chunks_exact(4)
+        .map(|c| le_u32(c, 0) as usize)
+        .collect();
+    let body_len = *bounds.last().unwrap_or(&0);
+    if bounds.first() != Some(&0)
+        || bounds
+            .windows(2)
+            .any(|w| w[0] > w[1] || max_len.is_some_and(|m| w[1] - w[0] > m))
+        || body_len > rest.len()
+    {
+        return Err(DecodeError(
+            "PDICT string dictionary offsets are out of order, too long or past the page".into(),
+        ));
+    }
+    let (body, packed) = rest.split_at(body_len);
+    let packed = codes(packed, width, rows, entries)?;
+    let ColumnValues::Bytes { offsets, data } = out else {
+        return Err(DecodeError("column kind does not match its decoder".into()));
+    };
+    let mut bad = None;
+    offsets.reserve(keep.len());
+    packed.unpack(keep, |c| {
+        match (bounds.get(c as usize), bounds.get(c as usize + 1)) {
+            (Some(&lo), Some(&hi)) => {
+                data.extend_from_slice(&body[lo..hi]);
+                offsets.push(offset_u32(data.len()).unwrap_or(u32::MAX));
+            }
+            _ => bad = Some(c),
+        }
+    })?;
+    if let Some(c) = bad {
+        return Err(bad_code(c, entries));
+    }
+    offset_u32(data.len()).map_err(|e| DecodeError(e.to_string()))?;
+    Ok(())
+}
