@@ -80,7 +80,7 @@ async fn try_run(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<String>>, St
 
 /// A session over `provider`: even-numbered ones one core per query.
 fn session(provider: &Arc<CoopTable>, i: usize) -> SessionContext {
-    let config = if i % 2 == 0 {
+    let config = if i.is_multiple_of(2) {
         query_session_config(1)
     } else {
         SessionConfig::new()
