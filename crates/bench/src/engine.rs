@@ -71,6 +71,16 @@ pub trait PolicyRun {
     fn opt_chunk_loads(&self) -> Option<u64> {
         None
     }
+    /// CPU time spent since this run started by processes other than this one (a peer
+    /// engine's server or driver); the runner adds it to this process's CPU time.
+    fn external_cpu_time(&self) -> Duration {
+        Duration::ZERO
+    }
+    /// Bytes read from the disk itself since this run started, when the engine can
+    /// tell (a peer confined in a cgroup); `None` otherwise.
+    fn disk_read_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What a [`PolicyFactory`] is asked to set up.
