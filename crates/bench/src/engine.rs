@@ -76,6 +76,16 @@ pub trait PolicyRun {
     fn scheduling(&self) -> Option<SchedulingCost> {
         None
     }
+    /// CPU time spent since this run started by processes other than this one (a peer
+    /// engine's server or driver); the runner adds it to this process's CPU time.
+    fn external_cpu_time(&self) -> Duration {
+        Duration::ZERO
+    }
+    /// Bytes read from the disk itself since this run started, when the engine can
+    /// tell (a peer confined in a cgroup); `None` otherwise.
+    fn disk_read_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Time spent in buffer-manager decisions, and how many were made.

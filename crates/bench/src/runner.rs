@@ -37,6 +37,7 @@ pub fn run_policy(
     let io_before = run.io_stats();
     let abort = AtomicBool::new(false);
     let cpu_before = cpu::process_cpu_time();
+    let external_before = run.external_cpu_time();
     let ctx = StreamContext {
         policy,
         engine: run.engine(),
@@ -47,7 +48,8 @@ pub fn run_policy(
     };
     let per_stream = run_streams(&ctx, &workload.streams);
     let wall = ctx.t0.elapsed();
-    let cpu_time = cpu::process_cpu_time().saturating_sub(cpu_before);
+    let cpu_time = cpu::process_cpu_time().saturating_sub(cpu_before)
+        + run.external_cpu_time().saturating_sub(external_before);
     let mut runs = Vec::with_capacity(workload.query_count());
     for stream in per_stream {
         runs.extend(stream?);

@@ -150,6 +150,9 @@ pub struct DfFactory {
     pub table: Table,
     pub tokio: Arc<tokio::runtime::Runtime>,
     pub slow_extra: u32,
+    /// The all-cached regime (issue 11): read through the page cache, unthrottled,
+    /// whatever bandwidth the setup asks for.
+    pub cached: bool,
 }
 
 impl DfFactory {
@@ -157,11 +160,16 @@ impl DfFactory {
         let policy: PolicyKind = setup.policy.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
         let bandwidth = setup
             .bandwidth_mb_s
+            .filter(|_| !self.cached)
             .map(Bandwidth::mb_per_s)
             .transpose()
             .map_err(|e| anyhow::anyhow!("bandwidth: {e}"))?;
         let device = Arc::new(Device::new(DeviceConfig {
-            direct: DirectMode::Auto,
+            direct: if self.cached {
+                DirectMode::Off
+            } else {
+                DirectMode::Auto
+            },
             bandwidth,
             ..DeviceConfig::default()
         }));

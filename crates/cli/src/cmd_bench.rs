@@ -16,8 +16,11 @@ use coopscan_runtime::ADMISSION_CHUNKS_PER_SCAN;
 use coopscan_storage::{Layout, Table};
 
 use crate::bench_engine::{scan_engine, DfEngine, DfFactory, QueryShape};
+use crate::bench_peers;
 use crate::cmd_gen::ensure_dataset;
 use crate::data_dir::data_root;
+use coopscan_bench::BenchReport;
+use coopscan_peers::Regime;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -78,6 +81,14 @@ pub struct BenchArgs {
     /// Write the HTML report here (default: in the report directory).
     #[arg(long)]
     pub html: Option<PathBuf>,
+    /// Comma-separated engines: coopscan (every policy), duckdb, postgres (issue 11;
+    /// peers are set up and cached under the data directory, see docs/bench.md).
+    #[arg(long, default_value = "coopscan")]
+    pub engines: String,
+    /// Comma-separated regimes: io (every engine on the same throttled device with a
+    /// capped page cache) and cached (everything in memory, CPU bound).
+    #[arg(long, default_value = "io")]
+    pub regimes: String,
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
@@ -91,6 +102,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             .enable_all()
             .build()?,
     );
+    let engines = bench_peers::parse_engines(&args.engines)?;
+    let regimes = bench_peers::parse_regimes(&args.regimes)?;
+    let with_coopscan = engines.iter().any(|e| e == "coopscan");
+    let with_peers = engines.iter().any(|e| e != "coopscan");
+    let use_cgroups =
+        with_peers && regimes.contains(&Regime::IoBound) && bench_peers::cgroups_usable();
     let mut calibration = args
         .calibration
         .as_deref()
@@ -99,12 +116,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     for params in &runs {
         // Runs of a chunk-size sweep (fig8) each need their own dataset.
-        let table = Table::open(&ensure_dataset(args.sf, args.layout, params.chunk_mb)?)?;
+        let table_dir = ensure_dataset(args.sf, args.layout, params.chunk_mb)?;
+        let table = Table::open(&table_dir)?;
         let shape = QueryShape {
             slow_extra: args.slow_extra,
             threads: params.query_threads,
         };
         let reference = scan_engine(&table, Arc::clone(&tokio), shape)?;
+        let checked = bench_peers::CachedReference::new(&reference);
         let info = TableInfo {
             rows: table.rows(),
             bytes: table_bytes(&table),
@@ -113,24 +132,97 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         if args.bandwidth_mb.is_none() && calibration.is_none() {
             calibration = Some(calibrate_device(&reference, &info)?);
         }
-        let factory = DfFactory {
-            table,
-            tokio: Arc::clone(&tokio),
-            slow_extra: args.slow_extra,
-        };
-        let start = |setup: PolicySetup<'_>| factory.start_run(setup);
-        let input = BenchInput {
-            params,
-            table: info,
-            calibration: calibration.clone(),
-            factory: &start,
-            reference: &reference,
-            progress: true,
-        };
-        let report =
-            run_benchmark(&input).with_context(|| format!("benchmark run {}", params.label))?;
-        print!("{}", text::render(&report));
-        reports.push(report);
+        for &regime in &regimes {
+            let mut params = params.clone();
+            if engines.len() > 1 || regimes.len() > 1 {
+                params.label = format!("{} · {}", params.label, regime.name());
+            }
+            let cached = regime == Regime::Cached;
+            if cached {
+                coopscan_peers::sys::warm_page_cache(table.dir())?;
+            }
+            let factory = DfFactory {
+                table: table.clone(),
+                tokio: Arc::clone(&tokio),
+                slow_extra: args.slow_extra,
+                cached,
+            };
+            let start = |setup: PolicySetup<'_>| factory.start_run(setup);
+            let peers = if with_peers {
+                let cache = data_root().join("peers").join(dataset_name(&table_dir));
+                bench_peers::prepare_peers(
+                    &engines,
+                    &bench_peers::PeerContext {
+                        table: &table,
+                        cache: &cache,
+                        table_bytes: info.bytes,
+                        slow_extra: args.slow_extra,
+                        regime,
+                        use_cgroups,
+                    },
+                )?
+            } else {
+                Vec::new()
+            };
+            if with_peers && regime == Regime::IoBound {
+                let bandwidth = params
+                    .bandwidth_mb
+                    .or(calibration.as_ref().map(|c| c.bandwidth_mb_s));
+                let mut lines = Vec::new();
+                if with_coopscan {
+                    lines.push(bench_peers::device_check(
+                        "coopscan", &start, "normal", &params, bandwidth, info.rows,
+                    )?);
+                }
+                for peer in &peers {
+                    let start = |setup: PolicySetup<'_>| peer.start(setup);
+                    lines.push(bench_peers::device_check(
+                        peer.name(),
+                        &start,
+                        peer.name(),
+                        &params,
+                        bandwidth,
+                        info.rows,
+                    )?);
+                }
+                println!(
+                    "device check ({}):\n  {}",
+                    regime.name(),
+                    lines.join("\n  ")
+                );
+            }
+            let mut report: Option<BenchReport> = None;
+            if with_coopscan {
+                let input = BenchInput {
+                    params: &params,
+                    table: info,
+                    calibration: calibration.clone(),
+                    factory: &start,
+                    reference: &checked,
+                    progress: true,
+                };
+                report = Some(
+                    run_benchmark(&input)
+                        .with_context(|| format!("benchmark run {}", params.label))?,
+                );
+            }
+            for peer in &peers {
+                let r = bench_peers::run_peer(peer, &params, info, calibration.clone(), &checked)?;
+                match report.as_mut() {
+                    Some(main) => bench_peers::merge(main, r),
+                    None => report = Some(r),
+                }
+            }
+            let Some(mut report) = report else {
+                continue;
+            };
+            if cached {
+                // The stagger came from the calibrated bandwidth; nothing was throttled.
+                report.bandwidth_mb_s = None;
+            }
+            print!("{}", text::render(&report));
+            reports.push(report);
+        }
     }
     write_reports(&paths, &reports)
 }
@@ -192,6 +284,14 @@ fn warn_if_not_all_admitted(table: &Table, params: &coopscan_bench::Params) {
             params.label, params.streams
         );
     }
+}
+
+/// The dataset directory's name (`tpch-sf1-pax-4mb`): the peers' cache key.
+fn dataset_name(table_dir: &Path) -> String {
+    table_dir.parent().and_then(|p| p.file_name()).map_or_else(
+        || "dataset".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// Bytes a full scan reads.

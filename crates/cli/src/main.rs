@@ -1,6 +1,7 @@
 //! `coopscan`: generate, inspect, verify and simulate cooperative scans.
 
 mod bench_engine;
+mod bench_peers;
 mod cmd_bench;
 mod cmd_gen;
 mod cmd_inspect;

@@ -1,0 +1,22 @@
+//! coopscan-peers: DuckDB and PostgreSQL run the benchmark's exact workload beside
+//! coopscan (`coopscan bench --engines coopscan,duckdb,postgres`, issue 11). Each peer
+//! is one more [`coopscan_bench::PolicyRun`] (named `duckdb` / `postgres`), so the
+//! runner, the result checks against the reference engine and the reports treat it as
+//! one more policy column.
+//!
+//! ```text
+//!  coopscan Table ─► export (text + l_rowid) ─► DuckDB file / PostgreSQL heap   (setup, cached)
+//!  PolicySetup ─► confine (cgroup: blkio read throttle + memory cap; page cache dropped)
+//!              ─► fresh driver / server ─► QueryEngine::run ─► canonical rows
+//! ```
+
+pub mod canonical;
+pub mod duckdb;
+pub mod error;
+pub mod export;
+pub mod postgres;
+pub mod run;
+pub mod sys;
+
+pub use error::PeerError;
+pub use run::{Regime, SqlFor};
