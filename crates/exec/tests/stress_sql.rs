@@ -11,10 +11,10 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use coopscan_exec::{query_session_config, CoopTable, Query};
-use coopscan_runtime::{Holdings, PolicyKind, Runtime, RuntimeConfig};
+use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Device, DeviceConfig, DirectMode, FaultRates, SeededFaults};
 use coopscan_storage::Layout;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -70,12 +70,6 @@ fn group(rng: &mut ChaCha8Rng, rows: u64) -> [String; 3] {
         ),
         Query::Fast.sql("lineitem", Some(c..c + r)),
     ]
-}
-
-async fn try_run(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<String>>, String> {
-    let frame = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-    let batches = frame.collect().await.map_err(|e| e.to_string())?;
-    Ok(canonical(&batches))
 }
 
 /// A session over `provider`: even-numbered ones one core per query.
@@ -144,31 +138,14 @@ async fn two_hundred_sql_scans_under_faults_are_right_or_fail_clearly() {
                 cancelled += 1;
                 continue;
             }
-            let got = tokio::time::timeout(DEADLINE, task)
-                .await
-                .unwrap_or_else(|_| panic!("{what}: watchdog: query hung: {sql}"))
-                .expect("query task");
-            match got {
-                Ok(got) => {
-                    assert_eq!(&got, want, "{what}: {sql}");
-                    right += 1;
-                }
-                Err(msg) => {
-                    assert!(
-                        msg.contains("loading chunk") && msg.contains(&file),
-                        "{what}: {msg}"
-                    );
-                    failed += 1;
-                }
+            let what = format!("{what}: {sql}");
+            if await_right_or_clear_failure(task, want, &file, DEADLINE, &what).await {
+                right += 1;
+            } else {
+                failed += 1;
             }
         }
-        let started = Instant::now();
-        while provider.counters().running > 0 {
-            assert!(started.elapsed() < DEADLINE, "{what}: a scan never stopped");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        runtime.check_invariants().expect("invariants");
-        assert_eq!(runtime.holdings(), Holdings::default(), "{what}: leaked");
+        assert_all_released(&provider, &runtime, DEADLINE, &what).await;
     }
     eprintln!("{right} right, {failed} failed clearly, {cancelled} cancelled");
     assert!(right > 0, "no query succeeded: tune the fault rates");

@@ -178,3 +178,60 @@ pub fn test_ranges(rows: u64, seed: u64) -> Vec<Option<Range<u64>>> {
         Some(rows / 3..rows / 3 + rows / 4),
     ]
 }
+
+/// Runs `sql`; `Err` carries the error's text (for queries that may fail on purpose).
+pub async fn try_run(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<String>>, String> {
+    let frame = ctx.sql(sql).await.map_err(|e| e.to_string())?;
+    let batches = frame.collect().await.map_err(|e| e.to_string())?;
+    Ok(canonical(&batches))
+}
+
+/// Waits for a query under injected faults (a watchdog fails a stall) and checks it:
+/// the reference's answer (`true`) or an error naming the damaged read of `file`
+/// (`false`).
+pub async fn await_right_or_clear_failure(
+    task: tokio::task::JoinHandle<Result<Vec<Vec<String>>, String>>,
+    want: &[Vec<String>],
+    file: &str,
+    deadline: std::time::Duration,
+    what: &str,
+) -> bool {
+    let got = tokio::time::timeout(deadline, task)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: watchdog: query hung"))
+        .expect("query task");
+    match got {
+        Ok(got) => {
+            assert_eq!(got, want, "{what}");
+            true
+        }
+        Err(msg) => {
+            assert!(
+                msg.contains("loading chunk") && msg.contains(file),
+                "{what}: {msg}"
+            );
+            false
+        }
+    }
+}
+
+/// Waits until every scan of `provider` has stopped, then checks that the runtime is
+/// consistent and holds nothing (no scan registered or queued, no chunk pinned).
+pub async fn assert_all_released(
+    provider: &coopscan_exec::CoopTable,
+    runtime: &coopscan_runtime::Runtime,
+    deadline: std::time::Duration,
+    what: &str,
+) {
+    let started = std::time::Instant::now();
+    while provider.counters().running > 0 {
+        assert!(started.elapsed() < deadline, "{what}: a scan never stopped");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    runtime.check_invariants().expect("invariants");
+    assert_eq!(
+        runtime.holdings(),
+        coopscan_runtime::Holdings::default(),
+        "{what}: leaked"
+    );
+}
