@@ -40,6 +40,6 @@ pub enum SimError {
     TooManyEvents { policy: PolicyKind, limit: u64 },
     #[error("invalid simulation setup: {0}")]
     InvalidSetup(String),
-    #[error("unknown preset {0:?}; expected homogeneous, heterogeneous, table2 or fig8")]
+    #[error("unknown preset {0:?}; expected one of {known}", known = crate::presets::PresetName::ALL.map(|p| p.name()).join(", "))]
     UnknownPreset(String),
 }

@@ -81,3 +81,14 @@ fn lone_scan_time_matches_the_device_and_cpu_models() {
         alone(45.0)
     );
 }
+
+#[test]
+fn an_unknown_preset_names_every_known_one() {
+    let err = "fig99"
+        .parse::<coopscan_sim::presets::PresetName>()
+        .unwrap_err()
+        .to_string();
+    for p in coopscan_sim::presets::PresetName::ALL {
+        assert!(err.contains(p.name()), "{err}");
+    }
+}
