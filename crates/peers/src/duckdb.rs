@@ -12,11 +12,9 @@
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
-use crate::run::{self, Counters, Regime, SqlFor};
+use crate::run::{self, Counters, PeerRun, Regime, SqlFor};
 use crate::sys::Cgroup;
-use coopscan_bench::{
-    IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput,
-};
+use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -328,7 +326,7 @@ impl DuckDbPeer {
         )?;
         let driver = Driver::start(&self.db, true, buffer, self.threads, cgroup.as_deref())?;
         let counters = Counters::new(driver.pid());
-        Ok(Box::new(DuckDbRun {
+        Ok(Box::new(PeerRun {
             engine: DuckDbEngine {
                 driver,
                 sql: Arc::clone(&self.sql),
@@ -396,45 +394,5 @@ impl QueryEngine for DuckDbEngine {
         Ok(QueryOutput {
             rows: canonical(q, &raw)?,
         })
-    }
-}
-
-/// One policy run of DuckDB: a fresh driver; its counters from `/proc`.
-pub struct DuckDbRun {
-    engine: DuckDbEngine,
-    counters: Counters,
-    cgroup: Option<Arc<Cgroup>>,
-}
-
-impl DuckDbRun {
-    /// Bytes the driver read from the disk (only when confined in a cgroup).
-    pub fn disk_read_bytes(&self) -> Option<u64> {
-        self.cgroup.as_ref().map(|c| c.disk_read_bytes())
-    }
-}
-
-impl PolicyRun for DuckDbRun {
-    fn engine(&self) -> &dyn QueryEngine {
-        &self.engine
-    }
-
-    fn load_log(&self) -> Vec<LoadRecord> {
-        Vec::new()
-    }
-
-    fn io_stats(&self) -> IoStats {
-        let s = self.counters.since_start();
-        IoStats {
-            requests: s.read_calls,
-            bytes: s.read_bytes,
-        }
-    }
-
-    fn external_cpu_time(&self) -> Duration {
-        self.counters.since_start().cpu
-    }
-
-    fn disk_read_bytes(&self) -> Option<u64> {
-        DuckDbRun::disk_read_bytes(self)
     }
 }

@@ -18,11 +18,9 @@
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
-use crate::run::{self, Counters, Regime, SqlFor};
+use crate::run::{self, Counters, PeerRun, Regime, SqlFor};
 use crate::sys::{self, Cgroup};
-use coopscan_bench::{
-    IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput,
-};
+use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;
 use postgres::{Client, NoTls, SimpleQueryMessage};
 use std::path::{Path, PathBuf};
@@ -383,7 +381,7 @@ impl PgPeer {
             .map(|_| server.connect())
             .collect::<Result<Vec<_>, _>>()?;
         let counters = Counters::new(server.pid());
-        Ok(Box::new(PgRun {
+        Ok(Box::new(PeerRun {
             engine: PgEngine {
                 clients: Mutex::new(clients),
                 server,
@@ -526,39 +524,6 @@ impl QueryEngine for PgEngine {
         Ok(QueryOutput {
             rows: canonical(q, &raw)?,
         })
-    }
-}
-
-/// One policy run of PostgreSQL: a fresh server; its counters from `/proc`.
-pub struct PgRun {
-    engine: PgEngine,
-    counters: Counters,
-    cgroup: Option<Arc<Cgroup>>,
-}
-
-impl PolicyRun for PgRun {
-    fn engine(&self) -> &dyn QueryEngine {
-        &self.engine
-    }
-
-    fn load_log(&self) -> Vec<LoadRecord> {
-        Vec::new()
-    }
-
-    fn io_stats(&self) -> IoStats {
-        let s = self.counters.since_start();
-        IoStats {
-            requests: s.read_calls,
-            bytes: s.read_bytes,
-        }
-    }
-
-    fn external_cpu_time(&self) -> Duration {
-        self.counters.since_start().cpu
-    }
-
-    fn disk_read_bytes(&self) -> Option<u64> {
-        self.cgroup.as_ref().map(|c| c.disk_read_bytes())
     }
 }
 

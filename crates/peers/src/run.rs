@@ -3,9 +3,10 @@
 
 use crate::error::PeerError;
 use crate::sys::{self, Cgroup, DeviceLimits, ProcStats};
-use coopscan_bench::{PolicySetup, QueryInstance};
+use coopscan_bench::{IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Renders the benchmark's SQL for a query (DataFusion's text, table `lineitem`,
 /// row range as `_rowid` bounds); the peers rewrite it (`canonical::peer_sql`).
@@ -106,5 +107,42 @@ impl Counters {
             read_bytes: now.read_bytes.saturating_sub(self.start.read_bytes),
             read_calls: now.read_calls.saturating_sub(self.start.read_calls),
         }
+    }
+}
+
+/// One policy run of a peer: a fresh process (driver or server) behind `engine`, its
+/// counters from `/proc`, and the cgroup confining it (I/O-bound regime).
+pub struct PeerRun<E> {
+    pub engine: E,
+    pub counters: Counters,
+    pub cgroup: Option<Arc<Cgroup>>,
+}
+
+impl<E: QueryEngine> PolicyRun for PeerRun<E> {
+    fn engine(&self) -> &dyn QueryEngine {
+        &self.engine
+    }
+
+    /// A peer has no chunk loads to log.
+    fn load_log(&self) -> Vec<LoadRecord> {
+        Vec::new()
+    }
+
+    /// Read calls and bytes of the peer's processes: what came from below its buffer.
+    fn io_stats(&self) -> IoStats {
+        let s = self.counters.since_start();
+        IoStats {
+            requests: s.read_calls,
+            bytes: s.read_bytes,
+        }
+    }
+
+    fn external_cpu_time(&self) -> Duration {
+        self.counters.since_start().cpu
+    }
+
+    /// Bytes read from the disk itself (only when confined in a cgroup).
+    fn disk_read_bytes(&self) -> Option<u64> {
+        self.cgroup.as_ref().map(|c| c.disk_read_bytes())
     }
 }
