@@ -12,9 +12,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use coopscan_exec::{CoopTable, Query};
-use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
-use coopscan_storage::device::{Device, DeviceConfig, DirectMode, FaultRates, SeededFaults};
+use coopscan_exec::Query;
+use coopscan_runtime::PolicyKind;
+use coopscan_storage::device::{FaultRates, SeededFaults};
 use coopscan_storage::Layout;
 use datafusion::prelude::SessionContext;
 
@@ -50,12 +50,7 @@ fn queries() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queries_under_injected_faults_are_right_or_fail_clearly() {
     let table = table(Layout::Pax);
-    let file = table.file_path(0);
-    let file = file
-        .file_name()
-        .expect("name")
-        .to_string_lossy()
-        .into_owned();
+    let file = first_data_file(&table);
     let queries = queries();
     let reference = reference_context();
     let mut want = Vec::new();
@@ -70,16 +65,7 @@ async fn queries_under_injected_faults_are_right_or_fail_clearly() {
     for (p, policy) in PolicyKind::ALL.into_iter().enumerate() {
         let seed = base ^ p as u64;
         let faults = Arc::new(SeededFaults::new(seed, rates()));
-        let config = DeviceConfig {
-            direct: DirectMode::Off,
-            ..DeviceConfig::default()
-        };
-        let device = Arc::new(Device::with_faults(config, faults.clone()));
-        let runtime = Arc::new(
-            Runtime::new(table.clone(), device, RuntimeConfig::new(FRAMES, policy))
-                .expect("runtime"),
-        );
-        let provider = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
+        let (runtime, provider) = faulty_runtime(&table, faults.clone(), FRAMES, policy);
         let ctx = SessionContext::new();
         ctx.register_table("lineitem", provider.clone())
             .expect("register");

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use coopscan_exec::{query_session_config, CoopTable, Query};
-use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
-use coopscan_storage::device::{Device, DeviceConfig, DirectMode, FaultRates, SeededFaults};
+use coopscan_runtime::PolicyKind;
+use coopscan_storage::device::{FaultRates, SeededFaults};
 use coopscan_storage::Layout;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use rand::{RngExt, SeedableRng};
@@ -88,12 +88,7 @@ fn session(provider: &Arc<CoopTable>, i: usize) -> SessionContext {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_sql_scans_under_faults_are_right_or_fail_clearly() {
     let table = table(Layout::Pax);
-    let file = table.file_path(0);
-    let file = file
-        .file_name()
-        .expect("name")
-        .to_string_lossy()
-        .into_owned();
+    let file = first_data_file(&table);
     let groups = env_or("COOPSCAN_SQL_STRESS_GROUPS", DEFAULT_GROUPS as u64) as usize;
     let base = env_or("COOPSCAN_FAULT_SEED", 0x57e5);
     let mut rng = ChaCha8Rng::seed_from_u64(base);
@@ -110,16 +105,7 @@ async fn two_hundred_sql_scans_under_faults_are_right_or_fail_clearly() {
     for (p, policy) in PolicyKind::ALL.into_iter().enumerate() {
         let seed = base ^ p as u64;
         let faults = Arc::new(SeededFaults::new(seed, rates()));
-        let config = DeviceConfig {
-            direct: DirectMode::Off,
-            ..DeviceConfig::default()
-        };
-        let device = Arc::new(Device::with_faults(config, faults));
-        let runtime = Arc::new(
-            Runtime::new(table.clone(), device, RuntimeConfig::new(FRAMES, policy))
-                .expect("runtime"),
-        );
-        let provider = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
+        let (runtime, provider) = faulty_runtime(&table, faults, FRAMES, policy);
         // Every query at once; every seventh is cancelled shortly after it starts.
         let tasks: Vec<_> = queries
             .iter()

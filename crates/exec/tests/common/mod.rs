@@ -235,3 +235,41 @@ pub async fn assert_all_released(
         "{what}: leaked"
     );
 }
+
+/// The name of the table's first data file: what an error about a damaged read names.
+pub fn first_data_file(table: &Table) -> String {
+    table
+        .file_path(0)
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A Runtime of `frames` under `policy` on a buffered device that injects `faults`,
+/// and a cooperative provider over it.
+pub fn faulty_runtime(
+    table: &Table,
+    faults: Arc<coopscan_storage::device::SeededFaults>,
+    frames: u32,
+    policy: coopscan_runtime::PolicyKind,
+) -> (
+    Arc<coopscan_runtime::Runtime>,
+    Arc<coopscan_exec::CoopTable>,
+) {
+    let config = DeviceConfig {
+        direct: DirectMode::Off,
+        ..DeviceConfig::default()
+    };
+    let device = Arc::new(Device::with_faults(config, faults));
+    let runtime = Arc::new(
+        coopscan_runtime::Runtime::new(
+            table.clone(),
+            device,
+            coopscan_runtime::RuntimeConfig::new(frames, policy),
+        )
+        .expect("runtime"),
+    );
+    let provider = Arc::new(coopscan_exec::CoopTable::cooperative(Arc::clone(&runtime)));
+    (runtime, provider)
+}
