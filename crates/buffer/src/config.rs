@@ -1,6 +1,6 @@
 //! ABM configuration.
 
-use crate::{BufferError, Nanos};
+use crate::{BufferError, ColumnOrder, EvictionStrategy, Nanos};
 
 /// Starvation threshold of Figure 3: a scan with fewer available chunks than this
 /// (counting the one it is processing) is starved.
@@ -39,6 +39,10 @@ pub struct AbmConfig {
     pub max_inflight: u32,
     /// See [`DEFAULT_AGING_UNIT`].
     pub aging_unit: Nanos,
+    /// How relevance finds room for a load (greedy by default, as the paper).
+    pub eviction: EvictionStrategy,
+    /// The order of a DSM load's columns (smallest first by default, as the paper).
+    pub column_order: ColumnOrder,
 }
 
 impl AbmConfig {
@@ -52,7 +56,19 @@ impl AbmConfig {
             budget,
             max_inflight: 1,
             aging_unit: DEFAULT_AGING_UNIT,
+            eviction: EvictionStrategy::default(),
+            column_order: ColumnOrder::default(),
         }
+    }
+
+    pub fn with_eviction(mut self, eviction: EvictionStrategy) -> Self {
+        self.eviction = eviction;
+        self
+    }
+
+    pub fn with_column_order(mut self, column_order: ColumnOrder) -> Self {
+        self.column_order = column_order;
+        self
     }
 
     pub fn with_max_inflight(mut self, max_inflight: u32) -> Self {

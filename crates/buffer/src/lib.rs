@@ -79,6 +79,7 @@ mod replacer;
 mod scan_set;
 mod spec;
 mod state;
+mod strategy;
 pub mod trace;
 mod transitions;
 
@@ -93,11 +94,14 @@ pub use ids::{ChunkId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
 pub use pool::{PieceId, PieceState, Pool, TableId};
+pub use replacer::knapsack;
 pub use replacer::timeline::{BucketTimeline, Filed, TimelineShape};
 pub use replacer::{
-    plan_eviction, EvictionRequest, FifoReplacer, KeepRelevanceReplacer, LruReplacer, Replacer,
+    plan_eviction, plan_knapsack, EvictionRequest, FifoReplacer, KeepRelevanceReplacer,
+    LruReplacer, Replacer,
 };
 pub use scan_set::ScanSet;
 pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec};
 pub use state::{AbmState, AbmStats, Residency, ScanState};
+pub use strategy::{ColumnOrder, EvictionStrategy, UnknownChoice};
 pub use trace::{read_trace, write_trace, Reference, TraceError};

@@ -102,6 +102,9 @@ pub(crate) struct PendingScan {
 pub struct AbmStats {
     pub loads: u64,
     pub evictions: u64,
+    /// Evicted pieces of columns no scan needed for their chunk (DSM's free first step;
+    /// NSM/PAX: chunks nobody needed).
+    pub spare_evictions: u64,
     pub deliveries: u64,
     pub load_failures: u64,
     /// Bytes reserved by loads (what the device reads).

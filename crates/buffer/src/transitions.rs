@@ -252,6 +252,10 @@ impl AbmState {
             ));
         }
         for victim in victims {
+            let bit = self.col_bit(*victim);
+            if self.needed_cols(victim.chunk) & bit == 0 {
+                self.stats.spare_evictions += 1;
+            }
             self.pool.evict(*victim)?;
             let e = &self.chunks[victim.chunk.0 as usize];
             let (res, ld) = (e.resident_cols & !self.col_bit(*victim), e.loading_cols);

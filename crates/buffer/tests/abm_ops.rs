@@ -169,11 +169,19 @@ fn drain(abm: &mut Abm, m: &mut Model) -> Result<(), TestCaseError> {
 }
 
 /// One random case: a table, a buffer, a policy and a sequence of driver events.
+/// A buffer of `frames` chunks; `tune` picks the eviction strategy and column order
+/// (they change decisions, never the rules).
+fn config(frames: u32, inflight: u32, tune: usize) -> AbmConfig {
+    AbmConfig::new(frames)
+        .with_max_inflight(inflight)
+        .with_eviction(EvictionStrategy::ALL[tune % 2])
+        .with_column_order(ColumnOrder::ALL[tune / 2 % 2])
+}
+
 fn run_case(
     kind: PolicyKind,
     chunks: u32,
-    frames: u32,
-    inflight: u32,
+    config: AbmConfig,
     sizes: &[u64],
     dsm: bool,
     ops: &[Op],
@@ -191,7 +199,6 @@ fn run_case(
             .with_chunk_bytes(sizes[..chunks as usize].to_vec())
             .unwrap()
     };
-    let config = AbmConfig::new(frames).with_max_inflight(inflight);
     let mut abm = Abm::with_kind(geometry, config, kind).unwrap();
     let mut model = Model::default();
     for &op in ops {
@@ -213,9 +220,10 @@ proptest! {
         inflight in 1u32..3,
         sizes in proptest::collection::vec(1u64..4, 40),
         dsm in any::<bool>(),
+        tune in 0usize..4,
         ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
     ) {
-        run_case(PolicyKind::ALL[policy], chunks, frames, inflight, &sizes, dsm, &ops)?;
+        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, dsm, &ops)?;
     }
 }
 
@@ -246,7 +254,17 @@ fn relevance_dsm_drains_a_found_case() {
         (175, 57982, 60687, 60744),
         (231, 65314, 53497, 46526),
     ];
-    run_case(PolicyKind::Relevance, 33, 5, 2, &sizes, true, &ops).unwrap();
+    for tune in 0..4 {
+        run_case(
+            PolicyKind::Relevance,
+            33,
+            config(5, 2, tune),
+            &sizes,
+            true,
+            &ops,
+        )
+        .unwrap();
+    }
 }
 
 #[test]
@@ -591,5 +609,13 @@ fn elevator_in_order_dsm_scan_on_a_tiny_buffer_finishes() {
         (104, 42672, 21596, 20885),
         (94, 2070, 52654, 29294),
     ];
-    run_case(PolicyKind::Elevator, 24, 2, 2, &sizes, true, &ops).unwrap();
+    run_case(
+        PolicyKind::Elevator,
+        24,
+        config(2, 2, 0),
+        &sizes,
+        true,
+        &ops,
+    )
+    .unwrap();
 }

@@ -13,8 +13,9 @@ use crate::timeline::Timeline;
 use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{
-    Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, Delivery, NextChunk,
-    PieceId, Policy, PolicyKind, ScanId, ScanSpec, TableGeometry,
+    Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, ColumnOrder,
+    Delivery, EvictionStrategy, NextChunk, PieceId, Policy, PolicyKind, ScanId, ScanSpec,
+    TableGeometry,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -47,6 +48,10 @@ pub struct SimConfig {
     /// Injected read failures (see [`SimFaults`]); `None`: every read succeeds.
     pub faults: Option<SimFaults>,
     pub max_events: u64,
+    /// How relevance finds room for a load (greedy: the paper; knapsack: its footnote).
+    pub eviction: EvictionStrategy,
+    /// The order of a DSM load's columns (smallest first: the paper).
+    pub column_order: ColumnOrder,
 }
 
 /// Transient read failures, drawn from a seed: each completed piece read fails with
@@ -85,6 +90,8 @@ impl SimConfig {
             record_trace: false,
             faults: None,
             max_events: DEFAULT_MAX_EVENTS,
+            eviction: EvictionStrategy::Greedy,
+            column_order: ColumnOrder::SmallestFirst,
         }
     }
 }
@@ -178,7 +185,10 @@ fn processed_bytes(cfg: &SimConfig, columns: u64) -> u64 {
 
 /// The ABM configuration of a run: a buffer of `frames` chunks.
 pub fn abm_config(cfg: &SimConfig) -> AbmConfig {
-    AbmConfig::new(cfg.frames).with_max_inflight(cfg.max_inflight)
+    AbmConfig::new(cfg.frames)
+        .with_max_inflight(cfg.max_inflight)
+        .with_eviction(cfg.eviction)
+        .with_column_order(cfg.column_order)
 }
 
 /// Runs `workload` under the policy of `kind` and reports per-query latencies and
@@ -599,6 +609,7 @@ impl Sim<'_> {
             chunk_loads: stats.loads,
             bytes_loaded: stats.bytes_loaded,
             evictions: stats.evictions,
+            spare_evictions: stats.spare_evictions,
             load_failures: stats.load_failures,
             queries: self.results.into_iter().flatten().collect(),
             stream_times_s,

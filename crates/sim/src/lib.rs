@@ -11,6 +11,7 @@
 //! against the number of chunks), `table4` (DSM column overlap) and `pbm-buffer` (2012
 //! paper Figure 11: LRU, PBM, CScans and OPT against the buffer size).
 
+mod dsm_variants;
 mod engine;
 mod error;
 mod fig8;
@@ -25,6 +26,7 @@ mod table4;
 mod timeline;
 mod workload;
 
+pub use dsm_variants::{table4_variants, variants_text, VARIANTS};
 pub use engine::{
     abm_config, geometry, simulate, simulate_policy, SimConfig, SimFaults, DEFAULT_MAX_EVENTS,
     MAX_FAULT_PER_MILLE,
@@ -39,6 +41,9 @@ pub use pbm_buffer::{
 pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};
 pub use result::{QueryResult, RunResult};
-pub use table4::{table4, table4_text, table4_workload, Table4Report, Table4Row, FAMILIES};
+pub use table4::{
+    table4, table4_config, table4_on, table4_text, table4_workload, Table4Report, Table4Row,
+    FAMILIES,
+};
 pub use timeline::{Interval, Processing, Timeline};
 pub use workload::{QuerySpec, StreamSpec, Workload};

@@ -109,6 +109,8 @@ fn small_table_config() -> SimConfig {
         record_trace: false,
         faults: None,
         max_events: DEFAULT_MAX_EVENTS,
+        eviction: Default::default(),
+        column_order: Default::default(),
     }
 }
 
@@ -179,6 +181,8 @@ pub fn table2_config() -> SimConfig {
         record_trace: false,
         faults: None,
         max_events: DEFAULT_MAX_EVENTS,
+        eviction: Default::default(),
+        column_order: Default::default(),
     }
 }
 

@@ -37,6 +37,8 @@ pub struct RunResult {
     /// Bytes the loads read (DSM: only the columns loaded).
     pub bytes_loaded: u64,
     pub evictions: u64,
+    /// Evicted pieces no scan needed (see `AbmStats::spare_evictions`).
+    pub spare_evictions: u64,
     /// Reads that failed (injected faults) and were retried.
     pub load_failures: u64,
     pub queries: Vec<QueryResult>,

@@ -14,7 +14,7 @@ use crate::engine::{simulate, SimConfig};
 use crate::presets::{cycles_per_byte_for, standalone_latencies};
 use crate::workload::{QuerySpec, StreamSpec, Workload};
 use crate::SimError;
-use coopscan_buffer::PolicyKind;
+use coopscan_buffer::{ColumnOrder, EvictionStrategy, PolicyKind};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -62,6 +62,10 @@ pub const PAPER: [(&str, [PaperCell; 2]); 5] = [
 pub struct Table4Row {
     pub family: String,
     pub policy: String,
+    /// How relevance found room (greedy: the paper; knapsack: its footnote).
+    pub eviction: EvictionStrategy,
+    /// The order of each load's columns.
+    pub column_order: ColumnOrder,
     /// Load requests (a load reads some columns of one chunk).
     pub loads: u64,
     /// Column pieces read (the paper's unit of I/O in DSM).
@@ -69,6 +73,10 @@ pub struct Table4Row {
     pub avg_latency_s: f64,
     pub stddev_latency_s: f64,
     pub avg_normalized_latency: f64,
+    pub avg_stream_time_s: f64,
+    /// Pieces evicted, and of those the ones no scan needed (evicted for free).
+    pub evictions: u64,
+    pub spare_evictions: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -120,9 +128,19 @@ pub fn table4_workload(cfg: &SimConfig, family: &[&str], seed: u64) -> Workload 
     Workload { streams }
 }
 
-/// Every family under every policy in `policies`.
+/// Every family under every policy in `policies`, with the paper's choices (greedy
+/// eviction, smallest column first).
 pub fn table4(policies: &[PolicyKind], seed: u64) -> Result<Table4Report, SimError> {
-    let cfg = table4_config();
+    table4_on(&table4_config(), policies, seed)
+}
+
+/// [`table4`] on a given configuration (e.g. another eviction strategy or column order).
+pub fn table4_on(
+    cfg: &SimConfig,
+    policies: &[PolicyKind],
+    seed: u64,
+) -> Result<Table4Report, SimError> {
+    let cfg = cfg.clone();
     let mut rows = Vec::new();
     for family in FAMILIES {
         let workload = table4_workload(&cfg, family, seed);
@@ -137,11 +155,16 @@ pub fn table4(policies: &[PolicyKind], seed: u64) -> Result<Table4Report, SimErr
             rows.push(Table4Row {
                 family: family.join(","),
                 policy: policy.to_string(),
+                eviction: cfg.eviction,
+                column_order: cfg.column_order,
                 loads: run.chunk_loads,
                 pieces: run.bytes_loaded / PIECE_BYTES,
                 avg_latency_s: avg,
                 stddev_latency_s: sd,
                 avg_normalized_latency: run.avg_normalized_latency().unwrap_or(f64::NAN),
+                avg_stream_time_s: run.avg_stream_time_s(),
+                evictions: run.evictions,
+                spare_evictions: run.spare_evictions,
             });
         }
     }
@@ -164,7 +187,9 @@ pub fn table4_text(report: &Table4Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Table 4 (simulated DSM, 10 columns, 3-column queries over 40 % ranges, buffer 1/16)"
+        "Table 4 (simulated DSM, 10 columns, 3-column queries over 40 % ranges, buffer 1/16; \
+         eviction {}, column order {})",
+        report.config.eviction, report.config.column_order
     );
     let _ = writeln!(
         out,

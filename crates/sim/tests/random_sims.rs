@@ -64,6 +64,8 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
             per_mille: rng.random_range(1..=300),
         }),
         max_events: 1_000_000,
+        eviction: Default::default(),
+        column_order: Default::default(),
     };
     let streams = (0..rng.random_range(1..=10))
         .map(|s| StreamSpec {

@@ -221,6 +221,28 @@ pub(crate) fn choice_with<R: crate::Replacer>(
     })
 }
 
+/// Like [`choice_with`], with the knapsack choosing the victims as a set.
+pub(crate) fn choice_knapsack(
+    state: &AbmState,
+    chunk: ChunkId,
+    cols: u64,
+    on_behalf_of: Option<ScanSlot>,
+) -> Option<LoadChoice> {
+    debug_assert!(cols != 0 && state.missing_cols(chunk, cols) == cols);
+    let request = crate::EvictionRequest {
+        bytes: state.bytes_of(chunk, cols),
+        chunk,
+        for_scan: on_behalf_of,
+    };
+    let victims = crate::plan_knapsack(state, &request)?;
+    Some(LoadChoice {
+        chunk,
+        cols,
+        victims,
+        on_behalf_of,
+    })
+}
+
 /// A chunk of `class` that a scan reading `cols` can process now: a fully resident one,
 /// else (DSM) a partially resident one with all of `cols`.
 pub(crate) fn available_in(

@@ -12,10 +12,13 @@
 //! live classes (`index.rs`), never the chunks. Ties go to the chunk the disk head
 //! reaches first moving forward, which keeps loads sequential when nothing else matters.
 
-use super::{choice_with, cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind};
+use super::{
+    choice_knapsack, choice_with, cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind,
+};
 use crate::config::MAX_SCANS;
 use crate::{
-    AbmConfig, AbmState, ChunkId, KeepRelevanceReplacer, Nanos, ScanSet, ScanSlot, TableGeometry,
+    AbmConfig, AbmState, ChunkId, EvictionStrategy, KeepRelevanceReplacer, Nanos, ScanSet,
+    ScanSlot, TableGeometry,
 };
 
 /// Paper: Qmax, the weight that makes starved scans dominate plain interest counts.
@@ -26,6 +29,8 @@ pub struct RelevancePolicy {
     /// Scratch list of starved scans by priority, reused to avoid allocating per decision.
     queue: Vec<(f64, ScanSlot)>,
     replacer: KeepRelevanceReplacer,
+    /// Greedy (the paper) or knapsack (its footnote), from `AbmConfig::eviction`.
+    eviction: EvictionStrategy,
 }
 
 /// Paper: queryRelevance, for a starved scan. Shorter scans first, aged by waiting time.
@@ -55,8 +60,15 @@ pub fn keep_relevance(mask: ScanSet, almost_starved: ScanSet) -> u32 {
 }
 
 impl RelevancePolicy {
-    pub fn new(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
-        Self::default()
+    pub fn new(_geometry: &TableGeometry, config: &AbmConfig) -> Self {
+        RelevancePolicy {
+            eviction: config.eviction,
+            ..Self::default()
+        }
+    }
+
+    pub fn eviction(&self) -> EvictionStrategy {
+        self.eviction
     }
 
     /// Paper: chooseChunkToLoad. Highest loadRelevance among chunks `q` needs that are
@@ -123,7 +135,8 @@ impl Policy for RelevancePolicy {
     }
 
     /// Paper: the ABM main loop body: chooseQueryToProcess, chooseChunkToLoad,
-    /// findFreeSlot (here: keepRelevance victims until the chunk fits). When the most
+    /// findFreeSlot (here: keepRelevance victims until the chunk fits, or the knapsack's
+    /// set). When the most
     /// relevant query has nothing loadable or no room can be freed for it, the next one
     /// is tried rather than blocking the loader.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
@@ -137,7 +150,13 @@ impl Policy for RelevancePolicy {
             let Some((chunk, cols)) = Self::choose_chunk_to_load(state, q) else {
                 continue;
             };
-            if let Some(choice) = choice_with(state, &mut self.replacer, chunk, cols, Some(q)) {
+            let choice = match self.eviction {
+                EvictionStrategy::Greedy => {
+                    choice_with(state, &mut self.replacer, chunk, cols, Some(q))
+                }
+                EvictionStrategy::Knapsack => choice_knapsack(state, chunk, cols, Some(q)),
+            };
+            if let Some(choice) = choice {
                 return Some(choice);
             }
         }

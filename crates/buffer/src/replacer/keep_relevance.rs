@@ -33,6 +33,32 @@ impl Replacer for KeepRelevanceReplacer {
         request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
+        let ctx = Context::new(state, request, chosen);
+        if state.columnar() {
+            ctx.unneeded_piece().or_else(|| ctx.dsm_victim())
+        } else {
+            ctx.nsm_victim()
+        }
+    }
+}
+
+/// What one eviction decision protects (shared with the knapsack, `keep_knapsack.rs`).
+pub(super) struct Context<'a> {
+    pub(super) state: &'a AbmState,
+    request: &'a EvictionRequest,
+    chosen: &'a [PieceId],
+    /// Next chunks of protected in-order scans.
+    window: Vec<ChunkId>,
+    /// Protected any-order scans.
+    protected: ScanSet,
+}
+
+impl<'a> Context<'a> {
+    pub(super) fn new(
+        state: &'a AbmState,
+        request: &'a EvictionRequest,
+        chosen: &'a [PieceId],
+    ) -> Self {
         let mut protected = state.starved_mask();
         if let Some(q) = request.for_scan {
             protected = protected | ScanSet::single(q);
@@ -42,33 +68,16 @@ impl Replacer for KeepRelevanceReplacer {
             .iter()
             .flat_map(|s| state.active_scan(s).in_order_window())
             .collect();
-        let ctx = Context {
+        Context {
             state,
             request,
             chosen,
             window,
             protected: protected - in_order,
-        };
-        if state.columnar() {
-            ctx.unneeded_piece().or_else(|| ctx.dsm_victim())
-        } else {
-            ctx.nsm_victim()
         }
     }
-}
 
-struct Context<'a> {
-    state: &'a AbmState,
-    request: &'a EvictionRequest,
-    chosen: &'a [PieceId],
-    /// Next chunks of protected in-order scans.
-    window: Vec<ChunkId>,
-    /// Protected any-order scans.
-    protected: ScanSet,
-}
-
-impl Context<'_> {
-    fn evictable(&self, piece: PieceId) -> bool {
+    pub(super) fn evictable(&self, piece: PieceId) -> bool {
         self.state.pool().is_evictable(piece)
             && piece.chunk != self.request.chunk
             && !self.chosen.contains(&piece)
@@ -100,7 +109,7 @@ impl Context<'_> {
 
     /// A piece whose column no scan needs for its chunk (lowest chunk first; the
     /// scheduler keeps these chunks in a set, so this never walks the pool).
-    fn unneeded_piece(&self) -> Option<PieceId> {
+    pub(super) fn unneeded_piece(&self) -> Option<PieceId> {
         let state = self.state;
         state.chunks_with_spare_columns().iter().find_map(|ch| {
             let spare = state.resident_cols(*ch) & !state.needed_cols(*ch);
@@ -128,8 +137,22 @@ impl Context<'_> {
     /// A chunk of the class no protected scan can use now, and an evictable piece of it.
     fn candidate(&self, class: &ChunkClass) -> Option<(ChunkId, PieceId)> {
         let state = self.state;
+        self.unguarded(class).find_map(|ch| {
+            let piece = bits(state.resident_cols(ch))
+                .map(|col| state.piece_of(ch, col))
+                .find(|p| self.evictable(*p))?;
+            Some((ch, piece))
+        })
+    }
+
+    /// The resident and partial chunks of `class` no protected scan can use now.
+    pub(super) fn unguarded<'c>(
+        &'c self,
+        class: &'c ChunkClass,
+    ) -> impl Iterator<Item = ChunkId> + 'c {
+        let state = self.state;
         let guarded = class.mask() & self.protected;
-        let useful = |ch: ChunkId| {
+        let useful = move |ch: ChunkId| {
             guarded.iter().any(|s| {
                 let cols = state.active_scan(s).cols;
                 state.missing_cols(ch, cols) == 0
@@ -140,13 +163,7 @@ impl Context<'_> {
             .iter()
             .copied()
             .chain(class.partial())
-            .filter(|ch| !useful(*ch))
-            .find_map(|ch| {
-                let piece = bits(state.resident_cols(ch))
-                    .map(|col| state.piece_of(ch, col))
-                    .find(|p| self.evictable(*p))?;
-                Some((ch, piece))
-            })
+            .filter(move |ch| !useful(*ch))
     }
 
     /// Paper: keepRelevance(c) = E / Pe.

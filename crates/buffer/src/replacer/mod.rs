@@ -11,6 +11,7 @@
 //! | [`LruReplacer`]  | least recently used                                          | normal, attach |
 //! | [`FifoReplacer`] | oldest load, or none while that one is busy (a sliding window)| elevator       |
 //! | [`KeepRelevanceReplacer`] | lowest keepRelevance, never a piece the loading scan or a starved scan needs | relevance |
+//! | [`plan_knapsack`] | the *set* losing the least keepRelevance-weighted value (a knapsack, not one at a time) | relevance with `EvictionStrategy::Knapsack` |
 //!
 //! Contract. The caller guarantees: `state` is consistent; `chosen` holds the victims
 //! already picked for this load. The replacer MUST return a piece that is resident,
@@ -18,11 +19,14 @@
 //! then waits for the next event).
 
 mod fifo;
+mod keep_knapsack;
 mod keep_relevance;
+pub mod knapsack;
 mod lru;
 pub mod timeline;
 
 pub use fifo::FifoReplacer;
+pub use keep_knapsack::plan_knapsack;
 pub use keep_relevance::KeepRelevanceReplacer;
 pub use lru::LruReplacer;
 
