@@ -27,7 +27,7 @@ pub enum NextChunk {
 }
 
 /// Answer to [`Abm::next_load`]: read `pieces` of `chunk` (one for NSM/PAX, some
-/// columns for DSM; smallest first), `bytes` in all, which the pool has reserved; the
+/// columns for DSM; in `AbmConfig::column_order`, smallest first by default), `bytes` in all, which the pool has reserved; the
 /// pieces in `evicted` were dropped to make room. Report each piece with
 /// [`Abm::load_completed`] or [`Abm::load_failed`].
 #[derive(Clone, Debug, PartialEq, Eq)]

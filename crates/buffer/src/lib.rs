@@ -67,6 +67,7 @@
 //! ```
 
 mod abm;
+mod column_order;
 mod config;
 mod error;
 mod geometry;

@@ -262,7 +262,7 @@ impl AbmState {
             self.set_columns(victim.chunk, res, ld);
             self.stats.evictions += 1;
         }
-        let pieces = self.pieces_of(chunk, cols);
+        let pieces = self.load_order(chunk, cols);
         for piece in &pieces {
             let bytes = self.piece_bytes(*piece);
             self.pool.reserve(*piece, bytes)?;
