@@ -7,7 +7,7 @@
 //! preset and seed give the same numbers.
 //!
 //! Presets (see `docs/simulation.md`): `homogeneous` and `heterogeneous` (2004 report
-//! Figures 3 and 4), `table2` (2007 paper Table 2 workload), `fig8` (scheduling cost
+//! Figures 3 and 4), `table2` (2007 paper Table 2 workload), `table3` (its DSM twin, Table 3), `fig8` (scheduling cost
 //! against the number of chunks), `table4` (DSM column overlap) and `pbm-buffer` (2012
 //! paper Figure 11: LRU, PBM, CScans and OPT against the buffer size).
 
@@ -22,6 +22,7 @@ pub mod presets;
 mod report;
 mod result;
 pub mod svg;
+mod table3;
 mod table4;
 mod timeline;
 mod workload;
@@ -41,6 +42,10 @@ pub use pbm_buffer::{
 pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};
 pub use result::{QueryResult, RunResult};
+pub use table3::{
+    table3, table3_config, table3_queries_text, PAPER_QUERIES as TABLE3_PAPER_QUERIES,
+    PAPER_SYSTEM as TABLE3_PAPER_SYSTEM,
+};
 pub use table4::{
     table4, table4_config, table4_on, table4_text, table4_workload, Table4Report, Table4Row,
     FAMILIES,

@@ -23,16 +23,19 @@ pub enum PresetName {
     Homogeneous,
     Heterogeneous,
     Table2,
+    /// DSM twin of Table 2 (`table3.rs`).
+    Table3,
     Fig8,
     Table4,
     PbmBuffer,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 6] = [
+    pub const ALL: [PresetName; 7] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
+        PresetName::Table3,
         PresetName::Fig8,
         PresetName::Table4,
         PresetName::PbmBuffer,
@@ -43,6 +46,7 @@ impl PresetName {
             PresetName::Homogeneous => "homogeneous",
             PresetName::Heterogeneous => "heterogeneous",
             PresetName::Table2 => "table2",
+            PresetName::Table3 => "table3",
             PresetName::Fig8 => "fig8",
             PresetName::Table4 => "table4",
             PresetName::PbmBuffer => "pbm-buffer",
@@ -265,7 +269,12 @@ pub fn run_policies(
         .iter()
         .map(|r| (r.policy.to_string(), PolicyReport::from_run(r)))
         .collect();
-    let paper = (preset == "table2").then(table2_paper);
+    // Each preset shows its own paper's numbers: never Table 2's beside a DSM run.
+    let paper = match preset {
+        "table2" => Some(table2_paper()),
+        "table3" => Some(crate::table3::table3_paper()),
+        _ => None,
+    };
     Ok(PresetReport {
         preset: preset.into(),
         seed,
@@ -345,6 +354,10 @@ pub fn run_preset_traced(
         }
         PresetName::Table2 => {
             let (cfg, w) = table2(seed);
+            run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
+        }
+        PresetName::Table3 => {
+            let (cfg, w) = crate::table3::table3(seed);
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Fig8 => Err(SimError::InvalidSetup(
