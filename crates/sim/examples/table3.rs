@@ -41,9 +41,20 @@ fn main() -> Result<(), SimError> {
     )?;
     println!("eviction {eviction}, column order {column_order}");
     print!("{}", report.to_text());
-    println!("\nbytes read (GB; I/Os above are load requests, each some columns of a chunk)");
+    println!(
+        "\nbytes read (GB; I/Os above are load requests, each some columns of a chunk), and \
+         the straddling pages of the pieces read whose neighbour piece was resident"
+    );
     for run in &report.runs {
-        println!("{:<10} {:>8.2}", run.policy, run.bytes_loaded as f64 / 1e9);
+        let b = run.boundaries;
+        println!(
+            "{:<10} {:>8.2} GB  {:>6} of {:>6} boundaries ({:.0} %)",
+            run.policy,
+            run.bytes_loaded as f64 / 1e9,
+            b.neighbour_resident,
+            b.loaded,
+            100.0 * b.avoidable_share()
+        );
     }
     print!("{}", table3_queries_text(&report));
     Ok(())

@@ -7,6 +7,7 @@
 //! it to the ABM; optionally `check_invariants`. At equal times CPU completions go
 //! first, then load completions, then arrivals, so runs are deterministic.
 
+use crate::boundaries::Boundaries;
 use crate::model::{nanos, CpuModel, DeviceModel};
 use crate::result::{QueryResult, RunResult};
 use crate::timeline::Timeline;
@@ -161,6 +162,8 @@ struct Sim<'a> {
     max_classes: usize,
     /// Draws of the injected read failures (present when `cfg.faults` is).
     faults: Option<(ChaCha8Rng, u32)>,
+    /// Chunk boundaries of the pieces read (straddling pages; `boundaries.rs`).
+    boundaries: Boundaries,
 }
 
 /// The simulated table: `chunk_count` equal chunks of `chunk_bytes`.
@@ -248,6 +251,7 @@ pub fn simulate_policy(
         faults: cfg
             .faults
             .map(|f| (ChaCha8Rng::seed_from_u64(f.seed), f.per_mille)),
+        boundaries: Boundaries::default(),
     };
     sim.run()
 }
@@ -353,6 +357,9 @@ impl Sim<'_> {
         while let Some(load) = self.timed(|abm, _| abm.next_load(now)) {
             let started_s = self.now.max(self.disk_free_at);
             let read_s = self.cfg.device.chunk_read_s(load.bytes);
+            if !self.cfg.column_bytes.is_empty() {
+                self.boundaries.add_load(self.abm.state(), &load.pieces);
+            }
             let mut streamed = 0;
             for piece in &load.pieces {
                 streamed += self.abm.state().piece_bytes(*piece);
@@ -610,6 +617,7 @@ impl Sim<'_> {
             bytes_loaded: stats.bytes_loaded,
             evictions: stats.evictions,
             spare_evictions: stats.spare_evictions,
+            boundaries: self.boundaries,
             load_failures: stats.load_failures,
             queries: self.results.into_iter().flatten().collect(),
             stream_times_s,

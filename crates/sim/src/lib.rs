@@ -11,6 +11,7 @@
 //! against the number of chunks), `table4` (DSM column overlap) and `pbm-buffer` (2012
 //! paper Figure 11: LRU, PBM, CScans and OPT against the buffer size).
 
+mod boundaries;
 mod dsm_variants;
 mod engine;
 mod error;
@@ -27,6 +28,7 @@ mod table4;
 mod timeline;
 mod workload;
 
+pub use boundaries::Boundaries;
 pub use dsm_variants::{table4_variants, variants_text, VARIANTS};
 pub use engine::{
     abm_config, geometry, simulate, simulate_policy, SimConfig, SimFaults, DEFAULT_MAX_EVENTS,

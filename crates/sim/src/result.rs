@@ -39,6 +39,9 @@ pub struct RunResult {
     pub evictions: u64,
     /// Evicted pieces no scan needed (see `AbmStats::spare_evictions`).
     pub spare_evictions: u64,
+    /// DSM: chunk boundaries (straddling pages) of the pieces read, and how many had
+    /// their neighbour resident (see `boundaries.rs`).
+    pub boundaries: crate::Boundaries,
     /// Reads that failed (injected faults) and were retried.
     pub load_failures: u64,
     pub queries: Vec<QueryResult>,
