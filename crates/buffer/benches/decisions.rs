@@ -6,7 +6,7 @@
 #[path = "support/driver.rs"]
 mod driver;
 
-use coopscan_buffer::PolicyKind;
+use coopscan_buffer::{EvictionStrategy, PolicyKind};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use driver::Driver;
 use std::time::Duration;
@@ -67,6 +67,27 @@ fn dsm_decisions(c: &mut Criterion) {
             let classes = driver.abm().state().class_count();
             eprintln!("  dsm {kind} {chunks}/{scans}: {classes} live classes");
         }
+    }
+    // Relevance with the knapsack eviction (the 2007 paper's footnote).
+    for scans in SCAN_COUNTS {
+        let chunks = 100_000;
+        let knapsack = EvictionStrategy::Knapsack;
+        let kind = PolicyKind::Relevance;
+        let mut driver = Driver::with_eviction(kind, chunks, DSM_COLUMNS, scans, 42, knapsack);
+        while driver.abm().state().stats().evictions == 0 {
+            driver.run(WARMUP_BATCH);
+        }
+        driver.run(WARMUP_DECISIONS);
+        let id = BenchmarkId::new(
+            "relevance-knapsack",
+            format!("{chunks}chunks/16cols/{scans}scans"),
+        );
+        group.bench_function(id, |b| b.iter_custom(|iters| driver.run(iters)));
+        let stats = driver.abm().state().stats();
+        eprintln!(
+            "  dsm knapsack {chunks}/{scans}: {} evictions, {} of pieces nobody needed",
+            stats.evictions, stats.spare_evictions
+        );
     }
     group.finish();
 }

@@ -46,6 +46,18 @@ impl Driver {
         scans: usize,
         seed: u64,
     ) -> Driver {
+        Self::with_eviction(kind, chunks, columns, scans, seed, EvictionStrategy::Greedy)
+    }
+
+    /// [`Driver::with_columns`] with relevance's eviction strategy chosen.
+    pub fn with_eviction(
+        kind: PolicyKind,
+        chunks: u32,
+        columns: u32,
+        scans: usize,
+        seed: u64,
+        eviction: EvictionStrategy,
+    ) -> Driver {
         let mut geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).expect("valid geometry");
         if columns > 0 {
             let sizes: Vec<u64> = (0..columns as usize)
@@ -55,7 +67,8 @@ impl Driver {
             geometry = geometry.with_column_bytes(all).expect("valid columns");
         }
         let frames = ((f64::from(chunks) * BUFFER_FRACTION) as u32).max(2 * scans as u32);
-        let abm = Abm::with_kind(geometry, AbmConfig::new(frames), kind).expect("valid config");
+        let config = AbmConfig::new(frames).with_eviction(eviction);
+        let abm = Abm::with_kind(geometry, config, kind).expect("valid config");
         let mut d = Driver {
             columns,
             abm,

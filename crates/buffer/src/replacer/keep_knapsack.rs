@@ -8,18 +8,21 @@
 //! else 1 (Figure 3's keepRelevance), and it is lost when any column it reads goes
 //! (`knapsack.rs`).
 //!
-//! Candidates are bounded so a decision stays cheap: per equivalence class its first
+//! Candidates are bounded so a decision stays cheap: classes are visited by the loss of
+//! a whole chunk of theirs (keepRelevance of their scan set), each offering its first
 //! [`PER_CLASS`] unguarded chunks with an evictable piece (chunks of a class differ only
-//! in their resident columns), then the [`MAX_GROUPS`] whose cheapest option loses
-//! least (least recently used first on ties). If those cannot free enough, the greedy
-//! plan is used, so the knapsack never blocks a load the greedy loop would make.
+//! in their resident columns), until [`MAX_GROUPS`] chunks are offered; the solver sees
+//! them by their cheapest option's loss (least recently used first on ties). If they
+//! cannot free enough, the greedy plan is used, so the knapsack never blocks a load the
+//! greedy loop would make.
 
 use super::keep_relevance::Context;
-use super::knapsack::{self, Candidate};
+use super::knapsack::{self, Candidate, EvictOption};
 use super::{plan_eviction, EvictionRequest, KeepRelevanceReplacer};
 use crate::config::MAX_SCANS;
+use crate::policy::keep_relevance;
 use crate::state::bits;
-use crate::{AbmState, ChunkId, PieceId};
+use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet};
 
 /// Chunks per equivalence class offered to the knapsack.
 pub const PER_CLASS: usize = 4;
@@ -45,57 +48,131 @@ pub fn plan_knapsack(state: &AbmState, request: &EvictionRequest) -> Option<Vec<
     }
     let need = request.bytes - free;
     let ctx = Context::new(state, request, &chosen);
-    let chunks = candidates(&ctx);
-    let described: Vec<Candidate> = chunks.iter().map(|(_, c)| c.clone()).collect();
-    let Some(pieces) = knapsack::plan(&described, need) else {
+    let (offered, complete) = candidates(&ctx);
+    let freeable = offered
+        .iter()
+        .flat_map(|(_, c, _)| c.evictable.iter())
+        .fold(0u64, |a, (_, b)| a.saturating_add(*b));
+    if complete && freeable < need {
+        // Every evictable piece was offered: the greedy loop cannot free more.
+        return None;
+    }
+    let planned = (freeable >= need)
+        .then(|| {
+            let (chunks, described, groups) = split(offered);
+            let pieces = knapsack::plan_with(&described, &groups, need)?;
+            Some((chunks, pieces))
+        })
+        .flatten();
+    let Some((chunks, pieces)) = planned else {
         return plan_eviction(&mut KeepRelevanceReplacer, state, request);
     };
     chosen.extend(
         pieces
             .into_iter()
-            .map(|(k, col)| state.piece_of(chunks[k].0, col)),
+            .map(|(k, col)| state.piece_of(chunks[k], col)),
     );
     Some(chosen)
 }
 
-/// The chunks offered to the knapsack, described (see the module doc).
-fn candidates(ctx: &Context<'_>) -> Vec<(ChunkId, Candidate)> {
+type Offered = (ChunkId, Candidate, Vec<EvictOption>);
+
+fn split(offered: Vec<Offered>) -> (Vec<ChunkId>, Vec<Candidate>, Vec<Vec<EvictOption>>) {
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    for (chunk, candidate, options) in offered {
+        out.0.push(chunk);
+        out.1.push(candidate);
+        out.2.push(options);
+    }
+    out
+}
+
+/// The chunks offered to the knapsack, described, with their options (see the module
+/// doc). Classes are visited cheapest first by the loss of a whole chunk of them (Figure
+/// 3's keepRelevance of their scan set, O(1) per class), and the walk stops once
+/// [`MAX_GROUPS`] chunks are offered, so a decision does not describe every class.
+/// `complete` when every unguarded chunk with an evictable piece was offered.
+fn candidates(ctx: &Context<'_>) -> (Vec<Offered>, bool) {
     let state = ctx.state;
     let almost = state.almost_starved_mask();
-    let mut out: Vec<(u64, u64, ChunkId, Candidate)> = Vec::new();
-    for class in state.classes() {
-        let scans: Vec<(u64, u64)> = class
-            .mask()
-            .iter()
-            .map(|s| {
-                let weight = if almost.contains(s) {
-                    ALMOST_STARVED_WEIGHT
-                } else {
-                    1
-                };
-                (state.active_scan(s).cols, weight)
-            })
-            .collect();
-        let described = ctx.unguarded(class).filter_map(|ch| {
-            let evictable: Vec<(u32, u64)> = bits(state.resident_cols(ch))
-                .map(|col| state.piece_of(ch, col))
-                .filter(|p| ctx.evictable(*p))
-                .map(|p| (state.col_bit(p).trailing_zeros(), state.piece_bytes(p)))
-                .collect();
-            let oldest = evictable
-                .iter()
-                .filter_map(|(col, _)| state.pool().last_use(state.piece_of(ch, *col)))
-                .min()?;
-            let candidate = Candidate {
-                evictable,
-                scans: scans.clone(),
-            };
-            let cheapest = knapsack::options(&candidate).iter().map(|o| o.loss).min()?;
-            Some((cheapest, oldest, ch, candidate))
-        });
-        out.extend(described.take(PER_CLASS));
+    let mut classes: Vec<(u32, &ChunkClass)> = state
+        .classes()
+        .map(|c| (keep_relevance(c.mask(), almost), c))
+        .collect();
+    classes.sort_by_key(|(key, _)| *key);
+    let mut ranked: Vec<(u64, u64, Offered)> = Vec::new();
+    let mut complete = true;
+    for (_, class) in classes {
+        if ranked.len() >= MAX_GROUPS {
+            complete = false;
+            break;
+        }
+        complete &= offer_class(ctx, class, &mut ranked);
     }
-    out.sort_by_key(|(loss, oldest, ch, _)| (*loss, *oldest, *ch));
-    out.truncate(MAX_GROUPS);
-    out.into_iter().map(|(_, _, ch, c)| (ch, c)).collect()
+    complete &= ranked.len() <= MAX_GROUPS;
+    ranked.sort_by_key(|(loss, oldest, (ch, ..))| (*loss, *oldest, *ch));
+    ranked.truncate(MAX_GROUPS);
+    let offered = ranked.into_iter().map(|(_, _, offered)| offered).collect();
+    (offered, complete)
+}
+
+/// Up to [`PER_CLASS`] unguarded chunks of `class` with an evictable piece, ranked by
+/// their cheapest option's loss and their least recently used piece. False if the class
+/// has more such chunks than it offered.
+fn offer_class(
+    ctx: &Context<'_>,
+    class: &ChunkClass,
+    ranked: &mut Vec<(u64, u64, Offered)>,
+) -> bool {
+    let state = ctx.state;
+    let almost = state.almost_starved_mask();
+    let mut scans: Option<Vec<(u64, u64)>> = None;
+    let mut taken = 0;
+    for ch in ctx.unguarded(class) {
+        let evictable: Vec<(u32, u64)> = bits(state.resident_cols(ch))
+            .map(|col| state.piece_of(ch, col))
+            .filter(|p| ctx.evictable(*p))
+            .map(|p| (state.col_bit(p).trailing_zeros(), state.piece_bytes(p)))
+            .collect();
+        let Some(oldest) = evictable
+            .iter()
+            .filter_map(|(col, _)| state.pool().last_use(state.piece_of(ch, *col)))
+            .min()
+        else {
+            continue;
+        };
+        if taken == PER_CLASS {
+            return false;
+        }
+        let scans = scans.get_or_insert_with(|| merged_scans(state, class, almost));
+        let candidate = Candidate {
+            evictable,
+            scans: scans.clone(),
+        };
+        let options = knapsack::options(&candidate);
+        let Some(cheapest) = options.iter().map(|o| o.loss).min() else {
+            continue;
+        };
+        ranked.push((cheapest, oldest, (ch, candidate, options)));
+        taken += 1;
+    }
+    true
+}
+
+/// The class's scans as (columns, summed weight), one entry per distinct column set.
+fn merged_scans(state: &AbmState, class: &ChunkClass, almost: ScanSet) -> Vec<(u64, u64)> {
+    let mut sets: Vec<(u64, u64)> = Vec::new();
+    for s in class.mask().iter() {
+        let cols = state.active_scan(s).cols;
+        let weight = if almost.contains(s) {
+            ALMOST_STARVED_WEIGHT
+        } else {
+            1
+        };
+        match sets.iter_mut().find(|(c, _)| *c == cols) {
+            Some((_, w)) => *w = w.saturating_add(weight),
+            None => sets.push((cols, weight)),
+        }
+    }
+    sets
 }

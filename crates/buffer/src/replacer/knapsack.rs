@@ -197,7 +197,16 @@ pub fn trim(candidates: &[Candidate], pieces: &mut Vec<(usize, u32)>, need: u64)
 /// `candidates` with the least loss, then the fewest bytes; `None` if they cannot.
 pub fn plan(candidates: &[Candidate], need: u64) -> Option<Vec<(usize, u32)>> {
     let groups: Vec<Vec<EvictOption>> = candidates.iter().map(options).collect();
-    let picks = min_loss_cover(&groups, need)?;
+    plan_with(candidates, &groups, need)
+}
+
+/// [`plan`] with each candidate's [`options`] already listed in `groups`.
+pub fn plan_with(
+    candidates: &[Candidate],
+    groups: &[Vec<EvictOption>],
+    need: u64,
+) -> Option<Vec<(usize, u32)>> {
+    let picks = min_loss_cover(groups, need)?;
     let mut pieces: Vec<(usize, u32)> = picks
         .into_iter()
         .flat_map(|(g, o)| {
