@@ -4,6 +4,7 @@
 //! tables in text (`text::render_sweep`), JSON (`json::preset_to_json`) and HTML plots.
 
 pub mod fig5_table;
+pub mod findings;
 pub mod html;
 pub mod json;
 pub mod line_chart;

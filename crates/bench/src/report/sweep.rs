@@ -7,6 +7,7 @@
 //! after ` · `) and sorted by x. Reports that do not vary x inside a group (a sweep
 //! collapsed by an override) form no figure: a line through one x says nothing.
 
+use super::findings;
 use crate::bench::BenchReport;
 use crate::mix::{Mix, QueryKind};
 use crate::stats::PolicyStats;
@@ -44,6 +45,9 @@ pub struct FigureSpec {
     pub metrics: &'static [Metric],
     /// One sentence of the paper's §5 on this figure.
     pub caption: &'static str,
+    /// Our side of the caption for one query set (`findings`); `None` when the runs
+    /// lack what it compares (no relevance run).
+    pub ours: fn(&FigureSpec, &Group) -> Option<String>,
 }
 
 const IO_REQUESTS: Metric = Metric {
@@ -102,6 +106,7 @@ pub const FIG6: FigureSpec = FigureSpec {
     x_short: "buffer %",
     x_of: |r| r.params.buffer_pct,
     log_x: false,
+    ours: findings::fig6,
     metrics: &[IO_REQUESTS, STREAM_TIME],
     caption: "Interestingly, Figure 6 shows that the performance advantages of relevance \
               over the other policies as observed in Figure 5 are maximized when tables \
@@ -117,6 +122,7 @@ pub const FIG7: FigureSpec = FigureSpec {
     x_short: "streams",
     x_of: |r| r.params.streams as f64,
     log_x: true,
+    ours: findings::fig7,
     metrics: &[IO_REQUESTS, STREAM_TIME, NORMALIZED_LATENCY],
     caption: "As expected, the benefit of relevance over normal grows with larger scans \
               and more concurrency.",
@@ -130,6 +136,7 @@ pub const FIG8: FigureSpec = FigureSpec {
     x_short: "chunk MB",
     x_of: |r| r.params.chunk_mb,
     log_x: true,
+    ours: findings::fig8,
     metrics: &[SCHEDULING_TOTAL, SCHEDULING_PER_CALL, SCHEDULING_SHARE],
     caption: "Still, even with the largest tested number of chunks, the scheduling \
               overhead in the worst case does not exceed 1% of the entire execution time.",

@@ -45,11 +45,22 @@ pub fn line_figure(reports: &[BenchReport]) -> String {
     for group in &figure.groups {
         out.push_str(&group_svg(&figure, group));
     }
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "<figcaption><em>Paper: “{}”</em></figcaption>\n</figure>",
+        "<figcaption><em>Paper: “{}”</em>",
         escape(spec.caption)
     );
+    for group in &figure.groups {
+        if let Some(ours) = (spec.ours)(spec, group) {
+            let _ = write!(
+                out,
+                "<br>Ours ({}): {}",
+                escape(&group.title),
+                escape(&ours)
+            );
+        }
+    }
+    out.push_str("</figcaption>\n</figure>\n");
     let mut text = String::new();
     sweep_text::line_figure(&mut text, &figure);
     let _ = writeln!(out, "<pre>{}</pre>", escape(&text));

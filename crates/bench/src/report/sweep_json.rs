@@ -96,6 +96,7 @@ fn group(figure: &SweepFigure, g: &Group) -> Value {
     let policies: Vec<&str> = g.series.iter().map(|s| s.policy.as_str()).collect();
     json!({
         "title": g.title,
+        "ours": (figure.spec.ours)(figure.spec, g),
         "mix": g.mix,
         "regime": g.regime,
         "x": g.xs,

@@ -81,7 +81,13 @@ pub(crate) fn line_figure(out: &mut String, figure: &SweepFigure) {
             block(out, figure, group, m);
         }
     }
-    let _ = writeln!(out, "paper: {}\n", spec.caption);
+    let _ = writeln!(out, "paper: {}", spec.caption);
+    for group in &figure.groups {
+        if let Some(ours) = (spec.ours)(spec, group) {
+            let _ = writeln!(out, "ours ({}): {ours}", group.title);
+        }
+    }
+    out.push('\n');
 }
 
 /// Rows: x ascending; columns: the policies' values of metric `m`.
