@@ -1,9 +1,9 @@
 //! Our side of each sweep figure's finding: one sentence per query set, in the terms of
 //! the paper's sentence (its caption), so the two can be read side by side.
 
+use super::fig5_table::RELEVANCE;
 use super::sweep::{FigureSpec, Group, Series};
 
-const RELEVANCE: &str = "relevance";
 /// A buffer of the whole table: every policy reads each chunk once, so the paper's
 /// I/O claim is about the sizes below it.
 const WHOLE_TABLE_PCT: f64 = 100.0;
