@@ -337,11 +337,35 @@ fn work_between_read_early_and_wait_overlaps_the_emulated_transfer() {
         delivered.wait();
     }
     let elapsed = started.elapsed();
-    assert!(elapsed >= transfer * REQUESTS - THROTTLE_BURST, "{elapsed:?}");
+    assert!(
+        elapsed >= transfer * REQUESTS - THROTTLE_BURST,
+        "{elapsed:?}"
+    );
     // Overlapped: 5 × 105 ms + 60 ms ≈ 585 ms; had the work followed each transfer,
     // 5 × 165 ms = 825 ms.
     let serialized = (transfer + WORK) * REQUESTS;
-    assert!(elapsed < serialized - WORK * 2, "{elapsed:?} vs {serialized:?}");
+    assert!(
+        elapsed < serialized - WORK * 2,
+        "{elapsed:?} vs {serialized:?}"
+    );
+}
+
+/// A read into a recycled buffer (the previous read's, dropped) holds the new bytes
+/// only: nothing of the earlier request shows through, in either mode.
+#[test]
+fn reads_into_recycled_buffers_return_only_the_new_bytes() {
+    for direct in [DirectMode::Auto, DirectMode::Off] {
+        let (_dir, path, device) = fixture(direct);
+        let file = device.open(&path).expect("open");
+        let len = 4 * IO_ALIGN;
+        let first = device.read(&file, 0, len).expect("read");
+        let addr = first.as_ptr();
+        drop(first);
+        let offset = 8 * IO_ALIGN;
+        let second = device.read(&file, offset as u64, len).expect("read");
+        assert_eq!(second.as_ptr(), addr, "the dropped buffer is reused");
+        assert_eq!(&second[..], &expected_bytes(offset, len)[..]);
+    }
 }
 
 #[test]

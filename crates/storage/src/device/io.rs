@@ -18,6 +18,7 @@ use super::error::DeviceError;
 use super::faults::{Fault, FaultInjector, ReadRequest};
 use super::file::{self, DeviceFile};
 use super::pread;
+use super::recycle::{Recycler, MAX_RECYCLED_BYTES};
 use super::stats::{Counters, DeviceStats, RequestTimes};
 use super::throttle::{Pacer, THROTTLE_BURST};
 
@@ -38,6 +39,8 @@ pub struct Device {
     fell_back: AtomicBool,
     /// Tests only: decides a fault for every request (see `faults.rs`).
     faults: Option<Arc<dyn FaultInjector>>,
+    /// Buffers of dropped reads, reused by the next `read`/`read_early` of their size.
+    recycler: Arc<Recycler>,
 }
 
 impl Device {
@@ -50,6 +53,7 @@ impl Device {
             counters: Counters::default(),
             fell_back: AtomicBool::new(false),
             faults: None,
+            recycler: Recycler::new(MAX_RECYCLED_BYTES),
         }
     }
 
@@ -99,7 +103,7 @@ impl Device {
     ) -> Result<(AlignedBuf, Completion), DeviceError> {
         // Checked before allocating, so a bad length cannot ask for absurd memory.
         check_range(file, offset, len)?;
-        let mut buf = AlignedBuf::zeroed(len);
+        let mut buf = self.recycler.take(len);
         let (result, done) = self.submit_early(file, offset, &mut [&mut buf]);
         match result {
             Ok(_) => Ok((buf, done)),

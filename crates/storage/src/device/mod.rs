@@ -40,6 +40,7 @@ mod faults;
 mod file;
 mod io;
 mod pread;
+mod recycle;
 mod stats;
 mod throttle;
 
@@ -52,5 +53,6 @@ pub use error::DeviceError;
 pub use faults::{Fault, FaultCounts, FaultInjector, FaultRates, ReadRequest, SeededFaults};
 pub use file::DeviceFile;
 pub use io::Device;
+pub use recycle::{Recycler, MAX_RECYCLED_BYTES};
 pub use stats::DeviceStats;
 pub use throttle::{Pacer, THROTTLE_BURST};
