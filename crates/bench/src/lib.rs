@@ -16,6 +16,7 @@ pub mod calibration;
 pub mod cpu;
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod mix;
 pub mod presets;
 pub mod reference;

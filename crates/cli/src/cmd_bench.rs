@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use coopscan_bench::calibration::{calibrate_measured, replay};
+use coopscan_bench::calibration::{calibrate_measured, replay, BYTES_PER_MB};
+use coopscan_bench::estimate;
 use coopscan_bench::report::{html, json, text};
 use coopscan_bench::{
-    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, PolicySetup, TableInfo,
+    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, Params, PolicySetup, TableInfo,
 };
 
 use coopscan_exec::SLOW_EXTRA_DEFAULT;
@@ -114,7 +115,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         .map(replay_calibration)
         .transpose()?;
     let mut reports = Vec::new();
-    for params in &runs {
+    for (index, params) in runs.iter().enumerate() {
+        eprintln!("[run {}/{}] {}", index + 1, runs.len(), params.label);
         // Runs of a chunk-size sweep (fig8) each need their own dataset.
         let table_dir = ensure_dataset(args.sf, args.layout, params.chunk_mb)?;
         let table = Table::open(&table_dir)?;
@@ -131,6 +133,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         warn_if_not_all_admitted(&table, params);
         if args.bandwidth_mb.is_none() && calibration.is_none() {
             calibration = Some(calibrate_device(&table, &tokio, shape, &info)?);
+        }
+        if index == 0 {
+            let bandwidth = args
+                .bandwidth_mb
+                .or(calibration.as_ref().map(|c| c.bandwidth_mb_s));
+            announce_duration(&runs, bandwidth, info.bytes, engines.len() * regimes.len());
         }
         for &regime in &regimes {
             let mut params = params.clone();
@@ -286,6 +294,21 @@ fn warn_if_not_all_admitted(table: &Table, params: &coopscan_bench::Params) {
             params.label, params.streams
         );
     }
+}
+
+/// Says how long the whole preset should take before its first run starts (a rough
+/// model, `coopscan_bench::estimate`); peers and extra regimes repeat the workload.
+fn announce_duration(runs: &[Params], bandwidth_mb: Option<f64>, table_bytes: u64, repeats: usize) {
+    let Some(bandwidth) = bandwidth_mb.filter(|b| *b > 0.0) else {
+        return;
+    };
+    let read_s = table_bytes as f64 / (bandwidth * BYTES_PER_MB);
+    let seconds = estimate::preset_seconds(runs, read_s) * repeats as f64;
+    eprintln!(
+        "{} run(s); expect roughly {:.0} min (a full read takes {read_s:.2} s at {bandwidth:.0} MB/s)",
+        runs.len(),
+        (seconds / 60.0).ceil()
+    );
 }
 
 /// The dataset directory's name (`tpch-sf1-pax-4mb`): the peers' cache key.
