@@ -20,9 +20,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimArgs {
     /// Experiment: homogeneous, heterogeneous (2004 report Figs. 3-4), table2 (2007 paper
-    /// Table 2), fig8 (scheduling cost vs number of chunks) or table4 (DSM column
-    /// overlap, 2007 paper Table 4) or pbm-buffer (2012 paper Figure 11: I/O against
-    /// the buffer size, OPT replayed on the PBM run's trace).
+    /// Table 2), table3 (its DSM twin, 2007 paper Table 3), fig8 (scheduling cost vs
+    /// number of chunks), table4 (DSM column overlap, 2007 paper Table 4) or pbm-buffer
+    /// (2012 paper Figure 11: I/O against the buffer size, OPT replayed on the PBM run's
+    /// trace).
     #[arg(long, default_value = "heterogeneous")]
     pub preset: PresetName,
     /// Policies to compare, comma separated.

@@ -74,7 +74,8 @@ fn serve(shared: &Shared) {
     }
 }
 
-/// Reads the pieces of one load (DSM: its columns, smallest first) one after another;
+/// Reads the pieces of one load (DSM: its columns, in the order the ABM's
+/// `column_order` put them in `LoadDecision::pieces`) one after another;
 /// each is made resident as it arrives, so a scan that needs only the first columns can
 /// start before the rest are in. False if the runtime shut down meanwhile.
 fn load_pieces(shared: &Shared, inner: &mut MutexGuard<'_, Inner>, load: &LoadDecision) -> bool {
