@@ -8,6 +8,7 @@
 //! | elevator  | whatever the cursor brought   | next chunk anyone needs after the cursor  | FIFO window |
 //! | relevance | useRelevance                  | queryRelevance → loadRelevance            | keepRelevance |
 //! | pbm       | its own ranges in order       | same as normal                            | furthest predicted next use (2012 paper) |
+//! | pbm-lru   | its own ranges in order       | same as normal                            | as pbm; unrequested pieces by their own reuse history, aging (PBM/LRU) |
 //!
 //! Eviction is delegated to a [`crate::Replacer`] (`replacer/`); a policy only says which
 //! replacer and for whom. A scan registered `InOrder` gets its chunks ascending under
@@ -17,6 +18,7 @@ mod attach;
 mod elevator;
 mod normal;
 mod pbm;
+mod pbm_lru;
 mod relevance;
 mod relevance_dsm;
 mod sequential;
@@ -82,15 +84,20 @@ pub enum PolicyKind {
     /// Predictive Buffer Management (2012 paper): in-order scans, evict by predicted
     /// next consumption.
     Pbm,
+    /// PBM/LRU (2012 paper §3): PBM, with pieces no active scan wants on
+    /// counter-rotating LRU buckets instead of one "not requested" bucket.
+    #[serde(rename = "pbm-lru")]
+    PbmLru,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 5] = [
+    pub const ALL: [PolicyKind; 6] = [
         PolicyKind::Normal,
         PolicyKind::Attach,
         PolicyKind::Elevator,
         PolicyKind::Relevance,
         PolicyKind::Pbm,
+        PolicyKind::PbmLru,
     ];
 
     /// The 2007 paper's four policies (its tables and figures compare these).
@@ -108,6 +115,7 @@ impl PolicyKind {
             PolicyKind::Elevator => "elevator",
             PolicyKind::Relevance => "relevance",
             PolicyKind::Pbm => "pbm",
+            PolicyKind::PbmLru => "pbm-lru",
         }
     }
 }
@@ -119,7 +127,7 @@ impl fmt::Display for PolicyKind {
 }
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance, pbm")]
+#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance, pbm, pbm-lru")]
 pub struct UnknownPolicy(pub String);
 
 impl FromStr for PolicyKind {
@@ -140,7 +148,8 @@ pub enum AnyPolicy {
     Attach(AttachPolicy),
     Elevator(ElevatorPolicy),
     Relevance(RelevancePolicy),
-    /// Boxed: the timeline makes it much larger than the others.
+    /// Boxed: the timeline makes it much larger than the others. Also PBM/LRU (its
+    /// `kind()` tells them apart).
     Pbm(Box<PbmPolicy>),
 }
 
@@ -154,6 +163,7 @@ impl AnyPolicy {
             PolicyKind::Elevator => AnyPolicy::Elevator(ElevatorPolicy::new(geometry, config)),
             PolicyKind::Relevance => AnyPolicy::Relevance(RelevancePolicy::new(geometry, config)),
             PolicyKind::Pbm => AnyPolicy::Pbm(Box::new(PbmPolicy::new(geometry, config))),
+            PolicyKind::PbmLru => AnyPolicy::Pbm(Box::new(PbmPolicy::with_lru(geometry, config))),
         }
     }
 }
