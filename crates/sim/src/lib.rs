@@ -8,15 +8,19 @@
 //!
 //! Presets (see `docs/simulation.md`): `homogeneous` and `heterogeneous` (2004 report
 //! Figures 3 and 4), `table2` (2007 paper Table 2 workload), `fig8` (scheduling cost
-//! against the number of chunks), `table4` (DSM column overlap) and `pbm-buffer` (2012
-//! paper Figure 11: LRU, PBM, CScans and OPT against the buffer size).
+//! against the number of chunks), `table4` (DSM column overlap), `pbm-buffer` (2012
+//! paper Figure 11: LRU, PBM, PBM/LRU, CScans and OPT against the buffer size),
+//! `pbm-bandwidth` (Figure 12: against the disk bandwidth) and `pbm-sharing` (Figure
+//! 17: the volume wanted by 1, 2, 3, ≥ 4 scans over time).
 
 mod engine;
 mod error;
 mod fig8;
 mod model;
 pub mod opt;
+mod pbm_bandwidth;
 mod pbm_buffer;
+mod pbm_sharing;
 pub mod presets;
 mod report;
 mod result;
@@ -32,9 +36,17 @@ pub use engine::{
 pub use error::SimError;
 pub use fig8::{fig8, Fig8Point, Fig8Report, FIG8_DEFAULT_CHUNKS};
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+pub use pbm_bandwidth::{
+    pbm_bandwidth, pbm_bandwidth_text, PbmBandwidthPoint, PbmBandwidthReport, PBM_BANDWIDTH_MB_S,
+    PBM_DEFAULT_BUFFER_PCT,
+};
 pub use pbm_buffer::{
     pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport,
     PbmBufferRow, PBM_BUFFER_PERCENTS,
+};
+pub use pbm_sharing::{
+    pbm_sharing, pbm_sharing_text, sharing_potential, PbmSharingReport, PbmSharingRun,
+    SharingSample, SHARING_CLASSES, SHARING_SAMPLES,
 };
 pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};

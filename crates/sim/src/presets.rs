@@ -26,16 +26,20 @@ pub enum PresetName {
     Fig8,
     Table4,
     PbmBuffer,
+    PbmBandwidth,
+    PbmSharing,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 6] = [
+    pub const ALL: [PresetName; 8] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
         PresetName::Fig8,
         PresetName::Table4,
         PresetName::PbmBuffer,
+        PresetName::PbmBandwidth,
+        PresetName::PbmSharing,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,6 +50,8 @@ impl PresetName {
             PresetName::Fig8 => "fig8",
             PresetName::Table4 => "table4",
             PresetName::PbmBuffer => "pbm-buffer",
+            PresetName::PbmBandwidth => "pbm-bandwidth",
+            PresetName::PbmSharing => "pbm-sharing",
         }
     }
 }
@@ -351,6 +357,12 @@ pub fn run_preset_traced(
         )),
         PresetName::PbmBuffer => Err(SimError::InvalidSetup(
             "pbm-buffer has its own report: call coopscan_sim::pbm_buffer".into(),
+        )),
+        PresetName::PbmBandwidth => Err(SimError::InvalidSetup(
+            "pbm-bandwidth has its own report: call coopscan_sim::pbm_bandwidth".into(),
+        )),
+        PresetName::PbmSharing => Err(SimError::InvalidSetup(
+            "pbm-sharing has its own report: call coopscan_sim::pbm_sharing".into(),
         )),
     }
 }

@@ -1,0 +1,102 @@
+//! Runs the 2012 paper's simulated presets without the CLI (which needs DataFusion to
+//! build): `pbm-buffer`, `pbm-bandwidth`, `pbm-sharing`, and prints their tables.
+//!
+//! ```text
+//! cargo run -p coopscan-sim --release --example pbm_presets -- pbm-bandwidth \
+//!     [--policies normal,pbm,pbm-lru,relevance] [--seed 42] [--json FILE]
+//! ```
+
+use coopscan_buffer::PolicyKind;
+use coopscan_sim::{
+    pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text, pbm_sharing, pbm_sharing_text,
+    PresetName, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
+};
+use std::process::ExitCode;
+
+const DEFAULT_POLICIES: &str = "normal,pbm,pbm-lru,relevance";
+const DEFAULT_SEED: u64 = 42;
+
+struct Args {
+    preset: PresetName,
+    policies: Vec<PolicyKind>,
+    seed: u64,
+    json: Option<String>,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let preset = it
+        .next()
+        .ok_or("usage: pbm_presets PRESET [--policies a,b] [--seed N] [--json F]")?;
+    let preset: PresetName = preset.parse().map_err(|e| format!("{e}"))?;
+    let (mut policies, mut seed, mut json) = (DEFAULT_POLICIES.to_string(), DEFAULT_SEED, None);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--policies" => policies = value,
+            "--seed" => seed = value.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--json" => json = Some(value),
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    let policies = policies
+        .split(',')
+        .map(|p| p.parse::<PolicyKind>().map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    Ok(Args {
+        preset,
+        policies,
+        seed,
+        json,
+    })
+}
+
+fn run(args: &Args) -> Result<(String, String), String> {
+    let err = |e: coopscan_sim::SimError| e.to_string();
+    let json = |v: &dyn erased::Json| v.json();
+    match args.preset {
+        PresetName::PbmBuffer => {
+            let r = pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS).map_err(err)?;
+            Ok((pbm_buffer_text(&r), json(&r)))
+        }
+        PresetName::PbmBandwidth => {
+            let r = pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S).map_err(err)?;
+            Ok((pbm_bandwidth_text(&r), json(&r)))
+        }
+        PresetName::PbmSharing => {
+            let r = pbm_sharing(&args.policies, args.seed).map_err(err)?;
+            Ok((pbm_sharing_text(&r), json(&r)))
+        }
+        other => Err(format!("{other}: use `coopscan sim --preset {other}`")),
+    }
+}
+
+/// Serializes any report (a tiny object-safe wrapper over serde).
+mod erased {
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let outcome = parse().and_then(|args| {
+        let (text, json) = run(&args)?;
+        println!("{text}");
+        if let Some(path) = &args.json {
+            std::fs::write(path, json).map_err(|e| format!("writing {path}: {e}"))?;
+        }
+        Ok(())
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pbm_presets: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
