@@ -94,6 +94,7 @@ pub use ids::{ChunkId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
 pub use pool::{PieceId, PieceState, Pool, TableId};
+pub use replacer::next_use::{self, NextUseReplacer, Paces};
 pub use replacer::timeline::{
     BucketTimeline, CounterRotatingTimeline, Filed, Placed, TimelineShape,
 };

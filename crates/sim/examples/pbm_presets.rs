@@ -1,5 +1,6 @@
 //! Runs the 2012 paper's simulated presets without the CLI (which needs DataFusion to
-//! build): `pbm-buffer`, `pbm-bandwidth`, `pbm-sharing`, and prints their tables.
+//! build): `pbm-buffer`, `pbm-bandwidth`, `pbm-sharing`, `mixed-pool` (which runs its
+//! own fixed policies), and prints their tables.
 //!
 //! ```text
 //! cargo run -p coopscan-sim --release --example pbm_presets -- pbm-bandwidth \
@@ -8,8 +9,9 @@
 
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
-    pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text, pbm_sharing, pbm_sharing_text,
-    PresetName, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
+    mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text,
+    pbm_sharing, pbm_sharing_text, PresetName, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT,
+    PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
 };
 use std::process::ExitCode;
 
@@ -66,6 +68,10 @@ fn run(args: &Args) -> Result<(String, String), String> {
         PresetName::PbmSharing => {
             let r = pbm_sharing(&args.policies, args.seed).map_err(err)?;
             Ok((pbm_sharing_text(&r), json(&r)))
+        }
+        PresetName::MixedPool => {
+            let r = mixed_pool(args.seed, &MIXED_BUFFER_PCT, &MIXED_IN_ORDER_PCT).map_err(err)?;
+            Ok((mixed_pool_text(&r), json(&r)))
         }
         other => Err(format!("{other}: use `coopscan sim --preset {other}`")),
     }

@@ -11,11 +11,13 @@
 //! against the number of chunks), `table4` (DSM column overlap), `pbm-buffer` (2012
 //! paper Figure 11: LRU, PBM, PBM/LRU, CScans and OPT against the buffer size),
 //! `pbm-bandwidth` (Figure 12: against the disk bandwidth) and `pbm-sharing` (Figure
-//! 17: the volume wanted by 1, 2, 3, ≥ 4 scans over time).
+//! 17: the volume wanted by 1, 2, 3, ≥ 4 scans over time) and `mixed-pool` (Scans and
+//! CScans in one pool with one temperature, §2.3/§5).
 
 mod engine;
 mod error;
 mod fig8;
+mod mixed_pool;
 mod model;
 pub mod opt;
 mod pbm_bandwidth;
@@ -30,11 +32,15 @@ mod timeline;
 mod workload;
 
 pub use engine::{
-    abm_config, geometry, simulate, simulate_policy, SimConfig, SimFaults, DEFAULT_MAX_EVENTS,
-    MAX_FAULT_PER_MILLE,
+    abm_config, geometry, simulate, simulate_ordered, simulate_policy, SimConfig, SimFaults,
+    DEFAULT_MAX_EVENTS, MAX_FAULT_PER_MILLE,
 };
 pub use error::SimError;
 pub use fig8::{fig8, Fig8Point, Fig8Report, FIG8_DEFAULT_CHUNKS};
+pub use mixed_pool::{
+    choose_scans, mixed_pool, mixed_pool_text, MixedPoint, MixedReport, MixedRun, MIXED_BUFFER_PCT,
+    MIXED_IN_ORDER_PCT, MIXED_TARGET,
+};
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 pub use pbm_bandwidth::{
     pbm_bandwidth, pbm_bandwidth_text, PbmBandwidthPoint, PbmBandwidthReport, PBM_BANDWIDTH_MB_S,

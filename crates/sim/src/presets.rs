@@ -28,10 +28,11 @@ pub enum PresetName {
     PbmBuffer,
     PbmBandwidth,
     PbmSharing,
+    MixedPool,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 8] = [
+    pub const ALL: [PresetName; 9] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
@@ -40,6 +41,7 @@ impl PresetName {
         PresetName::PbmBuffer,
         PresetName::PbmBandwidth,
         PresetName::PbmSharing,
+        PresetName::MixedPool,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +54,7 @@ impl PresetName {
             PresetName::PbmBuffer => "pbm-buffer",
             PresetName::PbmBandwidth => "pbm-bandwidth",
             PresetName::PbmSharing => "pbm-sharing",
+            PresetName::MixedPool => "mixed-pool",
         }
     }
 }
@@ -363,6 +366,9 @@ pub fn run_preset_traced(
         )),
         PresetName::PbmSharing => Err(SimError::InvalidSetup(
             "pbm-sharing has its own report: call coopscan_sim::pbm_sharing".into(),
+        )),
+        PresetName::MixedPool => Err(SimError::InvalidSetup(
+            "mixed-pool has its own report: call coopscan_sim::mixed_pool".into(),
         )),
     }
 }

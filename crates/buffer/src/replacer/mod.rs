@@ -11,6 +11,7 @@
 //! | [`LruReplacer`]  | least recently used                                          | normal, attach |
 //! | [`FifoReplacer`] | oldest load, or none while that one is busy (a sliding window)| elevator       |
 //! | [`KeepRelevanceReplacer`] | lowest keepRelevance, never a piece the loading scan or a starved scan needs | relevance |
+//! | [`next_use::NextUseReplacer`] | furthest predicted next consumption by any Scan or CScan | mixed |
 //!
 //! Contract. The caller guarantees: `state` is consistent; `chosen` holds the victims
 //! already picked for this load. The replacer MUST return a piece that is resident,
@@ -20,6 +21,7 @@
 mod fifo;
 mod keep_relevance;
 mod lru;
+pub mod next_use;
 pub mod timeline;
 
 pub use fifo::FifoReplacer;
