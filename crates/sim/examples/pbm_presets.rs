@@ -10,16 +10,20 @@
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
     mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text,
-    pbm_sharing, pbm_sharing_text, PresetName, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT,
-    PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
+    pbm_lru_hot, pbm_lru_hot_text, pbm_sharing, pbm_sharing_text, PresetName, MIXED_BUFFER_PCT,
+    MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
 };
 use std::process::ExitCode;
 
 const DEFAULT_POLICIES: &str = "normal,pbm,pbm-lru,relevance";
 const DEFAULT_SEED: u64 = 42;
 
+/// The example's own experiment (`coopscan_sim::pbm_lru_hot`).
+const HOT: &str = "pbm-lru-hot";
+
 struct Args {
-    preset: PresetName,
+    /// `None`: [`HOT`].
+    preset: Option<PresetName>,
     policies: Vec<PolicyKind>,
     seed: u64,
     json: Option<String>,
@@ -27,10 +31,14 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let preset = it
+    let name = it
         .next()
         .ok_or("usage: pbm_presets PRESET [--policies a,b] [--seed N] [--json F]")?;
-    let preset: PresetName = preset.parse().map_err(|e| format!("{e}"))?;
+    // pbm-lru-hot is no paper figure and no CLI preset: a name of this example only.
+    let preset = match name.as_str() {
+        HOT => None,
+        _ => Some(name.parse::<PresetName>().map_err(|e| format!("{e}"))?),
+    };
     let (mut policies, mut seed, mut json) = (DEFAULT_POLICIES.to_string(), DEFAULT_SEED, None);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -56,7 +64,11 @@ fn parse() -> Result<Args, String> {
 fn run(args: &Args) -> Result<(String, String), String> {
     let err = |e: coopscan_sim::SimError| e.to_string();
     let json = |v: &dyn erased::Json| v.json();
-    match args.preset {
+    let Some(preset) = args.preset else {
+        let r = pbm_lru_hot(&args.policies, args.seed).map_err(err)?;
+        return Ok((pbm_lru_hot_text(&r), json(&r)));
+    };
+    match preset {
         PresetName::PbmBuffer => {
             let r = pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS).map_err(err)?;
             Ok((pbm_buffer_text(&r), json(&r)))

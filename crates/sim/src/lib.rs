@@ -22,6 +22,7 @@ mod model;
 pub mod opt;
 mod pbm_bandwidth;
 mod pbm_buffer;
+mod pbm_lru_hot;
 mod pbm_sharing;
 pub mod presets;
 mod report;
@@ -49,6 +50,10 @@ pub use pbm_bandwidth::{
 pub use pbm_buffer::{
     pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport,
     PbmBufferRow, PBM_BUFFER_PERCENTS,
+};
+pub use pbm_lru_hot::{
+    pbm_lru_hot, pbm_lru_hot_text, HotPoint, HotReport, HotRow, HOT_BUFFER_PCT, HOT_CHUNKS,
+    HOT_INTERVALS_S,
 };
 pub use pbm_sharing::{
     pbm_sharing, pbm_sharing_text, sharing_potential, PbmSharingReport, PbmSharingRun,

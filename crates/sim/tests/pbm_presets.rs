@@ -99,3 +99,28 @@ fn pbm_bandwidth_shapes() {
     }
     assert!(pbm_bandwidth(&policies, 42, &[0]).is_err());
 }
+
+/// The case PBM/LRU is for (2012 paper §3): short queries over a hot range that keep
+/// coming back are served faster than under plain PBM, which evicts the hot chunks
+/// whenever no hot query runs.
+#[test]
+fn pbm_lru_keeps_what_short_queries_keep_coming_back_to() {
+    let report = coopscan_sim::pbm_lru_hot(&[PolicyKind::Pbm, PolicyKind::PbmLru], 42).unwrap();
+    println!("{}", coopscan_sim::pbm_lru_hot_text(&report));
+    let every_2s: Vec<_> = report
+        .points
+        .iter()
+        .filter(|p| p.interval_s == 2.0)
+        .collect();
+    assert!(!every_2s.is_empty());
+    for p in every_2s {
+        let hot = |name: &str| p.policies[name].hot_latency_s;
+        assert!(
+            hot("pbm-lru") < hot("pbm") / 2.0,
+            "{} %: pbm-lru {} s, pbm {} s",
+            p.buffer_pct,
+            hot("pbm-lru"),
+            hot("pbm")
+        );
+    }
+}
