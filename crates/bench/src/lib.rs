@@ -2,7 +2,8 @@
 //! (the 2007 paper's §5: Table 2, Figures 4-8). It defines the workload, runs it under
 //! each policy through the [`QueryEngine`] / [`PolicyFactory`] seam, checks every result
 //! against a reference engine, computes Table 2's statistics and writes the reports
-//! (text beside the paper's numbers, JSON, HTML with Figures 4 and 5). See
+//! (text beside the paper's numbers, JSON, HTML with Figures 4 and 5, and for a preset's
+//! sweep Figures 5-8's tables and line charts). See
 //! `docs/bench.md` for the JSON schema and the wiring.
 //!
 //! ```text
@@ -15,6 +16,7 @@ pub mod calibration;
 pub mod cpu;
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod mix;
 pub mod presets;
 pub mod reference;

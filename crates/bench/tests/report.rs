@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fake_factory, small_params, Reference};
+use common::{assert_balanced_svgs, fake_factory, small_params, Reference};
 use coopscan_bench::report::{html, json, text};
 use coopscan_bench::{run_benchmark, BenchInput, BenchReport, TableInfo};
 use serde_json::Value;
@@ -116,34 +116,6 @@ fn text_has_table2_rows_and_the_papers_numbers() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
-}
-
-/// Every `<svg` opens and closes, and inside each the element tags balance.
-fn assert_balanced_svgs(html: &str) -> usize {
-    let svgs: Vec<&str> = html.split("<svg").skip(1).collect();
-    for svg in &svgs {
-        let body = &svg[..svg.find("</svg>").expect("unclosed svg")];
-        let mut stack: Vec<String> = Vec::new();
-        for tag in body.split('<').skip(1) {
-            let tag = &tag[..tag.find('>').expect("unclosed tag")];
-            let name: String = tag
-                .trim_start_matches('/')
-                .chars()
-                .take_while(|c| c.is_alphanumeric())
-                .collect();
-            if tag.starts_with('/') {
-                assert_eq!(
-                    stack.pop().as_deref(),
-                    Some(name.as_str()),
-                    "unbalanced </{name}>"
-                );
-            } else if !tag.ends_with('/') {
-                stack.push(name);
-            }
-        }
-        assert!(stack.is_empty(), "unclosed {stack:?}");
-    }
-    svgs.len()
 }
 
 #[test]

@@ -17,7 +17,7 @@ use coopscan_bench::{
 use coopscan_exec::{fast_sql, slow_sql};
 use coopscan_peers::duckdb::DuckDbPeer;
 use coopscan_peers::postgres::PgPeer;
-use coopscan_peers::{PeerError, Regime, SqlFor};
+use coopscan_peers::{PeerError, PeerSetup, Regime, SqlFor};
 use coopscan_storage::Table;
 
 use crate::bench_engine::TABLE_NAME;
@@ -112,26 +112,17 @@ pub fn prepare_peers(engines: &[String], ctx: &PeerContext<'_>) -> anyhow::Resul
     let mut peers = Vec::new();
     for name in engines.iter().filter(|e| e.as_str() != "coopscan") {
         let started = Instant::now();
-        let sql = sql_for(ctx.slow_extra);
+        let setup = PeerSetup {
+            table: ctx.table,
+            cache: ctx.cache,
+            sql: sql_for(ctx.slow_extra),
+            table_bytes: ctx.table_bytes,
+            regime: ctx.regime,
+            use_cgroups: ctx.use_cgroups,
+        };
         let prepared = match name.as_str() {
-            "duckdb" => DuckDbPeer::prepare(
-                ctx.table,
-                ctx.cache,
-                sql,
-                ctx.table_bytes,
-                ctx.regime,
-                ctx.use_cgroups,
-            )
-            .map(Peer::DuckDb),
-            _ => PgPeer::prepare(
-                ctx.table,
-                ctx.cache,
-                sql,
-                ctx.table_bytes,
-                ctx.regime,
-                ctx.use_cgroups,
-            )
-            .map(Peer::Postgres),
+            "duckdb" => DuckDbPeer::prepare(&setup).map(Peer::DuckDb),
+            _ => PgPeer::prepare(&setup).map(Peer::Postgres),
         };
         match prepared {
             Ok(peer) => {

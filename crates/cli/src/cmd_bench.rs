@@ -5,17 +5,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use coopscan_bench::calibration::{calibrate_measured, replay};
+use coopscan_bench::calibration::{calibrate_measured, replay, BYTES_PER_MB};
+use coopscan_bench::estimate;
 use coopscan_bench::report::{html, json, text};
 use coopscan_bench::{
-    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, PolicySetup, TableInfo,
+    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, Params, PolicySetup, TableInfo,
 };
 
 use coopscan_exec::SLOW_EXTRA_DEFAULT;
 use coopscan_runtime::ADMISSION_CHUNKS_PER_SCAN;
 use coopscan_storage::{Layout, Table};
 
-use crate::bench_engine::{scan_engine, DfEngine, DfFactory, QueryShape};
+use crate::bench_engine::{resident_engine, scan_engine, DfFactory, QueryShape};
 use crate::bench_peers;
 use crate::cmd_gen::ensure_dataset;
 use crate::data_dir::data_root;
@@ -114,7 +115,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         .map(replay_calibration)
         .transpose()?;
     let mut reports = Vec::new();
-    for params in &runs {
+    for (index, params) in runs.iter().enumerate() {
+        eprintln!("[run {}/{}] {}", index + 1, runs.len(), params.label);
         // Runs of a chunk-size sweep (fig8) each need their own dataset.
         let table_dir = ensure_dataset(args.sf, args.layout, params.chunk_mb)?;
         let table = Table::open(&table_dir)?;
@@ -130,7 +132,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         };
         warn_if_not_all_admitted(&table, params);
         if args.bandwidth_mb.is_none() && calibration.is_none() {
-            calibration = Some(calibrate_device(&reference, &info)?);
+            calibration = Some(calibrate_device(&table, &tokio, shape, &info)?);
+        }
+        if index == 0 {
+            let bandwidth = args
+                .bandwidth_mb
+                .or(calibration.as_ref().map(|c| c.bandwidth_mb_s));
+            announce_duration(&runs, bandwidth, info.bytes, engines.len() * regimes.len());
         }
         for &regime in &regimes {
             let mut params = params.clone();
@@ -224,6 +232,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             reports.push(report);
         }
     }
+    // A preset's sweep (fig5-fig8): its tables across the runs, after the last run.
+    print!("{}", text::render_sweep(&reports));
     write_reports(&paths, &reports)
 }
 
@@ -286,6 +296,21 @@ fn warn_if_not_all_admitted(table: &Table, params: &coopscan_bench::Params) {
     }
 }
 
+/// Says how long the whole preset should take before its first run starts (a rough
+/// model, `coopscan_bench::estimate`); peers and extra regimes repeat the workload.
+fn announce_duration(runs: &[Params], bandwidth_mb: Option<f64>, table_bytes: u64, repeats: usize) {
+    let Some(bandwidth) = bandwidth_mb.filter(|b| *b > 0.0) else {
+        return;
+    };
+    let read_s = table_bytes as f64 / (bandwidth * BYTES_PER_MB);
+    let seconds = estimate::preset_seconds(runs, read_s) * repeats as f64;
+    eprintln!(
+        "{} run(s); expect roughly {:.0} min (a full read takes {read_s:.2} s at {bandwidth:.0} MB/s)",
+        runs.len(),
+        (seconds / 60.0).ceil()
+    );
+}
+
 /// The dataset directory's name (`tpch-sf1-pax-4mb`): the peers' cache key.
 fn dataset_name(table_dir: &Path) -> String {
     table_dir.parent().and_then(|p| p.file_name()).map_or_else(
@@ -302,11 +327,28 @@ fn table_bytes(table: &Table) -> u64 {
     })
 }
 
-/// Measures F-100 and S-100 with the table in memory (page cache), several times, and
-/// picks the bandwidth that gives the paper's CPU/I/O balance.
-fn calibrate_device(engine: &DfEngine, info: &TableInfo) -> anyhow::Result<Calibration> {
-    eprintln!("calibrating: F-100 and S-100 in memory, median of 3 after a warm-up …");
-    let calibration = calibrate_measured(engine, info.rows, info.bytes)?;
+/// Measures F-100 and S-100 with the table resident in a buffer of its own size (the
+/// timed runs' CScan path, minus the loads), several times, and picks the bandwidth
+/// that gives the paper's CPU/I/O balance.
+fn calibrate_device(
+    table: &Table,
+    tokio: &Arc<tokio::runtime::Runtime>,
+    shape: QueryShape,
+    info: &TableInfo,
+) -> anyhow::Result<Calibration> {
+    eprintln!("calibrating: F-100 and S-100 on the resident table, median of 3 after a warm-up …");
+    let (engine, runtime) = resident_engine(table, Arc::clone(tokio), shape)?;
+    let calibration = calibrate_measured(&engine, info.rows, info.bytes)?;
+    // The warm-up loads the table once; anything beyond was a load inside a measured
+    // run, whose checksum work would then count as query CPU.
+    let read = runtime.device_stats().bytes;
+    if read > info.bytes {
+        eprintln!(
+            "warning: calibration read {read} bytes, more than the table's {}: the measured \
+             runs were not all on resident data",
+            info.bytes
+        );
+    }
     if let Some(s) = &calibration.samples {
         eprintln!(
             "calibration: F-100 CPU {} s (wall {}), S-100 CPU {} s (wall {}) -> {:.0} MB/s; {}",
@@ -390,20 +432,7 @@ fn write_reports(
     reports: &[coopscan_bench::BenchReport],
 ) -> anyhow::Result<()> {
     let (json_path, html_path) = (&paths.json, &paths.html);
-    let docs: Vec<serde_json::Value> = reports
-        .iter()
-        .map(|r| {
-            json::to_json(r)
-                .map_err(anyhow::Error::from)
-                .and_then(|s| Ok(serde_json::from_str(&s)?))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let json_doc = if docs.len() == 1 {
-        docs.into_iter().next().unwrap_or_default()
-    } else {
-        serde_json::json!({ "runs": docs })
-    };
-    std::fs::write(json_path, serde_json::to_string_pretty(&json_doc)?)
+    std::fs::write(json_path, json::preset_to_json(reports)?)
         .with_context(|| format!("writing {}", json_path.display()))?;
     std::fs::write(html_path, html::render(reports))
         .with_context(|| format!("writing {}", html_path.display()))?;

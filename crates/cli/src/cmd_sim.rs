@@ -65,6 +65,12 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if let Some(bad) = args.chunks.iter().find(|&&c| c == 0 || c > MAX_SIM_CHUNKS) {
         anyhow::bail!("--chunks {bad}: each count must be in 1..={MAX_SIM_CHUNKS}");
     }
+    if !args.chunks.is_empty() && args.preset != PresetName::Fig8 {
+        anyhow::bail!(
+            "--chunks: only the fig8 preset sweeps chunk counts; {} has its own table",
+            args.preset.name()
+        );
+    }
     if args.trace.is_some()
         && matches!(
             args.preset,

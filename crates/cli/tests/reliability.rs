@@ -156,6 +156,8 @@ fn arguments_that_would_exhaust_memory_or_divide_by_zero_are_refused() {
         vec!["gen", "--out", &out, "--sf", "1e12"],
         vec!["sim", "--preset", "fig8", "--chunks", "0"],
         vec!["sim", "--preset", "fig8", "--chunks", "4294967295"],
+        // Would be silently ignored: only fig8 sweeps chunk counts.
+        vec!["sim", "--preset", "table2", "--chunks", "64"],
         vec!["bench", "--sf", "0.01", "--streams", "4294967295"],
         vec!["bench", "--sf", "0.01", "--queries", "0"],
         vec!["verify", &out, "--latency-ms", "1e15"],

@@ -12,7 +12,7 @@
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
-use crate::run::{self, Counters, PeerRun, Regime, SqlFor};
+use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::sys::Cgroup;
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;
@@ -272,14 +272,16 @@ pub struct DuckDbPeer {
 impl DuckDbPeer {
     /// Loads `table` into `<cache>/duckdb/` unless done before. `table_bytes` is the
     /// benchmark table's size (the buffer is a percentage of it).
-    pub fn prepare(
-        table: &Table,
-        cache: &Path,
-        sql: SqlFor,
-        table_bytes: u64,
-        regime: Regime,
-        use_cgroups: bool,
-    ) -> Result<DuckDbPeer, PeerError> {
+    pub fn prepare(setup: &PeerSetup<'_>) -> Result<DuckDbPeer, PeerError> {
+        let PeerSetup {
+            table,
+            cache,
+            ref sql,
+            table_bytes,
+            regime,
+            use_cgroups,
+        } = *setup;
+        let sql = sql.clone();
         let dir = cache.join("duckdb");
         std::fs::create_dir_all(&dir).map_err(|e| PeerError::io(&dir, e))?;
         let db = dir.join(format!("{TABLE}.duckdb"));

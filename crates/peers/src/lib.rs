@@ -19,4 +19,4 @@ pub mod run;
 pub mod sys;
 
 pub use error::PeerError;
-pub use run::{Regime, SqlFor};
+pub use run::{PeerSetup, Regime, SqlFor};

@@ -18,7 +18,7 @@
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
-use crate::run::{self, Counters, PeerRun, Regime, SqlFor};
+use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::sys::{self, Cgroup};
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;
@@ -302,14 +302,16 @@ pub struct PgPeer {
 
 impl PgPeer {
     /// Loads `table` into a server's heap under the cache unless done before.
-    pub fn prepare(
-        table: &Table,
-        cache: &Path,
-        sql: SqlFor,
-        table_bytes: u64,
-        regime: Regime,
-        use_cgroups: bool,
-    ) -> Result<PgPeer, PeerError> {
+    pub fn prepare(setup: &PeerSetup<'_>) -> Result<PgPeer, PeerError> {
+        let PeerSetup {
+            table,
+            cache,
+            ref sql,
+            table_bytes,
+            regime,
+            use_cgroups,
+        } = *setup;
+        let sql = sql.clone();
         let bins = find_binaries()?;
         let base = server_base(cache)?;
         let done = base.join("lineitem.done");

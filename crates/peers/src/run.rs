@@ -12,6 +12,21 @@ use std::time::Duration;
 /// row range as `_rowid` bounds); the peers rewrite it (`canonical::peer_sql`).
 pub type SqlFor = Arc<dyn Fn(&QueryInstance) -> String + Send + Sync>;
 
+/// What every peer's `prepare` needs: the table it loads (or finds cached), how to
+/// write the queries, and the regime it will run in.
+#[derive(Clone)]
+pub struct PeerSetup<'a> {
+    pub table: &'a coopscan_storage::Table,
+    /// The dataset's cache directory (the peer keeps its files below it).
+    pub cache: &'a std::path::Path,
+    pub sql: SqlFor,
+    /// Bytes a full scan of `table` reads in coopscan (sizes the peer's memory budget).
+    pub table_bytes: u64,
+    pub regime: Regime,
+    /// Confine the peer in a blkio + memory cgroup (the I/O-bound regime).
+    pub use_cgroups: bool,
+}
+
 /// The two regimes of issue 11: the paper's balance on an emulated device, and every
 /// byte in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

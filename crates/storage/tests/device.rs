@@ -310,6 +310,64 @@ fn throttle_slows_reads_to_the_configured_bandwidth() {
     assert!(busy >= busy_min && busy <= elapsed, "{busy:?} {elapsed:?}");
 }
 
+/// `read_early` hands the bytes over right after the real read, so work on them (the
+/// loader's checksum verification) overlaps the emulated transfer instead of following
+/// it: back-to-back early reads with work in between keep the emulated disk busy.
+#[test]
+fn work_between_read_early_and_wait_overlaps_the_emulated_transfer() {
+    const MB_S: f64 = 10.0;
+    const REQUESTS: u32 = 5;
+    const REQUEST_LEN: usize = 256 * IO_ALIGN; // 1 MiB: 105 ms at 10 MB/s
+    const WORK: Duration = Duration::from_millis(60);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_test_file(dir.path(), "early.bin", REQUEST_LEN);
+    let bandwidth = Bandwidth::mb_per_s(MB_S).expect("valid");
+    let device = Device::new(DeviceConfig {
+        bandwidth: Some(bandwidth),
+        ..DeviceConfig::default()
+    });
+    let file = device.open(&path).expect("open");
+    let transfer = bandwidth.transfer_time(REQUEST_LEN as u64);
+    let started = Instant::now();
+    for _ in 0..REQUESTS {
+        let (buf, delivered) = device.read_early(&file, 0, REQUEST_LEN).expect("read");
+        assert!(delivered.remaining(Instant::now()) > Duration::ZERO);
+        assert_eq!(&buf[..], &expected_bytes(0, REQUEST_LEN)[..]);
+        thread::sleep(WORK);
+        delivered.wait();
+    }
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= transfer * REQUESTS - THROTTLE_BURST,
+        "{elapsed:?}"
+    );
+    // Overlapped: 5 × 105 ms + 60 ms ≈ 585 ms; had the work followed each transfer,
+    // 5 × 165 ms = 825 ms.
+    let serialized = (transfer + WORK) * REQUESTS;
+    assert!(
+        elapsed < serialized - WORK * 2,
+        "{elapsed:?} vs {serialized:?}"
+    );
+}
+
+/// A read into a recycled buffer (the previous read's, dropped) holds the new bytes
+/// only: nothing of the earlier request shows through, in either mode.
+#[test]
+fn reads_into_recycled_buffers_return_only_the_new_bytes() {
+    for direct in [DirectMode::Auto, DirectMode::Off] {
+        let (_dir, path, device) = fixture(direct);
+        let file = device.open(&path).expect("open");
+        let len = 4 * IO_ALIGN;
+        let first = device.read(&file, 0, len).expect("read");
+        let addr = first.as_ptr();
+        drop(first);
+        let offset = 8 * IO_ALIGN;
+        let second = device.read(&file, offset as u64, len).expect("read");
+        assert_eq!(second.as_ptr(), addr, "the dropped buffer is reused");
+        assert_eq!(&second[..], &expected_bytes(offset, len)[..]);
+    }
+}
+
 #[test]
 fn latency_is_added_to_every_request() {
     const LATENCY: Duration = Duration::from_millis(10);

@@ -1,11 +1,14 @@
-//! A self-contained HTML report: the text tables and two kinds of inline SVG plots (no
-//! JS). Figure 5 (one plot for all runs of a preset): each policy's average normalized
-//! latency (x) and average stream time (y) relative to relevance = (1, 1). Figure 4 (one
-//! plot per run, a panel per policy): chunk loads over time, x = time, y = chunk,
-//! coloured by the kind of query the load was scheduled for.
+//! A self-contained HTML report: the text tables and inline SVG plots (no JS).
+//! Figure 5 (one plot for all runs of a preset): each policy's average normalized
+//! latency (x) and average stream time (y) relative to relevance = (1, 1), with its
+//! table for the `fig5` preset. Figures 6-8 when the runs form their sweep
+//! (`sweep_html`). Figure 4 (one plot per run, a panel per policy): chunk loads over
+//! time, x = time, y = chunk, coloured by the kind of query the load was scheduled for.
 
+use super::fig5_table::{relative, RELEVANCE};
+use super::palette;
 use super::svg::{escape, Frame, Svg};
-use super::text;
+use super::{sweep_html, text};
 use crate::bench::{BenchReport, PolicyResult};
 use crate::mix::QueryKind;
 use std::collections::HashMap;
@@ -26,7 +29,6 @@ const SCATTER_HEADROOM: f64 = 1.1;
 const COLOR_FAST: &str = "#1f77b4";
 const COLOR_SLOW: &str = "#d62728";
 const COLOR_UNTAGGED: &str = "#555555";
-const RELEVANCE: &str = "relevance";
 
 pub fn render(reports: &[BenchReport]) -> String {
     let title = reports.first().map_or("coopscan bench".to_string(), |r| {
@@ -42,6 +44,8 @@ pub fn render(reports: &[BenchReport]) -> String {
     );
     out.push_str("<h2>Figure 5: stream time and normalized latency relative to relevance</h2>\n");
     out.push_str(&figure5(reports));
+    out.push_str(&sweep_html::fig5_extras(reports));
+    out.push_str(&sweep_html::line_figure(reports));
     for report in reports {
         let _ = write!(
             out,
@@ -114,34 +118,22 @@ fn load_panel(svg: &mut Svg, frame: &Frame, policy: &PolicyResult) {
 }
 
 /// (normalized latency, stream time) of each non-relevance policy ÷ relevance's.
-fn relative_points(report: &BenchReport) -> Vec<(String, f64, f64)> {
-    let Some(relevance) = report.policies.iter().find(|p| p.name == RELEVANCE) else {
-        return Vec::new();
-    };
-    let (base_x, base_y) = (
-        relevance.stats.avg_normalized_latency,
-        relevance.stats.avg_stream_time_s,
-    );
-    report
-        .policies
-        .iter()
-        .filter(|p| p.name != RELEVANCE)
-        .map(|p| {
-            let label = format!("{} {}", p.name, report.params.label);
-            (
-                label,
-                p.stats.avg_normalized_latency / base_x,
-                p.stats.avg_stream_time_s / base_y,
-            )
+fn relative_points(report: &BenchReport) -> Vec<(String, String, f64, f64)> {
+    relative(report)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| {
+            let label = format!("{} {}", r.policy, report.params.label);
+            (r.policy, label, r.normalized_latency, r.stream_time)
         })
-        .filter(|(_, x, y)| x.is_finite() && y.is_finite())
         .collect()
 }
 
 pub fn figure5(reports: &[BenchReport]) -> String {
-    let points: Vec<(String, f64, f64)> = reports.iter().flat_map(relative_points).collect();
-    let x_max = points.iter().map(|p| p.1).fold(SCATTER_MIN_MAX, f64::max) * SCATTER_HEADROOM;
-    let y_max = points.iter().map(|p| p.2).fold(SCATTER_MIN_MAX, f64::max) * SCATTER_HEADROOM;
+    let points: Vec<(String, String, f64, f64)> =
+        reports.iter().flat_map(relative_points).collect();
+    let x_max = points.iter().map(|p| p.2).fold(SCATTER_MIN_MAX, f64::max) * SCATTER_HEADROOM;
+    let y_max = points.iter().map(|p| p.3).fold(SCATTER_MIN_MAX, f64::max) * SCATTER_HEADROOM;
     let mut svg = Svg::new(WIDTH, SCATTER_HEIGHT + MARGIN_TOP + MARGIN_BOTTOM);
     let frame = Frame {
         left: MARGIN_LEFT,
@@ -171,7 +163,12 @@ pub fn figure5(reports: &[BenchReport]) -> String {
         frame.y(1.0),
         "#ccc",
     );
-    svg.circle(frame.x(1.0), frame.y(1.0), POINT_RADIUS, "#2ca02c");
+    svg.circle(
+        frame.x(1.0),
+        frame.y(1.0),
+        POINT_RADIUS,
+        palette::policy_color(RELEVANCE),
+    );
     svg.text(frame.x(1.0) + 6.0, frame.y(1.0) - 6.0, "start", RELEVANCE);
     if points.is_empty() {
         svg.text(
@@ -181,18 +178,10 @@ pub fn figure5(reports: &[BenchReport]) -> String {
             "no relevance run to compare with",
         );
     }
-    for (label, x, y) in &points {
-        svg.circle(frame.x(*x), frame.y(*y), POINT_RADIUS, policy_color(label));
+    for (policy, label, x, y) in &points {
+        let color = palette::policy_color(policy);
+        svg.circle(frame.x(*x), frame.y(*y), POINT_RADIUS, color);
         svg.text(frame.x(*x) + 6.0, frame.y(*y) + 4.0, "start", label);
     }
     svg.finish()
-}
-
-fn policy_color(label: &str) -> &'static str {
-    match label.split(' ').next() {
-        Some("normal") => "#7f7f7f",
-        Some("attach") => "#ff7f0e",
-        Some("elevator") => "#9467bd",
-        _ => "#1f77b4",
-    }
 }

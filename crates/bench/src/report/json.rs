@@ -10,6 +10,9 @@ use crate::samples::Samples;
 use crate::stats::PolicyStats;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::sweep_json::sweep_json;
 use std::collections::BTreeMap;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -113,12 +116,35 @@ struct Paper {
 
 /// The report as pretty JSON. The paper's Table 2 is included for Table 2's mix only.
 pub fn to_json(report: &BenchReport) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&json_report(report))
+}
+
+/// A preset's reports as one JSON document: one run is its report itself; more are
+/// `{ "runs": [report…] }`, with `"sweep"` when they form one (Figures 5-8: what the
+/// HTML plots, grouped and in x order; see docs/bench.md).
+pub fn preset_to_json(reports: &[BenchReport]) -> serde_json::Result<String> {
+    if let [one] = reports {
+        return to_json(one);
+    }
+    let runs = reports
+        .iter()
+        .map(|r| serde_json::to_value(json_report(r)))
+        .collect::<serde_json::Result<Vec<Value>>>()?;
+    let mut doc = Map::new();
+    doc.insert("runs".to_string(), Value::Array(runs));
+    if let Some(sweep) = sweep_json(reports) {
+        doc.insert("sweep".to_string(), sweep);
+    }
+    serde_json::to_string_pretty(&Value::Object(doc))
+}
+
+fn json_report(report: &BenchReport) -> JsonReport<'_> {
     let paper = (report.params.mix.name == crate::mix::TABLE2_MIX).then_some(Paper {
         source: "Zukowski et al., Cooperative Scans, VLDB 2007, Table 2",
         system: &TABLE2_SYSTEM,
         query_types: &TABLE2_QUERIES,
     });
-    let json = JsonReport {
+    JsonReport {
         schema_version: SCHEMA_VERSION,
         parameters: &report.params,
         table: report.table,
@@ -130,6 +156,5 @@ pub fn to_json(report: &BenchReport) -> serde_json::Result<String> {
         reference_queries: report.reference_queries,
         policies: Policies(&report.policies),
         paper,
-    };
-    serde_json::to_string_pretty(&json)
+    }
 }

@@ -1,4 +1,4 @@
-//! A minimal SVG writer (no dependencies, no JS): the few shapes Figures 4 and 5 need,
+//! A minimal SVG writer (no dependencies, no JS): the few shapes Figures 4-8 need,
 //! with every text XML-escaped.
 
 use std::fmt::Write;
@@ -36,6 +36,21 @@ impl Svg {
         let _ = writeln!(
             self.out,
             r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{fill}"/>"#
+        );
+    }
+
+    /// A line through `points` (already in SVG coordinates); `title` names it (shown
+    /// on hover, and how a reader or a test tells the lines apart).
+    pub fn polyline(&mut self, points: &[(f64, f64)], stroke: &str, title: &str) {
+        let coords: Vec<String> = points
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect();
+        let _ = writeln!(
+            self.out,
+            r#"<polyline points="{}" fill="none" stroke="{stroke}" stroke-width="1.5"><title>{}</title></polyline>"#,
+            coords.join(" "),
+            escape(title)
         );
     }
 

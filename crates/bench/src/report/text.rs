@@ -6,6 +6,9 @@ use crate::paper;
 use crate::stats::{PolicyStats, QueryTypeStats};
 use std::fmt::Write;
 
+/// A preset's sweep tables (Figures 5-8), printed after its runs; "" for no sweep.
+pub use super::sweep_text::render_sweep;
+
 const LABEL_WIDTH: usize = 24;
 const SYSTEM_CELL_WIDTH: usize = 20;
 const BYTES_PER_MB: f64 = 1_000_000.0;

@@ -119,3 +119,88 @@ pub fn small_params() -> Params {
     params.bandwidth_mb = Some(100.0);
     params
 }
+
+/// A policy's statistics with the numbers the sweep figures plot; the rest empty.
+pub fn sweep_stats(
+    io_requests: u64,
+    avg_stream_time_s: f64,
+    avg_normalized_latency: f64,
+    scheduling: Option<(f64, u64)>,
+) -> coopscan_bench::stats::PolicyStats {
+    coopscan_bench::stats::PolicyStats {
+        avg_stream_time_s,
+        avg_normalized_latency,
+        total_time_s: SWEEP_TOTAL_TIME_S,
+        cpu_use: 0.5,
+        io_requests,
+        io_bytes: io_requests * CHUNK_BYTES,
+        chunk_loads: io_requests as usize,
+        opt_chunk_loads: None,
+        scheduling_s: scheduling.map(|s| s.0),
+        abm_calls: scheduling.map(|s| s.1),
+        queries: 4,
+        results_checked: 4,
+        query_types: Default::default(),
+    }
+}
+
+/// Every synthetic run's wall time: the base of the scheduling share.
+pub const SWEEP_TOTAL_TIME_S: f64 = 80.0;
+
+/// A report of one sweep point, without running anything: `params` as the preset
+/// made them, one result per `(policy, stats)`.
+pub fn synthetic_report(
+    params: Params,
+    policies: Vec<(&str, coopscan_bench::stats::PolicyStats)>,
+) -> coopscan_bench::BenchReport {
+    coopscan_bench::BenchReport {
+        params,
+        table: coopscan_bench::TableInfo {
+            rows: 10_000,
+            bytes: 40_960_000,
+        },
+        bandwidth_mb_s: Some(100.0),
+        stagger_s: 0.5,
+        calibration: None,
+        standalone: Default::default(),
+        standalone_samples: Default::default(),
+        reference_queries: 0,
+        policies: policies
+            .into_iter()
+            .map(|(name, stats)| coopscan_bench::PolicyResult {
+                name: name.to_string(),
+                stats,
+                runs: Vec::new(),
+                loads: Vec::new(),
+            })
+            .collect(),
+    }
+}
+
+/// Every `<svg` opens and closes, and inside each the element tags balance.
+pub fn assert_balanced_svgs(html: &str) -> usize {
+    let svgs: Vec<&str> = html.split("<svg").skip(1).collect();
+    for svg in &svgs {
+        let body = &svg[..svg.find("</svg>").expect("unclosed svg")];
+        let mut stack: Vec<String> = Vec::new();
+        for tag in body.split('<').skip(1) {
+            let tag = &tag[..tag.find('>').expect("unclosed tag")];
+            let name: String = tag
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_alphanumeric())
+                .collect();
+            if tag.starts_with('/') {
+                assert_eq!(
+                    stack.pop().as_deref(),
+                    Some(name.as_str()),
+                    "unbalanced </{name}>"
+                );
+            } else if !tag.ends_with('/') {
+                stack.push(name);
+            }
+        }
+        assert!(stack.is_empty(), "unclosed {stack:?}");
+    }
+    svgs.len()
+}

@@ -9,6 +9,9 @@ use std::alloc::{self, Layout};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
+use std::sync::Arc;
+
+use super::recycle::{RawAlloc, Recycler};
 
 /// Alignment of buffer addresses, file offsets and request lengths for O_DIRECT.
 /// Writers pad every file to a multiple of it.
@@ -24,7 +27,9 @@ pub fn round_up_to_io_align(len: u64) -> u64 {
     len.div_ceil(IO_ALIGN as u64) * IO_ALIGN as u64
 }
 
-/// An owned, zero-initialised, `IO_ALIGN`-aligned heap allocation of `len` bytes.
+/// An owned, initialised, `IO_ALIGN`-aligned heap allocation of `len` bytes: zeroed when
+/// new ([`AlignedBuf::zeroed`]); a buffer from a [`Recycler`] holds its previous owner's
+/// bytes until overwritten, and goes back to the recycler when dropped.
 ///
 /// It behaves like a `Box<[u8]>` whose start address is a multiple of [`IO_ALIGN`], so it
 /// can be handed to an O_DIRECT read (when `len` is a multiple of `IO_ALIGN` too) or
@@ -35,6 +40,8 @@ pub struct AlignedBuf {
     /// The layout `ptr` was allocated with; its size is `max(len, 1)` because a zero-size
     /// allocation is not allowed, and an empty buffer should still have an aligned address.
     layout: Layout,
+    /// Where the allocation goes when dropped; `None`: freed.
+    home: Option<Arc<Recycler>>,
 }
 
 // SAFETY: `AlignedBuf` owns its allocation exclusively (no aliasing pointers escape except
@@ -59,7 +66,30 @@ impl AlignedBuf {
         let Some(ptr) = NonNull::new(raw) else {
             alloc::handle_alloc_error(layout)
         };
-        AlignedBuf { ptr, len, layout }
+        AlignedBuf {
+            ptr,
+            len,
+            layout,
+            home: None,
+        }
+    }
+
+    /// This buffer, returned to `home` instead of freed when dropped.
+    pub(super) fn returning_to(mut self, home: Arc<Recycler>) -> AlignedBuf {
+        self.home = Some(home);
+        self
+    }
+
+    /// A kept allocation reused for `len` bytes (`raw.layout.size() == max(len, 1)`).
+    pub(super) fn from_recycled(raw: RawAlloc, len: usize, home: Arc<Recycler>) -> AlignedBuf {
+        debug_assert_eq!(raw.layout.size(), len.max(1));
+        debug_assert_eq!(raw.layout.align(), IO_ALIGN);
+        AlignedBuf {
+            ptr: raw.ptr,
+            len,
+            layout: raw.layout,
+            home: Some(home),
+        }
     }
 
     /// Number of usable bytes (not the padded allocation size).
@@ -78,7 +108,8 @@ impl Deref for AlignedBuf {
 
     fn deref(&self) -> &[u8] {
         // SAFETY: `ptr` points to an allocation of at least `len` bytes that was zeroed at
-        // creation (so every byte is initialised) and lives as long as `self`.
+        // its creation (so every byte is initialised; a recycled one has only been written
+        // since) and lives as long as `self`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
@@ -92,8 +123,17 @@ impl DerefMut for AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` and is freed only here.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+        let raw = RawAlloc {
+            ptr: self.ptr,
+            layout: self.layout,
+        };
+        match self.home.take() {
+            // The allocation changes owner; this buffer never touches it again.
+            Some(home) => home.give_back(raw),
+            // SAFETY (inside `free`): `ptr` was returned by `alloc_zeroed(self.layout)`
+            // and this buffer, its only owner, frees it once.
+            None => raw.free(),
+        }
     }
 }
 

@@ -7,16 +7,18 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::{Mutex, MutexGuard};
 
 use super::aligned::{is_io_aligned, AlignedBuf};
+use super::completion::Completion;
 use super::config::{DeviceConfig, DirectMode};
 use super::error::DeviceError;
 use super::faults::{Fault, FaultInjector, ReadRequest};
 use super::file::{self, DeviceFile};
 use super::pread;
+use super::recycle::{Recycler, MAX_RECYCLED_BYTES};
 use super::stats::{Counters, DeviceStats, RequestTimes};
 use super::throttle::{Pacer, THROTTLE_BURST};
 
@@ -37,6 +39,8 @@ pub struct Device {
     fell_back: AtomicBool,
     /// Tests only: decides a fault for every request (see `faults.rs`).
     faults: Option<Arc<dyn FaultInjector>>,
+    /// Buffers of dropped reads, reused by the next `read`/`read_early` of their size.
+    recycler: Arc<Recycler>,
 }
 
 impl Device {
@@ -49,6 +53,7 @@ impl Device {
             counters: Counters::default(),
             fell_back: AtomicBool::new(false),
             faults: None,
+            recycler: Recycler::new(MAX_RECYCLED_BYTES),
         }
     }
 
@@ -82,11 +87,31 @@ impl Device {
         offset: u64,
         len: usize,
     ) -> Result<AlignedBuf, DeviceError> {
+        let (buf, done) = self.read_early(file, offset, len)?;
+        done.wait();
+        Ok(buf)
+    }
+
+    /// [`read`](Self::read) without the throttle's wait: returns right after the real
+    /// read, with the emulated disk's [`Completion`], which the caller must wait on
+    /// before handing the bytes on. On an error the emulated time is waited out here.
+    pub fn read_early(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        len: usize,
+    ) -> Result<(AlignedBuf, Completion), DeviceError> {
         // Checked before allocating, so a bad length cannot ask for absurd memory.
         check_range(file, offset, len)?;
-        let mut buf = AlignedBuf::zeroed(len);
-        self.submit(file, offset, &mut [&mut buf])?;
-        Ok(buf)
+        let mut buf = self.recycler.take(len);
+        let (result, done) = self.submit_early(file, offset, &mut [&mut buf]);
+        match result {
+            Ok(_) => Ok((buf, done)),
+            Err(e) => {
+                done.wait();
+                Err(e)
+            }
+        }
     }
 
     /// Fills `buf` from `offset` as one request; `buf` must start at an aligned address.
@@ -110,7 +135,9 @@ impl Device {
     ) -> Result<usize, DeviceError> {
         let len = check_buffers(file, offset, bufs)?;
         check_range(file, offset, len)?;
-        self.submit(file, offset, bufs)
+        let (result, done) = self.submit_early(file, offset, bufs);
+        done.wait();
+        result
     }
 
     pub fn stats(&self) -> DeviceStats {
@@ -128,18 +155,19 @@ impl Device {
     }
 
     /// Performs one validated request: under the gate, book it on the emulated disk and
-    /// do the real read; then, with no lock held, sleep until the emulated disk is done.
-    /// Booking in gate order keeps the emulated timeline exact (requests follow each
-    /// other back to back); sleeping outside the gate means a reader is never stuck
-    /// behind another's emulated wait — only behind its real read (issue "Reliability",
-    /// item 10: a second reader could not even start its read until the first had slept
-    /// out its whole emulated latency).
-    fn submit(
+    /// do the real read; then release the gate and return with the emulated disk's
+    /// completion, which the caller waits out with no lock held. Booking in gate order
+    /// keeps the emulated timeline exact (requests follow each other back to back);
+    /// waiting outside the gate means a reader is never stuck behind another's emulated
+    /// wait — only behind its real read (issue "Reliability", item 10: a second reader
+    /// could not even start its read until the first had slept out its whole emulated
+    /// latency).
+    fn submit_early(
         &self,
         file: &DeviceFile,
         offset: u64,
         bufs: &mut [&mut [u8]],
-    ) -> Result<usize, DeviceError> {
+    ) -> (Result<usize, DeviceError>, Completion) {
         let len: usize = bufs.iter().map(|buf| buf.len()).sum();
         let arrived = Instant::now();
         let gate = self.gate.as_ref().map(Mutex::lock);
@@ -155,7 +183,7 @@ impl Device {
             MutexGuard::unlock_fair(gate);
         }
         let (service_start, due) = booking.map_or((None, None), |(s, d)| (s, Some(d)));
-        let throttle = due.map_or(Duration::ZERO, |due| sleep_until(due, Instant::now()));
+        let done = Completion::at(due);
         // The emulated disk's occupancy: from when it started on this request (not
         // before the request arrived at the gate) until the later of the emulated and
         // the real completion. Successive requests' intervals do not overlap.
@@ -165,11 +193,12 @@ impl Device {
             queue: started - arrived,
             busy: busy_to.saturating_duration_since(busy_from),
             io: io_done - started,
-            throttle,
+            // What the caller has left to wait (it may use part of it, see Completion).
+            throttle: done.remaining(io_done),
         };
         self.counters
             .record(result.as_ref().map_or(0, |&got| got), times);
-        match result {
+        let result = match result {
             Ok(got) if got == len => Ok(len),
             Ok(got) => Err(short_read(file, offset, len, got)),
             Err(source) => Err(DeviceError::Read {
@@ -178,7 +207,8 @@ impl Device {
                 len,
                 source,
             }),
-        }
+        };
+        (result, done)
     }
 
     /// The real read, with the injected fault of this request applied (if any).
@@ -248,15 +278,6 @@ fn flip(bufs: &mut [&mut [u8]], at: usize, mask: u8) {
         }
         at -= buf.len();
     }
-}
-
-/// Sleeps until `due` if it is after `now`; returns the time actually slept.
-fn sleep_until(due: Instant, now: Instant) -> Duration {
-    if due <= now {
-        return Duration::ZERO;
-    }
-    thread::sleep(due - now);
-    now.elapsed()
 }
 
 /// Offset and length alignment, and the request lying inside the file.

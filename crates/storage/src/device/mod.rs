@@ -18,29 +18,34 @@
 //! 4. **Throttle.** An optional bandwidth and per-request latency make the device behave
 //!    like a slower disk: after the real read, the calling thread sleeps (holding no
 //!    lock) until the emulated disk ([`Pacer`]) would have finished. This is the only place coopscan
-//!    sleeps to emulate hardware.
+//!    sleeps to emulate hardware. [`Device::read_early`] returns right after the real
+//!    read with a [`Completion`] to wait on, so the caller can verify the bytes while the
+//!    emulated transfer runs.
 //! 5. **Fault injection.** [`Device::with_faults`] consults a [`FaultInjector`] before
 //!    every real read (errors, short reads, flipped bytes, delays), for tests.
 //! 6. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
 //!
 //! Entry points: [`Device::new`], [`Device::open`], [`Device::read`],
-//! [`Device::read_into`], [`Device::read_vectored`], [`Device::stats`].
+//! [`Device::read_into`], [`Device::read_vectored`], [`Device::read_early`], [`Device::stats`].
 
 // The one place unsafe code is allowed (workspace lint `unsafe_code`): aligned buffers
 // for O_DIRECT and the positional vectored read.
 #![allow(unsafe_code)]
 
 mod aligned;
+mod completion;
 mod config;
 mod error;
 mod faults;
 mod file;
 mod io;
 mod pread;
+mod recycle;
 mod stats;
 mod throttle;
 
 pub use aligned::{is_io_aligned, round_up_to_io_align, AlignedBuf, IO_ALIGN};
+pub use completion::Completion;
 pub use config::{
     Bandwidth, DeviceConfig, DirectMode, InvalidBandwidth, BANDWIDTH_MB_S_MIN, BYTES_PER_MB,
 };
@@ -48,5 +53,6 @@ pub use error::DeviceError;
 pub use faults::{Fault, FaultCounts, FaultInjector, FaultRates, ReadRequest, SeededFaults};
 pub use file::DeviceFile;
 pub use io::Device;
+pub use recycle::{Recycler, MAX_RECYCLED_BYTES};
 pub use stats::DeviceStats;
 pub use throttle::{Pacer, THROTTLE_BURST};

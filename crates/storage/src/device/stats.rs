@@ -20,8 +20,9 @@ pub struct DeviceStats {
     pub busy_time: Duration,
     /// Time inside the read system calls only.
     pub io_time: Duration,
-    /// Time slept to emulate latency and bandwidth (and to wait for earlier requests on
-    /// the emulated disk's timeline).
+    /// Time the emulated disk took beyond the real read, to emulate latency and
+    /// bandwidth (and to wait for earlier requests on its timeline): what a caller
+    /// sleeps, less what a `read_early` caller spent on the bytes meanwhile.
     pub throttle_wait: Duration,
     /// Time callers waited for the exclusive gate: another request's real read (not its
     /// throttle sleep, which happens outside the gate).

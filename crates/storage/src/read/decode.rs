@@ -51,9 +51,10 @@ pub fn decode_chunk_with(
         wanted
     };
     let schema = table.schema();
+    let presize = usize::try_from(wanted.end - wanted.start).unwrap_or(usize::MAX);
     let mut outs: Vec<ColumnValues> = projection
         .iter()
-        .map(|&c| ColumnValues::empty(schema.columns[c].ty.physical()))
+        .map(|&c| ColumnValues::with_capacity(schema.columns[c].ty.physical(), presize))
         .collect();
     if !wanted.is_empty() {
         let ctx = Decoder {

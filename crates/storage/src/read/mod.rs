@@ -20,7 +20,7 @@ pub use codecs::page_codecs;
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 
 use crate::chunk_map::{chunk_range, dsm_page_range};
-use crate::device::{AlignedBuf, Device, DeviceFile};
+use crate::device::{AlignedBuf, Completion, Device, DeviceFile};
 use crate::error::{Result, StorageError};
 use crate::manifest::{require_regular_file, ChunkMeta, Extent, Layout, Manifest};
 use crate::types::TableSchema;
@@ -184,6 +184,21 @@ impl Table {
         k: usize,
         projection: &[usize],
     ) -> Result<ChunkBytes> {
+        let (bytes, done) = self.read_chunk_early(device, files, k, projection)?;
+        done.wait();
+        Ok(bytes)
+    }
+
+    /// [`read_chunk`](Self::read_chunk) returning right after the real reads, with the
+    /// emulated disk's completion of the last one ([`Device::read_early`]): the loader
+    /// verifies the bytes while the emulated transfer runs, then waits.
+    pub fn read_chunk_early(
+        &self,
+        device: &Device,
+        files: &TableFiles,
+        k: usize,
+        projection: &[usize],
+    ) -> Result<(ChunkBytes, Completion)> {
         if k >= self.chunk_count() {
             return Err(StorageError::Invalid(format!(
                 "chunk {k} out of range: table has {} chunks",
@@ -191,15 +206,23 @@ impl Table {
             )));
         }
         self.check_projection(projection)?;
-        let extents = self
-            .chunk_extents(k, projection)
-            .into_iter()
-            .map(|e| {
-                let buf = device.read(&files.files[e.file as usize], e.offset, e.len as usize)?;
-                Ok((e, buf))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ChunkBytes { chunk: k, extents })
+        let mut done = Completion::default();
+        let mut extents = Vec::new();
+        for e in self.chunk_extents(k, projection) {
+            let read = device.read_early(&files.files[e.file as usize], e.offset, e.len as usize);
+            match read {
+                Ok((buf, due)) => {
+                    done = done.and(due);
+                    extents.push((e, buf));
+                }
+                Err(err) => {
+                    // The extents already read still occupy the emulated disk.
+                    done.wait();
+                    return Err(err.into());
+                }
+            }
+        }
+        Ok((ChunkBytes { chunk: k, extents }, done))
     }
 
     /// Reads and decodes chunk `k`: the tuples of `rows` (all of the chunk's if `None`)

@@ -1,0 +1,38 @@
+//! One colour per policy, the same in every figure of a report.
+
+/// The paper's policies keep fixed colours (relevance green, as its (1, 1) point in
+/// Figure 5); any other line (pbm, a peer engine) takes one of these by its name.
+const KNOWN: &[(&str, &str)] = &[
+    ("normal", "#7f7f7f"),
+    ("attach", "#ff7f0e"),
+    ("elevator", "#9467bd"),
+    ("relevance", "#2ca02c"),
+];
+const OTHERS: &[&str] = &[
+    "#1f77b4", "#d62728", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+];
+
+pub fn policy_color(policy: &str) -> &'static str {
+    if let Some((_, color)) = KNOWN.iter().find(|(name, _)| *name == policy) {
+        return color;
+    }
+    // A stable pick: the same name gets the same colour in every figure.
+    let sum = policy
+        .bytes()
+        .fold(0usize, |acc, b| acc.wrapping_add(usize::from(b)));
+    OTHERS[sum % OTHERS.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_policies_differ_and_others_are_stable() {
+        let colors: Vec<&str> = KNOWN.iter().map(|(n, _)| policy_color(n)).collect();
+        for (i, c) in colors.iter().enumerate() {
+            assert!(!colors[i + 1..].contains(c));
+        }
+        assert_eq!(policy_color("pbm"), policy_color("pbm"));
+    }
+}

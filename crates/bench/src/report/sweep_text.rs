@@ -1,0 +1,122 @@
+//! The sweep tables as text, printed after a preset's runs: Figure 5 as one row per mix,
+//! and for Figures 6-8 one block per query set and plotted metric (rows: x; columns:
+//! policies), the same numbers the HTML plots.
+
+use super::fig5_table::{fig5_table, Fig5Table, FIG5_CAPTION};
+use super::sweep::{sweep_figure, Group, SweepFigure};
+use crate::bench::BenchReport;
+use std::fmt::Write;
+
+const X_WIDTH: usize = 12;
+const CELL_WIDTH: usize = 11;
+const MIX_WIDTH: usize = 16;
+const RELATIVE_WIDTH: usize = 14;
+const MISSING: &str = "-";
+
+/// Every sweep table `reports` form (Figure 5's mixes, or Figure 6, 7 or 8), each
+/// followed by the paper's finding; "" when they form none (e.g. one `table2` run).
+pub fn render_sweep(reports: &[BenchReport]) -> String {
+    let mut out = String::new();
+    if let Some(table) = fig5_table(reports) {
+        fig5(&mut out, &table);
+    }
+    if let Some(figure) = sweep_figure(reports) {
+        line_figure(&mut out, &figure);
+    }
+    out
+}
+
+pub(crate) fn fig5(out: &mut String, table: &Fig5Table) {
+    let _ = writeln!(
+        out,
+        "Figure 5: each policy ÷ relevance, avg stream time / avg normalized latency \
+         (below 1 beats relevance)"
+    );
+    let _ = write!(out, "{:<MIX_WIDTH$}", "mix");
+    for policy in &table.policies {
+        let _ = write!(out, "{policy:>RELATIVE_WIDTH$}");
+    }
+    let _ = writeln!(out, "  relevance not best on both axes");
+    for row in &table.rows {
+        let _ = write!(out, "{:<MIX_WIDTH$}", row.label);
+        for policy in &table.policies {
+            let cell = row
+                .relative
+                .iter()
+                .flatten()
+                .find(|r| &r.policy == policy)
+                .map_or(MISSING.to_string(), |r| {
+                    format!("{:.2}/{:.2}", r.stream_time, r.normalized_latency)
+                });
+            let _ = write!(out, "{cell:>RELATIVE_WIDTH$}");
+        }
+        let beaten = row.describe_beaten();
+        if beaten.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "  {beaten}");
+        }
+    }
+    let not_best = table.relevance_not_best();
+    if not_best.is_empty() {
+        let _ = writeln!(out, "relevance is best on both axes in every mix");
+    } else {
+        let _ = writeln!(
+            out,
+            "relevance is not best on both axes in {} of {} mixes: {}",
+            not_best.len(),
+            table.rows.len(),
+            not_best.join(", ")
+        );
+    }
+    let _ = writeln!(out, "paper: {FIG5_CAPTION}\n");
+}
+
+pub(crate) fn line_figure(out: &mut String, figure: &SweepFigure) {
+    let spec = figure.spec;
+    let _ = writeln!(out, "{}", spec.title);
+    for group in &figure.groups {
+        for (m, metric) in spec.metrics.iter().enumerate() {
+            let _ = writeln!(out, "  {} — {}", group.title, metric.label);
+            block(out, figure, group, m);
+        }
+    }
+    let _ = writeln!(out, "paper: {}", spec.caption);
+    for group in &figure.groups {
+        if let Some(ours) = (spec.ours)(spec, group) {
+            let _ = writeln!(out, "ours ({}): {ours}", group.title);
+        }
+    }
+    out.push('\n');
+}
+
+/// Rows: x ascending; columns: the policies' values of metric `m`.
+fn block(out: &mut String, figure: &SweepFigure, group: &Group, m: usize) {
+    let spec = figure.spec;
+    let width = group
+        .series
+        .iter()
+        .map(|s| s.policy.len() + 1)
+        .fold(CELL_WIDTH, usize::max);
+    let _ = write!(out, "  {:<X_WIDTH$}", spec.x_short);
+    for s in &group.series {
+        let _ = write!(out, "{:>width$}", s.policy);
+    }
+    out.push('\n');
+    let decimals = spec.metrics.get(m).map_or(0, |metric| metric.decimals);
+    for (i, x) in group.xs.iter().enumerate() {
+        let _ = write!(out, "  {:<X_WIDTH$}", format_x(*x));
+        for s in &group.series {
+            let cell = s
+                .value(m, i)
+                .map_or(MISSING.to_string(), |v| format!("{v:.decimals$}"));
+            let _ = write!(out, "{cell:>width$}");
+        }
+        out.push('\n');
+    }
+}
+
+/// 12.5, 25, 0.25: as short as the value allows.
+pub fn format_x(x: f64) -> String {
+    format!("{x}")
+}
