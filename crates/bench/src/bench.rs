@@ -1,6 +1,7 @@
 //! One benchmark run end to end, for one [`Params`]:
 //!
-//! 1. resolve bandwidth (override, else calibration) and stagger;
+//! 1. resolve bandwidth (override, else calibration; times `bandwidth_scale`) and
+//!    stagger (from the unscaled bandwidth, so a bandwidth sweep runs one workload);
 //! 2. generate the workload (seeded: identical for every policy);
 //! 3. compute reference outputs for every distinct query (reference engine, untimed);
 //! 4. standalone cold runs: each query type alone on a fresh policy run (cold buffer),
@@ -75,10 +76,11 @@ pub struct BenchReport {
 pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> {
     let params = input.params;
     check_params(params)?;
-    let bandwidth_mb_s = params
+    let unscaled = params
         .bandwidth_mb
         .or(input.calibration.as_ref().map(|c| c.bandwidth_mb_s));
-    let stagger_s = resolve_stagger(params, input.table, bandwidth_mb_s)?;
+    let stagger_s = resolve_stagger(params, input.table, unscaled)?;
+    let bandwidth_mb_s = resolve_bandwidth(params, input.calibration.as_ref())?;
     let workload = Workload::generate(&WorkloadSpec {
         streams: params.streams,
         queries_per_stream: params.queries_per_stream,
@@ -125,6 +127,26 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
         reference_queries: references.len(),
         policies,
     })
+}
+
+/// The device bandwidth of a run: `bandwidth_mb` (else the calibration's) times
+/// `bandwidth_scale`; `None` (unthrottled) when there is neither. A scale other than 1
+/// without a bandwidth to scale is an error (the sweep would silently run unthrottled).
+pub fn resolve_bandwidth(
+    params: &Params,
+    calibration: Option<&Calibration>,
+) -> Result<Option<f64>, BenchError> {
+    let unscaled = params
+        .bandwidth_mb
+        .or(calibration.map(|c| c.bandwidth_mb_s));
+    match unscaled {
+        Some(b) => Ok(Some(b * params.bandwidth_scale)),
+        None if params.bandwidth_scale == 1.0 => Ok(None),
+        None => Err(BenchError::BadParameter(format!(
+            "bandwidth_scale {} needs a bandwidth to scale (--bandwidth-mb or a calibration)",
+            params.bandwidth_scale
+        ))),
+    }
 }
 
 /// The stagger given, else the paper's fraction of a full-table read.

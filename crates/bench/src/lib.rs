@@ -28,7 +28,9 @@ pub use coopscan_paper::table2 as paper;
 pub mod stats;
 pub mod workload;
 
-pub use bench::{run_benchmark, BenchInput, BenchReport, PolicyResult, TableInfo};
+pub use bench::{
+    resolve_bandwidth, run_benchmark, BenchInput, BenchReport, PolicyResult, TableInfo,
+};
 pub use calibration::{calibrate, Calibration, CalibrationInput};
 pub use engine::{
     IoStats, LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine, QueryOutput,

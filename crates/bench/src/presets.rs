@@ -49,6 +49,10 @@ pub struct Params {
     pub chunk_mb: f64,
     /// Device throttle in MB/s (10^6 bytes); `None` = use the calibration's.
     pub bandwidth_mb: Option<f64>,
+    /// Multiplies that bandwidth (1 = as given or calibrated): the 2012 paper's Figure
+    /// 12 sweep, relative to its default 700 MB/s, which the calibrated balance stands
+    /// for. The stagger is computed from the unscaled bandwidth.
+    pub bandwidth_scale: f64,
     /// Seconds between stream starts; `None` = [`PAPER_STAGGER_OVER_SCAN`] × scan time.
     pub stagger_s: Option<f64>,
     pub mix: Mix,
@@ -119,11 +123,17 @@ pub const PRESETS: &[&str] = &[
     "fig7",
     "fig8",
     "pbm-buffer",
+    "pbm-bandwidth",
     "pbm-streams",
+    "pbm-sharing",
 ];
-/// The 2012 paper's comparison: LRU (our `normal`: in-order scans, LRU), PBM and
-/// CScans (`relevance`).
-pub const PBM_POLICIES: &[&str] = &["normal", "pbm", "relevance"];
+/// The 2012 paper's comparison: LRU (our `normal`: in-order scans, LRU), PBM, its
+/// PBM/LRU sketch (`pbm-lru`) and CScans (`relevance`).
+pub const PBM_POLICIES: &[&str] = &["normal", "pbm", "pbm-lru", "relevance"];
+/// The 2012 paper's default bandwidth (MB/s); its Figure 12 sweeps around it.
+const PBM_PAPER_DEFAULT_MB_S: f64 = 700.0;
+/// Figure 12's bandwidths (MB/s), as multiples of the default.
+const PBM_BANDWIDTHS_MB_S: [f64; 6] = [200.0, 400.0, 700.0, 1000.0, 1400.0, 2000.0];
 
 /// The runs of preset `name` with `overrides` applied to each.
 pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchError> {
@@ -135,6 +145,8 @@ pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchErr
         "fig8" => fig8(),
         "pbm-buffer" => pbm_buffer(),
         "pbm-streams" => pbm_streams(),
+        "pbm-bandwidth" => pbm_bandwidth(),
+        "pbm-sharing" => vec![pbm_sharing()],
         _ => return Err(BenchError::UnknownPreset(name.to_string())),
     };
     for run in &mut runs {
@@ -170,6 +182,9 @@ pub fn check_params(params: &Params) -> Result<(), BenchError> {
     {
         return bad("stagger_s must be a non-negative number of seconds");
     }
+    if !(params.bandwidth_scale > 0.0 && params.bandwidth_scale.is_finite()) {
+        return bad("bandwidth_scale must be positive");
+    }
     if params.policies.is_empty() || params.standalone_runs == 0 {
         return bad("at least one policy and one standalone run are needed");
     }
@@ -193,6 +208,7 @@ pub fn table2() -> Params {
         buffer_pct: PAPER_BUFFER_PCT,
         chunk_mb: DEFAULT_CHUNK_MB,
         bandwidth_mb: None,
+        bandwidth_scale: 1.0,
         stagger_s: None,
         mix: Mix::table2(),
         seed: DEFAULT_SEED,
@@ -326,6 +342,33 @@ pub fn pbm_streams() -> Vec<Params> {
         .collect()
 }
 
+/// 2012 paper Figure 12: buffer 40 %, bandwidth 200…2000 MB/s around its default
+/// 700 MB/s. Scaled: the calibrated bandwidth (the paper's CPU/I/O balance) stands for
+/// 700 MB/s and each point multiplies it by `b / 700`, as the simulator's preset does;
+/// the queries and their stagger stay the same at every point.
+pub fn pbm_bandwidth() -> Vec<Params> {
+    PBM_BANDWIDTHS_MB_S
+        .into_iter()
+        .map(|mb_s| {
+            pbm_variant(format!("{mb_s} MB/s"), "FS-1,10,50,100", |p| {
+                p.preset = "pbm-bandwidth".into();
+                p.bandwidth_scale = mb_s / PBM_PAPER_DEFAULT_MB_S;
+            })
+        })
+        .collect()
+}
+
+/// 2012 paper Figure 17: the microbenchmark of Figure 11 at its default 40 % buffer,
+/// whose runs the sharing-potential analysis (volume wanted by 1, 2, 3, ≥ 4 scans over
+/// time) reads. The analysis needs each scan's consumption times: the simulator has
+/// them (`coopscan_sim::sharing_potential`); a real run needs the runtime's reference
+/// trace (`Runtime::record_trace`) passed out through the engine.
+pub fn pbm_sharing() -> Params {
+    pbm_variant("sharing 40%".into(), "FS-1,10,50,100", |p| {
+        p.preset = "pbm-sharing".into();
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,6 +384,17 @@ mod tests {
             .all(|p| p.policies == PBM_POLICIES && p.streams == 8));
         assert_eq!(pbm[0].buffer_pct, 10.0);
         assert_eq!(preset("pbm-streams", &none).unwrap().len(), 6);
+        let bw = preset("pbm-bandwidth", &none).unwrap();
+        assert_eq!(bw.len(), 6);
+        assert!(bw
+            .iter()
+            .all(|p| p.buffer_pct == 40.0 && p.policies == PBM_POLICIES));
+        // 700 MB/s is the paper's default: the calibrated bandwidth itself.
+        assert!(bw.iter().any(|p| p.bandwidth_scale == 1.0));
+        assert!((bw[0].bandwidth_scale - 200.0 / 700.0).abs() < 1e-12);
+        let sharing = preset("pbm-sharing", &none).unwrap();
+        assert_eq!(sharing.len(), 1);
+        assert_eq!(sharing[0].buffer_pct, 40.0);
         assert_eq!(preset("fig5", &none).unwrap().len(), 15);
         let fig6 = preset("fig6", &none).unwrap();
         assert_eq!(fig6.len(), 16);
@@ -352,6 +406,27 @@ mod tests {
             preset("fig9", &none),
             Err(BenchError::UnknownPreset(_))
         ));
+    }
+
+    #[test]
+    fn a_bandwidth_sweep_scales_the_given_bandwidth_and_needs_one() {
+        use crate::bench::resolve_bandwidth;
+        let mut p = pbm_bandwidth().remove(0); // the paper's 200 MB/s point
+        p.bandwidth_mb = Some(350.0);
+        let b = resolve_bandwidth(&p, None).unwrap().unwrap();
+        assert!(
+            (b - 100.0).abs() < 1e-9,
+            "350 MB/s stands for 700: 200 is {b}"
+        );
+        p.bandwidth_mb = None;
+        assert!(matches!(
+            resolve_bandwidth(&p, None),
+            Err(BenchError::BadParameter(_))
+        ));
+        p.bandwidth_scale = 1.0;
+        assert_eq!(resolve_bandwidth(&p, None).unwrap(), None);
+        p.bandwidth_scale = 0.0;
+        assert!(check_params(&p).is_err());
     }
 
     #[test]

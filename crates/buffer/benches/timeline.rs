@@ -3,9 +3,11 @@
 //! time, O(log n), what a "binary heap or another priority queue" would cost; the 2012
 //! paper found those too slow in Vectorwise).
 //!
+//! PBM/LRU's counter-rotating timeline is measured the same way (`pbm_lru` group).
+//!
 //! `cargo bench -p coopscan-buffer --bench timeline`
 
-use coopscan_buffer::{BucketTimeline, Nanos, TimelineShape};
+use coopscan_buffer::{BucketTimeline, CounterRotatingTimeline, Nanos, TimelineShape};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -127,5 +129,56 @@ fn refresh(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, refile, evict, refresh);
+/// PBM/LRU's counter-rotating timeline, half its keys requested and half unrequested
+/// (with an estimate): re-file a random key on a random side, take the victim and
+/// re-file it, and one refresh slice (PBM buckets left, LRU buckets right, the expired
+/// requested keys re-filed).
+fn counter_rotating(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pbm_lru");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(2));
+    for n in PIECES {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let mut t =
+            CounterRotatingTimeline::new(TimelineShape::DEFAULT, Nanos::ZERO).expect("shape");
+        let file = |t: &mut CounterRotatingTimeline<u32>, key: u32, rng: &mut ChaCha8Rng| {
+            let at = Nanos(rng.random_range(0..HORIZON_NS));
+            if rng.random_bool(0.5) {
+                t.push_requested(key, at);
+            } else {
+                t.push_unrequested(key, Some(at));
+            }
+        };
+        for key in 0..n {
+            file(&mut t, key, &mut rng);
+        }
+        group.bench_function(BenchmarkId::new("refile", n), |b| {
+            b.iter(|| {
+                let key = rng.random_range(0..n);
+                file(&mut t, black_box(key), &mut rng);
+            })
+        });
+        group.bench_function(BenchmarkId::new("evict", n), |b| {
+            b.iter(|| {
+                let victim = t.eviction_order().next().expect("filled");
+                t.remove(victim);
+                file(&mut t, black_box(victim), &mut rng);
+            })
+        });
+        let mut now = 0u64;
+        let slice = TimelineShape::DEFAULT.time_slice.0;
+        group.bench_function(BenchmarkId::new("refresh_slice", n), |b| {
+            b.iter(|| {
+                now += slice;
+                for key in t.advance(Nanos(now)) {
+                    file(&mut t, key, &mut rng);
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, refile, evict, refresh, counter_rotating);
 criterion_main!(benches);

@@ -2,9 +2,10 @@
 //!
 //! The ABM keeps track of every active CScan and which chunks each still needs, and
 //! decides (a) which available chunk a scan processes next and (b) which chunk the
-//! loader reads next, evicting what. Five policies make these decisions: `normal`,
-//! `attach`, `elevator` and `relevance` (Zukowski et al., VLDB 2007, Figure 3) and `pbm`
-//! (Predictive Buffer Management, Świtakowski et al., VLDB 2012). Policies are pure
+//! loader reads next, evicting what. Six policies make these decisions: `normal`,
+//! `attach`, `elevator` and `relevance` (Zukowski et al., VLDB 2007, Figure 3), `pbm`
+//! (Predictive Buffer Management, Świtakowski et al., VLDB 2012) and `pbm-lru` (that
+//! paper's PBM/LRU sketch). Policies are pure
 //! state machines: no threads, clocks, locks or I/O; time
 //! comes in as a [`Nanos`] value, so the simulator (`coopscan-sim`) and the threaded
 //! runtime drive the very same code.
@@ -96,7 +97,10 @@ pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
 pub use pool::{PieceId, PieceState, Pool, TableId};
 pub use replacer::knapsack;
-pub use replacer::timeline::{BucketTimeline, Filed, TimelineShape};
+pub use replacer::next_use::{self, NextUseReplacer, Paces};
+pub use replacer::timeline::{
+    BucketTimeline, CounterRotatingTimeline, Filed, Placed, TimelineShape,
+};
 pub use replacer::{
     plan_eviction, plan_knapsack, EvictionRequest, FifoReplacer, KeepRelevanceReplacer,
     LruReplacer, Replacer,

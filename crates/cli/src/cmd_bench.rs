@@ -25,8 +25,9 @@ use coopscan_peers::Regime;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Experiment: table2, fig5, fig6, fig7, fig8 (2007 paper), pbm-buffer or pbm-streams
-    /// (2012 paper Figures 11 and 13: LRU, PBM, CScans); see ../shared/BENCHMARKS.md.
+    /// Experiment: table2, fig5, fig6, fig7, fig8 (2007 paper), pbm-buffer, pbm-streams,
+    /// pbm-bandwidth or pbm-sharing (2012 paper Figures 11, 13, 12 and 17: LRU, PBM,
+    /// PBM/LRU, CScans); see ../shared/BENCHMARKS.md.
     #[arg(long, default_value = "table2")]
     pub preset: String,
     /// TPC-H scale factor of the lineitem table (generated into the cache if missing).
@@ -173,9 +174,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                 Vec::new()
             };
             if with_peers && regime == Regime::IoBound {
-                let bandwidth = params
-                    .bandwidth_mb
-                    .or(calibration.as_ref().map(|c| c.bandwidth_mb_s));
+                // The run's own device (a pbm-bandwidth point scales it).
+                let bandwidth =
+                    coopscan_bench::bench::resolve_bandwidth(&params, calibration.as_ref())?;
                 let mut lines = Vec::new();
                 if with_coopscan {
                     lines.push(bench_peers::device_check(

@@ -12,8 +12,10 @@
 use anyhow::Context;
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
-    fig8, pbm_buffer, pbm_buffer_text, run_preset_traced, svg, table4, table4_text, PresetName,
-    FIG8_DEFAULT_CHUNKS, PBM_BUFFER_PERCENTS,
+    fig8, mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer,
+    pbm_buffer_text, pbm_sharing, pbm_sharing_text, run_preset_traced, svg, table4, table4_text,
+    PresetName, FIG8_DEFAULT_CHUNKS, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S,
+    PBM_BUFFER_PERCENTS,
 };
 use std::path::{Path, PathBuf};
 
@@ -21,16 +23,18 @@ use std::path::{Path, PathBuf};
 pub struct SimArgs {
     /// Experiment: homogeneous, heterogeneous (2004 report Figs. 3-4), table2 (2007 paper
     /// Table 2), table3 (its DSM twin, 2007 paper Table 3), fig8 (scheduling cost vs
-    /// number of chunks), table4 (DSM column overlap, 2007 paper Table 4) or pbm-buffer
+    /// number of chunks), table4 (DSM column overlap, 2007 paper Table 4), pbm-buffer
     /// (2012 paper Figure 11: I/O against the buffer size, OPT replayed on the PBM run's
-    /// trace).
+    /// trace), pbm-bandwidth (Figure 12: against the disk's bandwidth), pbm-sharing
+    /// (Figure 17: data wanted by 1, 2, 3, ≥ 4 scans) or mixed-pool (Scans and CScans in
+    /// one pool; runs its own policies).
     #[arg(long, default_value = "heterogeneous")]
     pub preset: PresetName,
     /// Policies to compare, comma separated.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "normal,attach,elevator,relevance,pbm"
+        default_value = "normal,attach,elevator,relevance,pbm,pbm-lru"
     )]
     pub policies: Vec<PolicyKind>,
     /// Write the results as JSON to this file.
@@ -75,7 +79,12 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if args.trace.is_some()
         && matches!(
             args.preset,
-            PresetName::Fig8 | PresetName::Table4 | PresetName::PbmBuffer
+            PresetName::Fig8
+                | PresetName::Table4
+                | PresetName::PbmBuffer
+                | PresetName::PbmBandwidth
+                | PresetName::PbmSharing
+                | PresetName::MixedPool
         )
     {
         anyhow::bail!(
@@ -101,6 +110,29 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         let report = pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS)?;
         (
             pbm_buffer_text(&report),
+            serde_json::to_string_pretty(&report)?,
+            None,
+        )
+    } else if args.preset == PresetName::PbmBandwidth {
+        let report = pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S)?;
+        (
+            pbm_bandwidth_text(&report),
+            serde_json::to_string_pretty(&report)?,
+            None,
+        )
+    } else if args.preset == PresetName::PbmSharing {
+        let report = pbm_sharing(&args.policies, args.seed)?;
+        (
+            pbm_sharing_text(&report),
+            serde_json::to_string_pretty(&report)?,
+            None,
+        )
+    } else if args.preset == PresetName::MixedPool {
+        // Its own fixed policies: the mixed pool against all-Scans-under-PBM and
+        // all-CScans-under-relevance on the same queries.
+        let report = mixed_pool(args.seed, &MIXED_BUFFER_PCT, &MIXED_IN_ORDER_PCT)?;
+        (
+            mixed_pool_text(&report),
             serde_json::to_string_pretty(&report)?,
             None,
         )
@@ -147,7 +179,12 @@ fn output_paths(args: &SimArgs) -> anyhow::Result<(Option<PathBuf>, Option<PathB
         json.get_or_insert_with(|| dir.join(format!("{}.json", args.preset)));
         if !matches!(
             args.preset,
-            PresetName::Fig8 | PresetName::Table4 | PresetName::PbmBuffer
+            PresetName::Fig8
+                | PresetName::Table4
+                | PresetName::PbmBuffer
+                | PresetName::PbmBandwidth
+                | PresetName::PbmSharing
+                | PresetName::MixedPool
         ) {
             svg.get_or_insert_with(|| dir.join(format!("{}.svg", args.preset)));
         }

@@ -21,7 +21,7 @@ use coopscan_buffer::{
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 /// Rows per chunk of the simulated table; only the chunk mapping matters here.
@@ -131,6 +131,10 @@ struct Query {
     loads: u64,
     /// (chunk, cycles left, started at)
     processing: Option<(u32, f64, f64)>,
+    /// Registered `ScanOrder::InOrder` (a Scan): must get its chunks ascending.
+    in_order: bool,
+    /// The last chunk it was given.
+    last_chunk: Option<u32>,
 }
 
 /// One piece being read; the pieces of a load arrive one after another.
@@ -143,6 +147,8 @@ struct InFlight {
 struct Sim<'a> {
     cfg: &'a SimConfig,
     workload: &'a Workload,
+    /// Names of the queries registered in order (Scans); the others are CScans.
+    in_order: &'a BTreeSet<String>,
     policy: PolicyKind,
     abm: Abm<AnyPolicy>,
     now: f64,
@@ -212,6 +218,18 @@ pub fn simulate_policy(
     workload: &Workload,
     policy: AnyPolicy,
 ) -> Result<RunResult, SimError> {
+    simulate_ordered(cfg, workload, policy, &BTreeSet::new())
+}
+
+/// [`simulate_policy`], with the queries named in `in_order` registered as in-order
+/// Scans (`ScanOrder::InOrder`; the run fails if one gets a chunk out of order) and the
+/// others as CScans.
+pub fn simulate_ordered(
+    cfg: &SimConfig,
+    workload: &Workload,
+    policy: AnyPolicy,
+    in_order: &BTreeSet<String>,
+) -> Result<RunResult, SimError> {
     let kind = policy.kind();
     if let Some(f) = cfg.faults.filter(|f| f.per_mille > MAX_FAULT_PER_MILLE) {
         return Err(SimError::InvalidSetup(format!(
@@ -232,6 +250,7 @@ pub fn simulate_policy(
     let sim = Sim {
         cfg,
         workload,
+        in_order,
         policy,
         abm,
         now: 0.0,
@@ -397,7 +416,11 @@ impl Sim<'_> {
             0 => ColumnMask::ALL,
             bits => ColumnMask(bits),
         };
-        let scan_spec = ScanSpec::new(rows, columns);
+        let in_order = self.in_order.contains(&spec.name);
+        let scan_spec = match in_order {
+            true => ScanSpec::new(rows, columns).in_order(),
+            false => ScanSpec::new(rows, columns),
+        };
         let now = nanos(self.now);
         let registration = self.timed(|abm, _| abm.register_scan(&scan_spec, now));
         let scan = registration.map_err(|e| self.buffer_error(e))?.scan;
@@ -417,6 +440,8 @@ impl Sim<'_> {
             io_wait_s: 0.0,
             loads: 0,
             processing: None,
+            in_order,
+            last_chunk: None,
         });
         self.ask_next(self.queries.len() - 1)
     }
@@ -448,6 +473,14 @@ impl Sim<'_> {
                 chunk,
             });
         }
+        if query.in_order && query.last_chunk.is_some_and(|last| last >= chunk) {
+            return Err(SimError::OutOfOrderDelivery {
+                policy,
+                query: name(),
+                chunk,
+            });
+        }
+        query.last_chunk = Some(chunk);
         if std::mem::replace(&mut query.got[chunk as usize], true) {
             return Err(SimError::DuplicateDelivery {
                 policy,

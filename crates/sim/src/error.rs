@@ -17,6 +17,12 @@ pub enum SimError {
         query: String,
         chunk: u32,
     },
+    #[error("{policy}: in-order query {query} received chunk {chunk} out of order")]
+    OutOfOrderDelivery {
+        policy: PolicyKind,
+        query: String,
+        chunk: u32,
+    },
     #[error("{policy}: query {query} received chunk {chunk} outside its ranges")]
     UnwantedDelivery {
         policy: PolicyKind,

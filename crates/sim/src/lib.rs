@@ -7,18 +7,25 @@
 //! preset and seed give the same numbers.
 //!
 //! Presets (see `docs/simulation.md`): `homogeneous` and `heterogeneous` (2004 report
-//! Figures 3 and 4), `table2` (2007 paper Table 2 workload), `table3` (its DSM twin, Table 3), `fig8` (scheduling cost
-//! against the number of chunks), `table4` (DSM column overlap) and `pbm-buffer` (2012
-//! paper Figure 11: LRU, PBM, CScans and OPT against the buffer size).
+//! Figures 3 and 4), `table2` (2007 paper Table 2 workload), `table3` (its DSM twin,
+//! Table 3), `fig8` (scheduling cost against the number of chunks), `table4` (DSM column
+//! overlap), `pbm-buffer` (2012 paper Figure 11: LRU, PBM, PBM/LRU, CScans and OPT
+//! against the buffer size), `pbm-bandwidth` (Figure 12: against the disk bandwidth),
+//! `pbm-sharing` (Figure 17: the volume wanted by 1, 2, 3, ≥ 4 scans over time) and
+//! `mixed-pool` (Scans and CScans in one pool with one temperature, §2.3/§5).
 
 mod boundaries;
 mod dsm_variants;
 mod engine;
 mod error;
 mod fig8;
+mod mixed_pool;
 mod model;
 pub mod opt;
+mod pbm_bandwidth;
 mod pbm_buffer;
+mod pbm_lru_hot;
+mod pbm_sharing;
 pub mod presets;
 mod report;
 mod result;
@@ -31,15 +38,31 @@ mod workload;
 pub use boundaries::Boundaries;
 pub use dsm_variants::{table4_variants, variants_text, VARIANTS};
 pub use engine::{
-    abm_config, geometry, simulate, simulate_policy, SimConfig, SimFaults, DEFAULT_MAX_EVENTS,
-    MAX_FAULT_PER_MILLE,
+    abm_config, geometry, simulate, simulate_ordered, simulate_policy, SimConfig, SimFaults,
+    DEFAULT_MAX_EVENTS, MAX_FAULT_PER_MILLE,
 };
 pub use error::SimError;
 pub use fig8::{fig8, Fig8Point, Fig8Report, FIG8_DEFAULT_CHUNKS};
+pub use mixed_pool::{
+    choose_scans, mixed_pool, mixed_pool_text, MixedPoint, MixedReport, MixedRun, MIXED_BUFFER_PCT,
+    MIXED_IN_ORDER_PCT, MIXED_TARGET,
+};
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+pub use pbm_bandwidth::{
+    pbm_bandwidth, pbm_bandwidth_text, PbmBandwidthPoint, PbmBandwidthReport, PBM_BANDWIDTH_MB_S,
+    PBM_DEFAULT_BUFFER_PCT,
+};
 pub use pbm_buffer::{
     pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport,
     PbmBufferRow, PBM_BUFFER_PERCENTS,
+};
+pub use pbm_lru_hot::{
+    pbm_lru_hot, pbm_lru_hot_text, HotPoint, HotReport, HotRow, HOT_BUFFER_PCT, HOT_CHUNKS,
+    HOT_INTERVALS_S,
+};
+pub use pbm_sharing::{
+    pbm_sharing, pbm_sharing_text, sharing_potential, PbmSharingReport, PbmSharingRun,
+    SharingSample, SHARING_CLASSES, SHARING_SAMPLES,
 };
 pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};

@@ -69,7 +69,7 @@ pub fn pbm_buffer_workload(cfg: &SimConfig, seed: u64) -> Workload {
     Workload { streams }
 }
 
-fn chunks_touched(workload: &Workload) -> u32 {
+pub(crate) fn chunks_touched(workload: &Workload) -> u32 {
     let touched: BTreeSet<u32> = workload
         .streams
         .iter()
@@ -113,7 +113,8 @@ pub fn pbm_buffer(
     })
 }
 
-fn point(
+/// Every policy on one configuration; OPT and LRU replay the PBM run's trace.
+pub(crate) fn point(
     cfg: &SimConfig,
     workload: &Workload,
     policies: &[PolicyKind],

@@ -28,10 +28,13 @@ pub enum PresetName {
     Fig8,
     Table4,
     PbmBuffer,
+    PbmBandwidth,
+    PbmSharing,
+    MixedPool,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 7] = [
+    pub const ALL: [PresetName; 10] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
@@ -39,6 +42,9 @@ impl PresetName {
         PresetName::Fig8,
         PresetName::Table4,
         PresetName::PbmBuffer,
+        PresetName::PbmBandwidth,
+        PresetName::PbmSharing,
+        PresetName::MixedPool,
     ];
 
     pub fn name(self) -> &'static str {
@@ -50,6 +56,9 @@ impl PresetName {
             PresetName::Fig8 => "fig8",
             PresetName::Table4 => "table4",
             PresetName::PbmBuffer => "pbm-buffer",
+            PresetName::PbmBandwidth => "pbm-bandwidth",
+            PresetName::PbmSharing => "pbm-sharing",
+            PresetName::MixedPool => "mixed-pool",
         }
     }
 }
@@ -368,6 +377,15 @@ pub fn run_preset_traced(
         )),
         PresetName::PbmBuffer => Err(SimError::InvalidSetup(
             "pbm-buffer has its own report: call coopscan_sim::pbm_buffer".into(),
+        )),
+        PresetName::PbmBandwidth => Err(SimError::InvalidSetup(
+            "pbm-bandwidth has its own report: call coopscan_sim::pbm_bandwidth".into(),
+        )),
+        PresetName::PbmSharing => Err(SimError::InvalidSetup(
+            "pbm-sharing has its own report: call coopscan_sim::pbm_sharing".into(),
+        )),
+        PresetName::MixedPool => Err(SimError::InvalidSetup(
+            "mixed-pool has its own report: call coopscan_sim::mixed_pool".into(),
         )),
     }
 }

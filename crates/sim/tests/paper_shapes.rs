@@ -127,7 +127,12 @@ fn table4_relevance_beats_normal_in_every_family() {
 #[test]
 fn pbm_buffer_orders_lru_pbm_opt_as_the_2012_paper() {
     use coopscan_sim::pbm_buffer;
-    let policies = [PolicyKind::Normal, PolicyKind::Pbm, PolicyKind::Relevance];
+    let policies = [
+        PolicyKind::Normal,
+        PolicyKind::Pbm,
+        PolicyKind::PbmLru,
+        PolicyKind::Relevance,
+    ];
     let report = pbm_buffer(&policies, 42, &[10, 40, 80]).expect("runs");
     println!("{}", coopscan_sim::pbm_buffer_text(&report));
     for p in &report.points {
@@ -141,6 +146,10 @@ fn pbm_buffer_orders_lru_pbm_opt_as_the_2012_paper() {
             loads("normal")
         );
         assert!(opt <= loads("pbm"), "{at}%: opt {opt} pbm {}", loads("pbm"));
+        assert!(
+            loads("pbm-lru") <= loads("normal"),
+            "{at}%: pbm-lru reads more than LRU"
+        );
         // The replay of LRU reads at least what OPT reads on the same references.
         assert!(p.lru_replay.expect("replayed").loads >= opt, "{at}%");
     }

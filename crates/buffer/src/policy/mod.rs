@@ -8,6 +8,8 @@
 //! | elevator  | whatever the cursor brought   | next chunk anyone needs after the cursor  | FIFO window |
 //! | relevance | useRelevance                  | queryRelevance → loadRelevance            | keepRelevance |
 //! | pbm       | its own ranges in order       | same as normal                            | furthest predicted next use (2012 paper) |
+//! | mixed     | in-order scans ascending, CScans by useRelevance | as relevance                  | furthest predicted next consumption, by any Scan or CScan (one temperature) |
+//! | pbm-lru   | its own ranges in order       | same as normal                            | as pbm; unrequested pieces by their own reuse history, aging (PBM/LRU) |
 //!
 //! Eviction is delegated to a [`crate::Replacer`] (`replacer/`); a policy only says which
 //! replacer and for whom. A scan registered `InOrder` gets its chunks ascending under
@@ -15,14 +17,17 @@
 
 mod attach;
 mod elevator;
+mod mixed;
 mod normal;
 mod pbm;
+mod pbm_lru;
 mod relevance;
 mod relevance_dsm;
 mod sequential;
 
 pub use attach::AttachPolicy;
 pub use elevator::ElevatorPolicy;
+pub use mixed::MixedPolicy;
 pub use normal::NormalPolicy;
 pub use pbm::PbmPolicy;
 pub use relevance::RelevancePolicy;
@@ -82,15 +87,24 @@ pub enum PolicyKind {
     /// Predictive Buffer Management (2012 paper): in-order scans, evict by predicted
     /// next consumption.
     Pbm,
+    /// PBM/LRU (2012 paper §3): PBM, with pieces no active scan wants on
+    /// counter-rotating LRU buckets instead of one "not requested" bucket.
+    #[serde(rename = "pbm-lru")]
+    PbmLru,
+    /// Scans and CScans in one pool with one temperature (2012 paper §2.3): relevance's
+    /// scheduling, eviction by predicted next consumption whoever consumes a piece.
+    Mixed,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 5] = [
+    pub const ALL: [PolicyKind; 7] = [
         PolicyKind::Normal,
         PolicyKind::Attach,
         PolicyKind::Elevator,
         PolicyKind::Relevance,
         PolicyKind::Pbm,
+        PolicyKind::PbmLru,
+        PolicyKind::Mixed,
     ];
 
     /// The 2007 paper's four policies (its tables and figures compare these).
@@ -108,6 +122,8 @@ impl PolicyKind {
             PolicyKind::Elevator => "elevator",
             PolicyKind::Relevance => "relevance",
             PolicyKind::Pbm => "pbm",
+            PolicyKind::PbmLru => "pbm-lru",
+            PolicyKind::Mixed => "mixed",
         }
     }
 }
@@ -119,7 +135,7 @@ impl fmt::Display for PolicyKind {
 }
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance, pbm")]
+#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance, pbm, pbm-lru, mixed")]
 pub struct UnknownPolicy(pub String);
 
 impl FromStr for PolicyKind {
@@ -140,8 +156,10 @@ pub enum AnyPolicy {
     Attach(AttachPolicy),
     Elevator(ElevatorPolicy),
     Relevance(RelevancePolicy),
-    /// Boxed: the timeline makes it much larger than the others.
+    /// Boxed: the timeline makes it much larger than the others. Also PBM/LRU (its
+    /// `kind()` tells them apart).
     Pbm(Box<PbmPolicy>),
+    Mixed(MixedPolicy),
 }
 
 impl AnyPolicy {
@@ -154,6 +172,8 @@ impl AnyPolicy {
             PolicyKind::Elevator => AnyPolicy::Elevator(ElevatorPolicy::new(geometry, config)),
             PolicyKind::Relevance => AnyPolicy::Relevance(RelevancePolicy::new(geometry, config)),
             PolicyKind::Pbm => AnyPolicy::Pbm(Box::new(PbmPolicy::new(geometry, config))),
+            PolicyKind::PbmLru => AnyPolicy::Pbm(Box::new(PbmPolicy::with_lru(geometry, config))),
+            PolicyKind::Mixed => AnyPolicy::Mixed(MixedPolicy::new(geometry, config)),
         }
     }
 }
@@ -172,6 +192,7 @@ macro_rules! dispatch {
             AnyPolicy::Elevator($p) => $e,
             AnyPolicy::Relevance($p) => $e,
             AnyPolicy::Pbm($p) => $e,
+            AnyPolicy::Mixed($p) => $e,
         }
     };
 }

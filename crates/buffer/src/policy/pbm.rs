@@ -18,12 +18,13 @@
 //! to amortize the cost; a piece here is a whole chunk (or one column of it), already a
 //! group of pages, so victims are taken one piece at a time until the load fits.
 
+use super::pbm_lru::PbmTimeline;
 use super::sequential::{ChunkOrder, Sequential};
 use super::{choice_with, LoadChoice, Policy, PolicyKind};
 use crate::config::MAX_SCANS;
 use crate::{
-    AbmConfig, AbmState, BucketTimeline, ChunkId, EvictionRequest, LruReplacer, Nanos, PieceId,
-    Replacer, ScanSlot, TableGeometry, TimelineShape,
+    AbmConfig, AbmState, ChunkId, EvictionRequest, LruReplacer, Nanos, PieceId, Replacer, ScanSlot,
+    TableGeometry,
 };
 
 /// Assumed time per chunk of a scan before any scan has been observed: a guess that
@@ -33,7 +34,8 @@ const UNOBSERVED_PACE: Nanos = Nanos(10_000_000);
 #[derive(Clone, Debug)]
 pub struct PbmPolicy {
     seq: Sequential,
-    timeline: BucketTimeline<PieceId>,
+    /// Plain PBM's timeline, or PBM/LRU's counter-rotating one (`pbm_lru.rs`).
+    timeline: PbmTimeline,
     /// Observed time per chunk of each admitted scan, once it has had a delivery.
     pace: Vec<Option<Nanos>>,
     /// The latest time any event has shown (events may arrive slightly out of order
@@ -45,8 +47,15 @@ pub struct PbmPolicy {
 
 impl PbmPolicy {
     pub fn new(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
-        let timeline = BucketTimeline::new(TimelineShape::DEFAULT, Nanos::ZERO)
-            .unwrap_or_else(|e| unreachable!("the default timeline shape is valid: {e}"));
+        Self::with_timeline(PbmTimeline::plain())
+    }
+
+    /// PBM/LRU (`pbm-lru`): unrequested pieces on counter-rotating LRU buckets.
+    pub fn with_lru(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
+        Self::with_timeline(PbmTimeline::counter_rotating())
+    }
+
+    fn with_timeline(timeline: PbmTimeline) -> Self {
         PbmPolicy {
             seq: Sequential::default(),
             timeline,
@@ -103,7 +112,7 @@ impl PbmPolicy {
             return;
         }
         let after = self.next_consumption(state, piece, skip);
-        self.timeline.push(piece, after);
+        self.timeline.file(piece, after, self.now);
     }
 
     /// Brings the timeline to `now`: expired buckets re-filed, and every piece when a
@@ -112,7 +121,14 @@ impl PbmPolicy {
         self.now = self.now.max(now);
         let expired = self.timeline.advance(self.now);
         let all: Vec<PieceId> = if std::mem::take(&mut self.stale) {
-            state.pool().load_order().collect()
+            let mut all: Vec<PieceId> = state.pool().load_order().collect();
+            if matches!(self.timeline, PbmTimeline::CounterRotating(..)) {
+                // Re-filed least recently used first, so the unrequested pieces with
+                // no estimate stay in LRU order in the last bucket (plain PBM keeps
+                // load order here, as it always has).
+                all.sort_by_key(|p| state.pool().last_use(*p));
+            }
+            all
         } else {
             expired
         };
@@ -123,8 +139,8 @@ impl PbmPolicy {
 }
 
 /// PBM's victim: the first evictable piece in timeline order (not requested, then the
-/// latest predicted consumption).
-struct Furthest<'a>(&'a BucketTimeline<PieceId>);
+/// latest predicted consumption; PBM/LRU: both sets from the far end).
+struct Furthest<'a>(&'a PbmTimeline);
 
 impl Replacer for Furthest<'_> {
     fn victim(
@@ -153,7 +169,10 @@ impl Replacer for Furthest<'_> {
 
 impl Policy for PbmPolicy {
     fn kind(&self) -> PolicyKind {
-        PolicyKind::Pbm
+        match self.timeline {
+            PbmTimeline::Plain(_) => PolicyKind::Pbm,
+            PbmTimeline::CounterRotating(..) => PolicyKind::PbmLru,
+        }
     }
 
     fn on_admit(&mut self, state: &AbmState, slot: ScanSlot) {
@@ -182,6 +201,9 @@ impl Policy for PbmPolicy {
         let elapsed = scan.last_served.saturating_sub(scan.registered_at);
         self.pace[slot.index()] = Some(Nanos(elapsed.0 / delivered));
         self.now = self.now.max(scan.last_served);
+        for piece in state.pieces_of(chunk, state.resident_cols(chunk) & scan.cols) {
+            self.timeline.record_use(piece, scan.last_served);
+        }
         for piece in state.pieces_of(chunk, state.resident_cols(chunk)) {
             self.refile(state, piece, Some(slot));
         }
@@ -202,7 +224,7 @@ impl Policy for PbmPolicy {
         }
         for piece in state.pieces_of(chunk, cols) {
             let after = self.next_consumption(state, piece, None);
-            self.timeline.push(piece, after);
+            self.timeline.file(piece, after, self.now);
         }
         Some(choice)
     }

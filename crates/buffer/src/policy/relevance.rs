@@ -74,7 +74,7 @@ impl RelevancePolicy {
     /// Paper: chooseChunkToLoad. Highest loadRelevance among chunks `q` needs that are
     /// neither resident nor loading; for an in-order scan, its next absent chunk.
     /// Returns the chunk and the columns to load.
-    fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<(ChunkId, u64)> {
+    pub(crate) fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<(ChunkId, u64)> {
         let cols = state.active_scan(q).cols;
         if state.in_order_mask().contains(q) {
             return state

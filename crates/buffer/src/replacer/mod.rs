@@ -12,6 +12,7 @@
 //! | [`FifoReplacer`] | oldest load, or none while that one is busy (a sliding window)| elevator       |
 //! | [`KeepRelevanceReplacer`] | lowest keepRelevance, never a piece the loading scan or a starved scan needs | relevance |
 //! | [`plan_knapsack`] | the *set* losing the least keepRelevance-weighted value (a knapsack, not one at a time) | relevance with `EvictionStrategy::Knapsack` |
+//! | [`next_use::NextUseReplacer`] | furthest predicted next consumption by any Scan or CScan | mixed |
 //!
 //! Contract. The caller guarantees: `state` is consistent; `chosen` holds the victims
 //! already picked for this load. The replacer MUST return a piece that is resident,
@@ -23,6 +24,7 @@ mod keep_knapsack;
 mod keep_relevance;
 pub mod knapsack;
 mod lru;
+pub mod next_use;
 pub mod timeline;
 
 pub use fifo::FifoReplacer;

@@ -188,11 +188,16 @@ impl<K: Copy + Eq + Hash> BucketTimeline<K> {
     /// Paper: PagePush. Files `key` (moving it if filed already) by its predicted next
     /// consumption `after` from now, or as not requested (`None`, the newest of them).
     pub fn push(&mut self, key: K, after: Option<Nanos>) {
-        self.remove(key);
         let list = match after {
             Some(after) => self.slots[self.shape.position_of(after)],
             None => self.not_requested,
         };
+        self.push_into(key, list);
+    }
+
+    /// Files `key` at the back of `list`, unfiling it first.
+    fn push_into(&mut self, key: K, list: u32) {
+        self.remove(key);
         let node = Node {
             key,
             prev: NIL,
@@ -362,6 +367,11 @@ impl<K: Copy + Eq + Hash> BucketTimeline<K> {
         Ok(())
     }
 }
+
+mod aging;
+mod counter_rotating;
+
+pub use counter_rotating::{CounterRotatingTimeline, Placed};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,102 @@
+//! mixed: Scans and CScans in one pool with one temperature (2012 paper §2.3 and §5:
+//! "a common page eviction policy ... estimate the time of next consumption of a page or
+//! chunk"; never built there). Scheduling is relevance's, which already serves both
+//! kinds of scan (the ABM hands an in-order scan its chunks ascending; relevance loads an
+//! in-order scan's next absent chunk and a CScan's by loadRelevance). Eviction is one
+//! ranking of every piece by its predicted next consumption, whoever consumes it
+//! ([`NextUseReplacer`]): PBM's distance ÷ pace for a Scan, the useRelevance order ÷
+//! pace for a CScan.
+
+use super::relevance::RelevancePolicy;
+use super::{choice_with, query_relevance, LoadChoice, Policy, PolicyKind};
+use crate::config::MAX_SCANS;
+use crate::replacer::next_use::{NextUseReplacer, Paces};
+use crate::{AbmConfig, AbmState, ChunkId, Nanos, ScanSlot, TableGeometry};
+
+/// Pace assumed before any scan has been observed (as PBM's): it only orders the very
+/// first evictions.
+const UNOBSERVED_PACE: Nanos = Nanos(10_000_000);
+
+#[derive(Clone, Debug)]
+pub struct MixedPolicy {
+    relevance: RelevancePolicy,
+    /// Observed time per chunk of each admitted scan, once it has had a delivery.
+    pace: Vec<Option<Nanos>>,
+    /// Scratch: starved scans by queryRelevance.
+    queue: Vec<(f64, ScanSlot)>,
+}
+
+impl MixedPolicy {
+    pub fn new(geometry: &TableGeometry, config: &AbmConfig) -> Self {
+        MixedPolicy {
+            relevance: RelevancePolicy::new(geometry, config),
+            pace: vec![None; MAX_SCANS],
+            queue: Vec::new(),
+        }
+    }
+
+    /// The pace assumed for a scan not yet observed: the mean of the observed ones.
+    fn mean_pace(&self) -> Nanos {
+        let (sum, n) = self
+            .pace
+            .iter()
+            .flatten()
+            .fold((0u128, 0u128), |(s, n), p| (s + u128::from(p.0), n + 1));
+        match n {
+            0 => UNOBSERVED_PACE,
+            n => Nanos((sum / n) as u64),
+        }
+    }
+}
+
+impl Policy for MixedPolicy {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Mixed
+    }
+
+    fn on_admit(&mut self, _state: &AbmState, slot: ScanSlot) {
+        self.pace[slot.index()] = None;
+    }
+
+    fn on_retire(&mut self, _state: &AbmState, slot: ScanSlot) {
+        self.pace[slot.index()] = None;
+    }
+
+    /// useRelevance for a CScan (the ABM serves a Scan its next chunk itself).
+    fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
+        self.relevance.choose_available(state, slot)
+    }
+
+    /// PBM's ReportScanPosition: the scan's observed pace.
+    fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, _chunk: ChunkId) {
+        let scan = state.active_scan(slot);
+        let delivered = u64::from(scan.chunks.len() - scan.needed) + 1;
+        let elapsed = scan.last_served.saturating_sub(scan.registered_at);
+        self.pace[slot.index()] = Some(Nanos(elapsed.0 / delivered));
+    }
+
+    /// Relevance's main loop body (starved scans by queryRelevance, each one's chunk by
+    /// loadRelevance or its order), with the one-temperature replacer.
+    fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
+        self.queue.clear();
+        for slot in state.starved_mask().iter() {
+            self.queue.push((query_relevance(state, slot, now), slot));
+        }
+        self.queue
+            .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let paces = Paces {
+            observed: &self.pace,
+            unobserved: self.mean_pace(),
+        };
+        let mut replacer = NextUseReplacer::new(paces, now);
+        for &(_, q) in &self.queue {
+            let Some((chunk, cols)) = RelevancePolicy::choose_chunk_to_load(state, q) else {
+                continue;
+            };
+            if let Some(choice) = choice_with(state, &mut replacer, chunk, cols, Some(q)) {
+                return Some(choice);
+            }
+        }
+        None
+    }
+}

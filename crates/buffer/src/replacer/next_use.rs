@@ -1,0 +1,162 @@
+//! One temperature for Scans and CScans (2012 paper §2.3, proposed there, never built):
+//! evict the piece whose predicted next consumption is furthest, whoever consumes it.
+//!
+//! ```text
+//! next use(piece) = min over active scans s that need the piece's chunk and column of
+//!     last delivery(s) + pace(s) × ahead(s, chunk) − now
+//! ahead, in-order scan (Scan):  chunk's position in s's ascending order − s's position
+//!                               (PBM's distance)
+//! ahead, any-order scan (CScan): the chunk's rank among the resident chunks s needs, in
+//!                               the order useRelevance hands them out (fewest
+//!                               interested scans first, then lowest chunk): "sorting
+//!                               chunks by the score allows to determine expected order
+//!                               of consumption" (§2.3); chunks it needs that are not
+//!                               resident come after all of those
+//! pace(s) = time since registration ÷ chunks delivered (PBM's observed speed)
+//! ```
+//!
+//! Pieces no active scan needs go first, least recently used first. The ranking is
+//! computed once per eviction (on the first victim asked for): O(pieces × scans) plus a
+//! sort per CScan of its resident chunks — fine for the simulator and for pools of
+//! hundreds of chunks, not yet the O(1) bucket timeline PBM uses.
+
+use super::{EvictionRequest, Replacer};
+use crate::policy::use_relevance;
+use crate::{AbmState, ChunkId, Nanos, PieceId, ScanOrder, ScanSlot};
+use std::collections::HashMap;
+
+/// The observed pace of every scan slot (`None`: no delivery yet) and the fallback.
+#[derive(Clone, Copy, Debug)]
+pub struct Paces<'a> {
+    pub observed: &'a [Option<Nanos>],
+    /// Assumed for a scan not yet observed.
+    pub unobserved: Nanos,
+}
+
+impl Paces<'_> {
+    fn of(&self, slot: ScanSlot) -> Nanos {
+        self.observed
+            .get(slot.index())
+            .copied()
+            .flatten()
+            .unwrap_or(self.unobserved)
+    }
+}
+
+/// See the module docs. Built per load decision.
+#[derive(Debug)]
+pub struct NextUseReplacer<'a> {
+    paces: Paces<'a>,
+    now: Nanos,
+    /// Evictable pieces, furthest next use first (computed on the first victim asked).
+    order: Option<Vec<PieceId>>,
+}
+
+impl<'a> NextUseReplacer<'a> {
+    pub fn new(paces: Paces<'a>, now: Nanos) -> Self {
+        NextUseReplacer {
+            paces,
+            now,
+            order: None,
+        }
+    }
+}
+
+impl Replacer for NextUseReplacer<'_> {
+    fn victim(
+        &mut self,
+        state: &AbmState,
+        request: &EvictionRequest,
+        chosen: &[PieceId],
+    ) -> Option<PieceId> {
+        let (paces, now) = (self.paces, self.now);
+        let order = self.order.get_or_insert_with(|| ranking(state, paces, now));
+        let pool = state.pool();
+        order
+            .iter()
+            .copied()
+            .find(|p| p.chunk != request.chunk && !chosen.contains(p) && pool.is_evictable(*p))
+    }
+}
+
+/// Evictable pieces in eviction order: no next use first (least recently used first),
+/// then the latest next use first.
+pub fn ranking(state: &AbmState, paces: Paces<'_>, now: Nanos) -> Vec<PieceId> {
+    let ranks = cscan_ranks(state);
+    let mut keyed: Vec<(Option<Nanos>, usize, PieceId)> = state
+        .pool()
+        .lru()
+        .enumerate()
+        .map(|(recency, p)| (next_use(state, &ranks, paces, now, p), recency, p))
+        .collect();
+    // None (never) sorts before every time; among times, the latest first; ties: LRU.
+    keyed.sort_by_key(|&(due, recency, _)| match due {
+        None => (0, 0, recency),
+        Some(t) => (1, u64::MAX - t.0, recency),
+    });
+    keyed.into_iter().map(|(_, _, p)| p).collect()
+}
+
+/// For every active any-order scan: the rank of each resident chunk it needs in the
+/// order it will be handed them (useRelevance), and how many there are.
+type Ranks = HashMap<ScanSlot, (HashMap<ChunkId, u32>, u32)>;
+
+fn cscan_ranks(state: &AbmState) -> Ranks {
+    let mut ranks = Ranks::new();
+    for slot in state.active_slots() {
+        if state.active_scan(slot).order == ScanOrder::InOrder {
+            continue;
+        }
+        let mut chunks: Vec<(std::cmp::Reverse<u32>, ChunkId)> = state
+            .classes()
+            .filter(|c| c.mask().contains(slot))
+            .flat_map(|c| {
+                let score = std::cmp::Reverse(use_relevance(c.mask()));
+                c.resident().iter().map(move |&chunk| (score, chunk))
+            })
+            .collect();
+        chunks.sort_unstable();
+        let count = chunks.len() as u32;
+        let rank = chunks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, c))| (c, i as u32))
+            .collect();
+        ranks.insert(slot, (rank, count));
+    }
+    ranks
+}
+
+/// Time from `now` until the earliest active scan consumes `piece`, or `None`.
+fn next_use(
+    state: &AbmState,
+    ranks: &Ranks,
+    paces: Paces<'_>,
+    now: Nanos,
+    piece: PieceId,
+) -> Option<Nanos> {
+    let bit = state.col_bit(piece);
+    state
+        .interest(piece.chunk)
+        .iter()
+        .filter_map(|slot| {
+            let scan = state.active_scan(slot);
+            if scan.cols & bit == 0 {
+                return None;
+            }
+            let ahead = match scan.order {
+                ScanOrder::InOrder => {
+                    let at = scan.chunks.len() - scan.needed;
+                    scan.chunks.position(piece.chunk)?.checked_sub(at)?
+                }
+                ScanOrder::Any => {
+                    let (rank, count) = ranks.get(&slot)?;
+                    rank.get(&piece.chunk).copied().unwrap_or(*count)
+                }
+            };
+            let pace = paces.of(slot).0;
+            let due = scan.last_served + Nanos(pace.saturating_mul(u64::from(ahead)));
+            Some(due.saturating_sub(now))
+        })
+        .min()
+}

@@ -1,0 +1,120 @@
+//! Runs the 2012 paper's simulated presets without the CLI (which needs DataFusion to
+//! build): `pbm-buffer`, `pbm-bandwidth`, `pbm-sharing`, `mixed-pool` (which runs its
+//! own fixed policies), and prints their tables.
+//!
+//! ```text
+//! cargo run -p coopscan-sim --release --example pbm_presets -- pbm-bandwidth \
+//!     [--policies normal,pbm,pbm-lru,relevance] [--seed 42] [--json FILE]
+//! ```
+
+use coopscan_buffer::PolicyKind;
+use coopscan_sim::{
+    mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text,
+    pbm_lru_hot, pbm_lru_hot_text, pbm_sharing, pbm_sharing_text, PresetName, MIXED_BUFFER_PCT,
+    MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
+};
+use std::process::ExitCode;
+
+const DEFAULT_POLICIES: &str = "normal,pbm,pbm-lru,relevance";
+const DEFAULT_SEED: u64 = 42;
+
+/// The example's own experiment (`coopscan_sim::pbm_lru_hot`).
+const HOT: &str = "pbm-lru-hot";
+
+struct Args {
+    /// `None`: [`HOT`].
+    preset: Option<PresetName>,
+    policies: Vec<PolicyKind>,
+    seed: u64,
+    json: Option<String>,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let name = it
+        .next()
+        .ok_or("usage: pbm_presets PRESET [--policies a,b] [--seed N] [--json F]")?;
+    // pbm-lru-hot is no paper figure and no CLI preset: a name of this example only.
+    let preset = match name.as_str() {
+        HOT => None,
+        _ => Some(name.parse::<PresetName>().map_err(|e| format!("{e}"))?),
+    };
+    let (mut policies, mut seed, mut json) = (DEFAULT_POLICIES.to_string(), DEFAULT_SEED, None);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--policies" => policies = value,
+            "--seed" => seed = value.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--json" => json = Some(value),
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    let policies = policies
+        .split(',')
+        .map(|p| p.parse::<PolicyKind>().map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    Ok(Args {
+        preset,
+        policies,
+        seed,
+        json,
+    })
+}
+
+fn run(args: &Args) -> Result<(String, String), String> {
+    let err = |e: coopscan_sim::SimError| e.to_string();
+    let json = |v: &dyn erased::Json| v.json();
+    let Some(preset) = args.preset else {
+        let r = pbm_lru_hot(&args.policies, args.seed).map_err(err)?;
+        return Ok((pbm_lru_hot_text(&r), json(&r)));
+    };
+    match preset {
+        PresetName::PbmBuffer => {
+            let r = pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS).map_err(err)?;
+            Ok((pbm_buffer_text(&r), json(&r)))
+        }
+        PresetName::PbmBandwidth => {
+            let r = pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S).map_err(err)?;
+            Ok((pbm_bandwidth_text(&r), json(&r)))
+        }
+        PresetName::PbmSharing => {
+            let r = pbm_sharing(&args.policies, args.seed).map_err(err)?;
+            Ok((pbm_sharing_text(&r), json(&r)))
+        }
+        PresetName::MixedPool => {
+            let r = mixed_pool(args.seed, &MIXED_BUFFER_PCT, &MIXED_IN_ORDER_PCT).map_err(err)?;
+            Ok((mixed_pool_text(&r), json(&r)))
+        }
+        other => Err(format!("{other}: use `coopscan sim --preset {other}`")),
+    }
+}
+
+/// Serializes any report (a tiny object-safe wrapper over serde).
+mod erased {
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let outcome = parse().and_then(|args| {
+        let (text, json) = run(&args)?;
+        println!("{text}");
+        if let Some(path) = &args.json {
+            std::fs::write(path, json).map_err(|e| format!("writing {path}: {e}"))?;
+        }
+        Ok(())
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pbm_presets: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

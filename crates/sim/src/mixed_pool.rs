@@ -1,0 +1,201 @@
+//! `mixed-pool`: Scans and CScans in one pool with one temperature (2012 paper §2.3 and
+//! §5, never built there). The `pbm-buffer` microbenchmark with a seeded share of its
+//! queries needing order (Scans, `ScanOrder::InOrder`) and the rest CScans, under the
+//! `mixed` policy (relevance's scheduling; eviction by predicted next consumption,
+//! whoever consumes a piece), measured against the same queries run
+//!
+//! - all as Scans under PBM (what a system without CScans does), and
+//! - all as CScans under relevance (what a system that ignores the need for order does:
+//!   a lower bound on the I/O of any mix, since it has the most freedom);
+//!
+//! and, for the same mix, under plain relevance (its keepRelevance eviction) to show
+//! what the one temperature adds.
+//!
+//! The issue's target: the mixed pool never reads more than 5 % more than the better of
+//! the two pure runs.
+
+use crate::engine::{simulate_ordered, SimConfig};
+use crate::opt::replay_opt;
+use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
+use crate::presets::table2_config;
+use crate::workload::Workload;
+use crate::{geometry, SimError};
+use coopscan_buffer::{AnyPolicy, PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+/// Shares of the queries that need order (Scans), in %.
+pub const MIXED_IN_ORDER_PCT: [u32; 5] = [0, 25, 50, 75, 100];
+/// Buffer sizes, % of the chunks touched.
+pub const MIXED_BUFFER_PCT: [u32; 3] = [10, 40, 80];
+/// The issue's bound: mixed ÷ the better pure run.
+pub const MIXED_TARGET: f64 = 1.05;
+/// Seeds the choice of Scans apart from the workload's own seed.
+const ORDER_SEED_SALT: u64 = 0x5ca9;
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MixedRun {
+    pub loads: u64,
+    pub avg_stream_s: f64,
+    /// Belady's OPT replayed on this run's references (only for the mixed pool's run):
+    /// the least I/O any eviction could have done for the order its scans consumed in.
+    pub opt_loads: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MixedPoint {
+    pub buffer_pct: u32,
+    pub frames: u32,
+    pub in_order_pct: u32,
+    /// Scans in the mix.
+    pub scans: usize,
+    pub all_scans_pbm: MixedRun,
+    pub all_cscans_relevance: MixedRun,
+    pub mixed: MixedRun,
+    pub mix_under_relevance: MixedRun,
+}
+
+impl MixedPoint {
+    /// Mixed pool's loads ÷ the better of the two pure runs.
+    pub fn ratio(&self) -> f64 {
+        let best = self
+            .all_scans_pbm
+            .loads
+            .min(self.all_cscans_relevance.loads);
+        self.mixed.loads as f64 / best.max(1) as f64
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MixedReport {
+    pub seed: u64,
+    pub chunks_touched: u32,
+    pub points: Vec<MixedPoint>,
+}
+
+/// The names of `pct` % of the workload's queries (seeded): the ones that need order.
+pub fn choose_scans(workload: &Workload, pct: u32, seed: u64) -> BTreeSet<String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ORDER_SEED_SALT);
+    workload
+        .streams
+        .iter()
+        .flat_map(|s| &s.queries)
+        .filter(|_| rng.random_range(0..100) < pct)
+        .map(|q| q.name.clone())
+        .collect()
+}
+
+fn run(
+    cfg: &SimConfig,
+    workload: &Workload,
+    kind: PolicyKind,
+    scans: &BTreeSet<String>,
+) -> Result<MixedRun, SimError> {
+    let cfg = SimConfig {
+        record_trace: kind == PolicyKind::Mixed,
+        ..cfg.clone()
+    };
+    let policy = AnyPolicy::new(kind, &geometry(&cfg)?, &crate::abm_config(&cfg));
+    let r = simulate_ordered(&cfg, workload, policy, scans)?;
+    let capacity = cfg.chunk_bytes * u64::from(cfg.frames);
+    Ok(MixedRun {
+        loads: r.chunk_loads,
+        avg_stream_s: r.avg_stream_time_s(),
+        opt_loads: r.trace.as_ref().map(|t| replay_opt(t, capacity).loads),
+    })
+}
+
+/// Every (buffer, share of Scans) point: the four runs.
+pub fn mixed_pool(
+    seed: u64,
+    buffer_pcts: &[u32],
+    in_order_pcts: &[u32],
+) -> Result<MixedReport, SimError> {
+    if let Some(bad) = buffer_pcts.iter().chain(in_order_pcts).find(|&&p| p > 100) {
+        return Err(SimError::InvalidSetup(format!("{bad} %: at most 100")));
+    }
+    let base = SimConfig {
+        record_timeline: false,
+        ..table2_config()
+    };
+    let workload = pbm_buffer_workload(&base, seed);
+    let touched = chunks_touched(&workload);
+    let all: BTreeSet<String> = choose_scans(&workload, 100, seed);
+    let none = BTreeSet::new();
+    let mut points = Vec::new();
+    for &buffer_pct in buffer_pcts {
+        let frames = (u64::from(touched) * u64::from(buffer_pct)).div_ceil(100) as u32;
+        let cfg = SimConfig {
+            frames: frames.max(ADMISSION_CHUNKS_PER_SCAN),
+            ..base.clone()
+        };
+        let all_scans_pbm = run(&cfg, &workload, PolicyKind::Pbm, &all)?;
+        let all_cscans_relevance = run(&cfg, &workload, PolicyKind::Relevance, &none)?;
+        for &in_order_pct in in_order_pcts {
+            let scans = choose_scans(&workload, in_order_pct, seed);
+            points.push(MixedPoint {
+                buffer_pct,
+                frames: cfg.frames,
+                in_order_pct,
+                scans: scans.len(),
+                all_scans_pbm,
+                all_cscans_relevance,
+                mixed: run(&cfg, &workload, PolicyKind::Mixed, &scans)?,
+                mix_under_relevance: run(&cfg, &workload, PolicyKind::Relevance, &scans)?,
+            });
+        }
+    }
+    Ok(MixedReport {
+        seed,
+        chunks_touched: touched,
+        points,
+    })
+}
+
+/// One line per point: loads / average stream time of the four runs and the ratio.
+pub fn mixed_pool_text(report: &MixedReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "mixed-pool (2012 paper §2.3/§5, simulated; seed {}): the pbm-buffer workload, a share \
+         of its 128 queries as in-order Scans; loads / avg stream time (s)",
+        report.seed
+    );
+    let _ = writeln!(
+        out,
+        "{:>6} {:>6} {:>5} {:>18} {:>18} {:>18} {:>10} {:>18} {:>7}",
+        "buffer",
+        "Scans%",
+        "Scans",
+        "all Scans: pbm",
+        "all CScans: relev.",
+        "mix: mixed",
+        "OPT(mixed)",
+        "mix: relevance",
+        "mixed÷best"
+    );
+    let cell = |r: &MixedRun| format!("{:>8} / {:>7.1}", r.loads, r.avg_stream_s);
+    for p in &report.points {
+        let _ = writeln!(
+            out,
+            "{:>5}% {:>5}% {:>5} {:>18} {:>18} {:>18} {:>10} {:>18} {:>7.3}",
+            p.buffer_pct,
+            p.in_order_pct,
+            p.scans,
+            cell(&p.all_scans_pbm),
+            cell(&p.all_cscans_relevance),
+            cell(&p.mixed),
+            p.mixed.opt_loads.map_or("-".into(), |l| l.to_string()),
+            cell(&p.mix_under_relevance),
+            p.ratio()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "target (issue 12): mixed ≤ {MIXED_TARGET} × min(all Scans under PBM, all CScans under relevance)"
+    );
+    out
+}

@@ -1,0 +1,128 @@
+//! The 2012 paper's `pbm-bandwidth` and `pbm-sharing` presets: the sharing-potential
+//! count against a hand-computed case, and the shapes the paper reports.
+
+use coopscan_buffer::PolicyKind;
+use coopscan_sim::{
+    pbm_bandwidth, pbm_sharing, sharing_potential, simulate, CpuModel, DeviceModel, QuerySpec,
+    SimConfig, Workload, DEFAULT_MAX_EVENTS,
+};
+
+fn query(name: &str, chunks: std::ops::Range<u32>) -> QuerySpec {
+    QuerySpec {
+        name: name.into(),
+        kind: "k".into(),
+        cycles_per_byte: 1.0,
+        chunks: vec![chunks],
+        columns: 0,
+    }
+}
+
+fn small(record_timeline: bool) -> SimConfig {
+    SimConfig {
+        column_bytes: Vec::new(),
+        chunk_count: 8,
+        chunk_bytes: 1_000_000,
+        frames: 8,
+        max_inflight: 1,
+        device: DeviceModel::FixedPerChunk { seconds: 0.1 },
+        cpu: CpuModel { hz: 2e9, cores: 2 },
+        check_invariants: true,
+        record_timeline,
+        record_trace: false,
+        faults: None,
+        max_events: DEFAULT_MAX_EVENTS,
+        eviction: Default::default(),
+        column_order: Default::default(),
+    }
+}
+
+/// Two scans arrive at 0 s over chunks 0..4 and 2..6. Before the first read completes
+/// (0.1 s) nothing is processed: chunks 2, 3 are wanted by two scans and 0, 1, 4, 5 by
+/// one. After both finish nothing is wanted.
+#[test]
+fn sharing_potential_counts_what_each_active_scan_still_wants() {
+    let workload = Workload::independent(vec![(0.0, query("a", 0..4)), (0.0, query("b", 2..6))]);
+    for policy in [PolicyKind::Normal, PolicyKind::Pbm, PolicyKind::Relevance] {
+        let run = simulate(&small(true), &workload, policy).unwrap();
+        let samples = sharing_potential(&workload, &run, 8, 1000).unwrap();
+        let first = samples.first().unwrap();
+        assert!(first.at_s < 0.1, "{policy}: first sample at {}", first.at_s);
+        assert_eq!(first.chunks, [4, 2, 0, 0], "{policy}");
+        // Every sample: no more chunks than the table, no more wants than remain.
+        assert!(samples.iter().all(|s| s.chunks.iter().sum::<u32>() <= 6));
+        let last = samples.last().unwrap();
+        assert!(last.chunks.iter().sum::<u32>() <= 1, "{policy}: {last:?}");
+    }
+    let no_timeline = simulate(&small(false), &workload, PolicyKind::Normal).unwrap();
+    assert!(sharing_potential(&workload, &no_timeline, 8, 10).is_err());
+}
+
+/// 2012 paper Figure 17: the microbenchmark has much reuse potential — more data is
+/// wanted by two or more scans than by one, on average, under every policy.
+#[test]
+fn the_microbenchmark_has_much_sharing_potential() {
+    let policies = [PolicyKind::Normal, PolicyKind::Pbm, PolicyKind::Relevance];
+    let report = pbm_sharing(&policies, 42).unwrap();
+    for run in &report.runs {
+        let [one, two, three, more] = run.mean_chunks;
+        assert!(
+            two + three + more > one,
+            "{}: {:?}",
+            run.policy,
+            run.mean_chunks
+        );
+    }
+}
+
+/// 2012 paper Figure 12: faster disks make every policy's streams faster, and PBM and
+/// PBM/LRU keep reading less than LRU at every bandwidth.
+#[test]
+fn pbm_bandwidth_shapes() {
+    let policies = [
+        PolicyKind::Normal,
+        PolicyKind::Pbm,
+        PolicyKind::PbmLru,
+        PolicyKind::Relevance,
+    ];
+    let report = pbm_bandwidth(&policies, 42, &[200, 700, 2000]).unwrap();
+    println!("{}", coopscan_sim::pbm_bandwidth_text(&report));
+    for name in ["normal", "pbm", "pbm-lru", "relevance"] {
+        let times: Vec<f64> = report
+            .points
+            .iter()
+            .map(|p| p.point.policies[name].avg_stream_s)
+            .collect();
+        assert!(times.windows(2).all(|w| w[1] < w[0]), "{name}: {times:?}");
+    }
+    for p in &report.points {
+        let loads = |name: &str| p.point.policies[name].loads;
+        assert!(loads("pbm") < loads("normal"), "{} MB/s", p.paper_mb_s);
+        assert!(loads("pbm-lru") < loads("normal"), "{} MB/s", p.paper_mb_s);
+    }
+    assert!(pbm_bandwidth(&policies, 42, &[0]).is_err());
+}
+
+/// The case PBM/LRU is for (2012 paper §3): short queries over a hot range that keep
+/// coming back are served faster than under plain PBM, which evicts the hot chunks
+/// whenever no hot query runs.
+#[test]
+fn pbm_lru_keeps_what_short_queries_keep_coming_back_to() {
+    let report = coopscan_sim::pbm_lru_hot(&[PolicyKind::Pbm, PolicyKind::PbmLru], 42).unwrap();
+    println!("{}", coopscan_sim::pbm_lru_hot_text(&report));
+    let every_2s: Vec<_> = report
+        .points
+        .iter()
+        .filter(|p| p.interval_s == 2.0)
+        .collect();
+    assert!(!every_2s.is_empty());
+    for p in every_2s {
+        let hot = |name: &str| p.policies[name].hot_latency_s;
+        assert!(
+            hot("pbm-lru") < hot("pbm") / 2.0,
+            "{} %: pbm-lru {} s, pbm {} s",
+            p.buffer_pct,
+            hot("pbm-lru"),
+            hot("pbm")
+        );
+    }
+}
