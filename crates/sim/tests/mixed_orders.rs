@@ -18,6 +18,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 
+mod common;
+
 const DEFAULT_SEEDS: u64 = 150;
 
 fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
@@ -81,23 +83,9 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
     (cfg, Workload { streams }, in_order)
 }
 
-fn seeds() -> Vec<u64> {
-    if let Some(seed) = std::env::var("COOPSCAN_SIM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        return vec![seed];
-    }
-    let count = std::env::var("COOPSCAN_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_SEEDS);
-    (0..count).collect()
-}
-
 #[test]
 fn every_policy_serves_scans_in_order_and_every_chunk_once() {
-    for seed in seeds() {
+    for seed in common::seeds(DEFAULT_SEEDS) {
         let (cfg, workload, in_order) = random_setup(seed);
         for kind in PolicyKind::ALL {
             // Known elevator livelock on a 2-chunk DSM buffer with any-order scans only

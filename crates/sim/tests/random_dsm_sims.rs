@@ -13,6 +13,8 @@ use coopscan_sim::{simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, Stream
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+mod common;
+
 /// Seeds run by a plain `cargo test` (every seed runs 5 policies × 4 variants).
 const DEFAULT_SEEDS: u64 = 30;
 
@@ -60,23 +62,9 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
     (cfg, Workload { streams })
 }
 
-fn seeds() -> Vec<u64> {
-    if let Some(seed) = std::env::var("COOPSCAN_SIM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        return vec![seed];
-    }
-    let count = std::env::var("COOPSCAN_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_SEEDS);
-    (0..count).collect()
-}
-
 #[test]
 fn every_policy_and_variant_delivers_every_dsm_chunk_exactly_once() {
-    for seed in seeds() {
+    for seed in common::seeds(DEFAULT_SEEDS) {
         let (base, workload) = random_setup(seed);
         for eviction in EvictionStrategy::ALL {
             for column_order in ColumnOrder::ALL {

@@ -16,6 +16,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
 
+mod common;
+
 /// Seeds run by a plain `cargo test` (kept well under a few seconds in debug).
 const DEFAULT_SEEDS: u64 = 300;
 
@@ -84,23 +86,9 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
     (cfg, Workload { streams })
 }
 
-fn seeds() -> Vec<u64> {
-    if let Some(seed) = std::env::var("COOPSCAN_SIM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        return vec![seed];
-    }
-    let count = std::env::var("COOPSCAN_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_SEEDS);
-    (0..count).collect()
-}
-
 #[test]
 fn every_policy_delivers_every_chunk_exactly_once() {
-    for seed in seeds() {
+    for seed in common::seeds(DEFAULT_SEEDS) {
         let (cfg, workload) = random_setup(seed);
         for policy in PolicyKind::ALL {
             let result = simulate(&cfg, &workload, policy);
