@@ -31,6 +31,11 @@ impl Completion {
         }
     }
 
+    /// The instant the emulated disk delivers; `None`: already (nothing was throttled).
+    pub fn due(&self) -> Option<Instant> {
+        self.due
+    }
+
     /// Time left until delivery, as of `now`.
     pub fn remaining(&self, now: Instant) -> Duration {
         self.due
