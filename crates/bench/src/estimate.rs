@@ -63,12 +63,15 @@ mod tests {
     }
 
     #[test]
-    fn a_sweep_sums_its_runs_and_nonsense_reads_give_zero() {
-        let runs = preset("fig7", &Overrides::default()).unwrap();
-        let total = preset_seconds(&runs, 2.0);
-        let by_hand: f64 = runs.iter().map(|p| run_seconds(p, 2.0)).sum();
-        assert!(total > 0.0 && (total - by_hand).abs() < 1e-9);
-        assert_eq!(run_seconds(&runs[0], f64::NAN), 0.0);
-        assert_eq!(run_seconds(&runs[0], -1.0), 0.0);
+    fn twice_the_streams_or_the_runs_take_twice_as_long() {
+        let mut params = preset("table2", &Overrides::default()).unwrap().remove(0);
+        params.standalone_runs = 0;
+        let one = run_seconds(&params, 2.0);
+        assert!(one > 0.0);
+        assert!((preset_seconds(&[params.clone(), params.clone()], 2.0) - 2.0 * one).abs() < 1e-9);
+        params.streams *= 2;
+        assert!((run_seconds(&params, 2.0) - 2.0 * one).abs() < 1e-9);
+        assert_eq!(run_seconds(&params, f64::NAN), 0.0);
+        assert_eq!(run_seconds(&params, -1.0), 0.0);
     }
 }

@@ -24,7 +24,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PEER: &str = "DuckDB";
 const INSTALL: &str = "pip install duckdb   (Python 3; the wheel installs in seconds)";
@@ -246,15 +246,7 @@ impl Drop for Driver {
         if let Ok(mut stdin) = self.stdin.lock() {
             stdin.take(); // EOF: the driver's loop ends
         }
-        let deadline = Instant::now() + EXIT_GRACE;
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::sys::reap(&mut self.child, EXIT_GRACE);
     }
 }
 

@@ -7,7 +7,8 @@ use crate::error::PeerError;
 use std::collections::BTreeSet;
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::process::Child;
+use std::time::{Duration, Instant};
 
 /// CPU time and read-syscall counters of a set of processes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -320,4 +321,21 @@ pub fn check_cgroups() -> Result<(), PeerError> {
         let _ = std::fs::remove_dir(&probe);
     }
     Ok(())
+}
+
+/// How often `reap` looks whether a child has exited.
+const REAP_POLL: Duration = Duration::from_millis(20);
+
+/// Gives a child that was told to stop `grace` to exit on its own, then kills it; never
+/// leaves a zombie. Both peers' drops end this way.
+pub fn reap(child: &mut Child, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(REAP_POLL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

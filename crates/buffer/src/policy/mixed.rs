@@ -8,14 +8,10 @@
 //! pace for a CScan.
 
 use super::relevance::RelevancePolicy;
-use super::{choice_with, query_relevance, LoadChoice, Policy, PolicyKind};
+use super::{choice_with, LoadChoice, Policy, PolicyKind};
 use crate::config::MAX_SCANS;
 use crate::replacer::next_use::{NextUseReplacer, Paces};
 use crate::{AbmConfig, AbmState, ChunkId, Nanos, ScanSlot, TableGeometry};
-
-/// Pace assumed before any scan has been observed (as PBM's): it only orders the very
-/// first evictions.
-const UNOBSERVED_PACE: Nanos = Nanos(10_000_000);
 
 #[derive(Clone, Debug)]
 pub struct MixedPolicy {
@@ -32,19 +28,6 @@ impl MixedPolicy {
             relevance: RelevancePolicy::new(geometry, config),
             pace: vec![None; MAX_SCANS],
             queue: Vec::new(),
-        }
-    }
-
-    /// The pace assumed for a scan not yet observed: the mean of the observed ones.
-    fn mean_pace(&self) -> Nanos {
-        let (sum, n) = self
-            .pace
-            .iter()
-            .flatten()
-            .fold((0u128, 0u128), |(s, n), p| (s + u128::from(p.0), n + 1));
-        match n {
-            0 => UNOBSERVED_PACE,
-            n => Nanos((sum / n) as u64),
         }
     }
 }
@@ -78,15 +61,10 @@ impl Policy for MixedPolicy {
     /// Relevance's main loop body (starved scans by queryRelevance, each one's chunk by
     /// loadRelevance or its order), with the one-temperature replacer.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
-        self.queue.clear();
-        for slot in state.starved_mask().iter() {
-            self.queue.push((query_relevance(state, slot, now), slot));
-        }
-        self.queue
-            .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        super::relevance::starved_by_relevance(state, now, &mut self.queue);
         let paces = Paces {
             observed: &self.pace,
-            unobserved: self.mean_pace(),
+            unobserved: super::pbm::mean_pace(&self.pace),
         };
         let mut replacer = NextUseReplacer::new(paces, now);
         for &(_, q) in &self.queue {

@@ -227,18 +227,8 @@ pub(crate) fn choice_with<R: crate::Replacer>(
     cols: u64,
     on_behalf_of: Option<ScanSlot>,
 ) -> Option<LoadChoice> {
-    debug_assert!(cols != 0 && state.missing_cols(chunk, cols) == cols);
-    let request = crate::EvictionRequest {
-        bytes: state.bytes_of(chunk, cols),
-        chunk,
-        for_scan: on_behalf_of,
-    };
-    let victims = crate::plan_eviction(replacer, state, &request)?;
-    Some(LoadChoice {
-        chunk,
-        cols,
-        victims,
-        on_behalf_of,
+    choice_planned(state, chunk, cols, on_behalf_of, |request| {
+        crate::plan_eviction(replacer, state, request)
     })
 }
 
@@ -249,13 +239,26 @@ pub(crate) fn choice_knapsack(
     cols: u64,
     on_behalf_of: Option<ScanSlot>,
 ) -> Option<LoadChoice> {
+    choice_planned(state, chunk, cols, on_behalf_of, |request| {
+        crate::plan_knapsack(state, request)
+    })
+}
+
+/// The load of `cols` of `chunk`, with the victims `plan` finds room with.
+fn choice_planned(
+    state: &AbmState,
+    chunk: ChunkId,
+    cols: u64,
+    on_behalf_of: Option<ScanSlot>,
+    plan: impl FnOnce(&crate::EvictionRequest) -> Option<Vec<crate::PieceId>>,
+) -> Option<LoadChoice> {
     debug_assert!(cols != 0 && state.missing_cols(chunk, cols) == cols);
     let request = crate::EvictionRequest {
         bytes: state.bytes_of(chunk, cols),
         chunk,
         for_scan: on_behalf_of,
     };
-    let victims = crate::plan_knapsack(state, &request)?;
+    let victims = plan(&request)?;
     Some(LoadChoice {
         chunk,
         cols,

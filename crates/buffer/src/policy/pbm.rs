@@ -31,6 +31,19 @@ use crate::{
 /// only orders the very first loads (observed paces replace it after one delivery).
 const UNOBSERVED_PACE: Nanos = Nanos(10_000_000);
 
+/// The pace assumed for a scan not yet observed: the mean of the observed ones (PBM and
+/// the mixed pool alike), [`UNOBSERVED_PACE`] before any is.
+pub(super) fn mean_pace(paces: &[Option<Nanos>]) -> Nanos {
+    let (sum, n) = paces
+        .iter()
+        .flatten()
+        .fold((0u128, 0u128), |(s, n), p| (s + u128::from(p.0), n + 1));
+    match n {
+        0 => UNOBSERVED_PACE,
+        n => Nanos((sum / n) as u64),
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct PbmPolicy {
     seq: Sequential,
@@ -92,17 +105,8 @@ impl PbmPolicy {
             .min()
     }
 
-    /// The pace assumed for a scan not yet observed: the mean of the observed ones.
     fn mean_pace(&self) -> Nanos {
-        let (sum, n) = self
-            .pace
-            .iter()
-            .flatten()
-            .fold((0u128, 0u128), |(s, n), p| (s + u128::from(p.0), n + 1));
-        match n {
-            0 => UNOBSERVED_PACE,
-            n => Nanos((sum / n) as u64),
-        }
+        mean_pace(&self.pace)
     }
 
     /// Paper: PagePush. Pieces no longer loading or resident are dropped instead.

@@ -140,12 +140,7 @@ impl Policy for RelevancePolicy {
     /// relevant query has nothing loadable or no room can be freed for it, the next one
     /// is tried rather than blocking the loader.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
-        self.queue.clear();
-        for slot in state.starved_mask().iter() {
-            self.queue.push((query_relevance(state, slot, now), slot));
-        }
-        self.queue
-            .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        starved_by_relevance(state, now, &mut self.queue);
         for &(_, q) in &self.queue {
             let Some((chunk, cols)) = Self::choose_chunk_to_load(state, q) else {
                 continue;
@@ -162,4 +157,14 @@ impl Policy for RelevancePolicy {
         }
         None
     }
+}
+
+/// chooseQueryToProcess: the starved scans into `queue`, most relevant first (ties by
+/// slot, so the order is deterministic). Relevance and the mixed pool both serve this.
+pub(super) fn starved_by_relevance(state: &AbmState, now: Nanos, queue: &mut Vec<(f64, ScanSlot)>) {
+    queue.clear();
+    for slot in state.starved_mask().iter() {
+        queue.push((query_relevance(state, slot, now), slot));
+    }
+    queue.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
 }
