@@ -12,7 +12,7 @@ use crate::calibration::{Calibration, BYTES_PER_MB};
 use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
 use crate::error::BenchError;
 use crate::mix::QueryType;
-use crate::presets::{check_params, Params, PAPER_STAGGER_OVER_SCAN};
+use crate::presets::{check_params, Params};
 use crate::reference::References;
 use crate::runner::run_policy;
 use crate::samples::Samples;
@@ -29,7 +29,11 @@ const PROGRESS_TEMPLATE: &str = "{prefix:>12} [{elapsed_precise}] {wide_bar} {po
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct TableInfo {
     pub rows: u64,
+    /// Bytes of a full read of every column.
     pub bytes: u64,
+    /// Bytes a full FAST scan reads: `bytes` in NSM/PAX, Q6's columns in DSM. The
+    /// paper's balance and stagger are relative to this read.
+    pub fast_read_bytes: u64,
 }
 
 /// What [`run_benchmark`] needs from the caller.
@@ -149,7 +153,7 @@ pub fn resolve_bandwidth(
     }
 }
 
-/// The stagger given, else the paper's fraction of a full-table read.
+/// The stagger given, else the paper's fraction of F-100's read.
 fn resolve_stagger(
     params: &Params,
     table: TableInfo,
@@ -158,7 +162,8 @@ fn resolve_stagger(
     match (params.stagger_s, bandwidth_mb_s) {
         (Some(s), _) => Ok(s),
         (None, Some(mb_s)) => {
-            Ok(PAPER_STAGGER_OVER_SCAN * table.bytes as f64 / (mb_s * BYTES_PER_MB))
+            let read_s = table.fast_read_bytes as f64 / (mb_s * BYTES_PER_MB);
+            Ok(params.stagger_over_scan * read_s)
         }
         (None, None) => Err(BenchError::BadParameter(
             "stagger_s is needed when there is neither a bandwidth nor a calibration".to_string(),

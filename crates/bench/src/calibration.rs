@@ -2,14 +2,18 @@
 //!
 //! In the paper (2 CPUs, 200 MB/s) a FAST full scan was I/O bound (F-100 standalone
 //! 20.4 s ≈ 4 GB / 200 MB/s) and a SLOW full scan CPU bound (S-100 35.3 s ≈ 1.75 × the
-//! table's read time). Given the CPU time of F-100 and S-100 measured here with the data
-//! in memory, we pick the device bandwidth that recreates that balance:
+//! table's read time; in DSM, Table 3, 71.25 s ≈ 2.69 × F-100's 26.53 s). Given the CPU
+//! time of F-100 and S-100 measured here with the data in memory, we pick the device
+//! bandwidth that recreates that balance (`ratio`: 1.75 or 2.69):
 //!
 //! ```text
-//!   read_s      = slow_cpu_s / SLOW_CPU_OVER_READ          (S-100 CPU ≈ 1.75 × read)
+//!   read_s      = slow_cpu_s / ratio                       (S-100 CPU ≈ ratio × F-100 read)
 //!   read_s      = max(read_s, fast_cpu_s / FAST_CPU_OVER_READ_MAX)   (F-100 I/O bound)
-//!   bandwidth   = table_bytes / read_s
+//!   bandwidth   = fast_read_bytes / read_s
 //! ```
+//!
+//! `fast_read_bytes` is what F-100 reads: the whole table in NSM/PAX, Q6's columns in
+//! DSM.
 //!
 //! CPU seconds are divided by `query_parallelism` first: a query that spreads over two
 //! cores finishes its CPU work in half its CPU time. When FAST is too expensive for
@@ -47,9 +51,19 @@ pub struct CalibrationInput {
     pub fast_cpu_s: f64,
     /// CPU seconds of S-100 with the table in memory.
     pub slow_cpu_s: f64,
-    pub table_bytes: u64,
+    /// Bytes F-100 reads (older reports: `table_bytes`, the same in PAX).
+    #[serde(alias = "table_bytes")]
+    pub fast_read_bytes: u64,
     /// Cores one query keeps busy (1 for a single-threaded plan).
     pub query_parallelism: f64,
+    /// The balance to recreate: S-100 CPU over F-100's read time (older reports:
+    /// Table 2's, the only one they could have).
+    #[serde(default = "table2_balance")]
+    pub slow_cpu_over_fast_read: f64,
+}
+
+fn table2_balance() -> f64 {
+    SLOW_CPU_OVER_READ
 }
 
 /// The repeated measurements behind a [`CalibrationInput`].
@@ -67,11 +81,13 @@ pub struct CalibrationSamples {
 pub struct Calibration {
     pub input: CalibrationInput,
     pub bandwidth_mb_s: f64,
-    /// Time to read the whole table at `bandwidth_mb_s`.
-    pub table_read_s: f64,
-    /// F-100's CPU-bound time over `table_read_s` (≤ 0.8: I/O bound).
+    /// Time to read what F-100 reads at `bandwidth_mb_s` (older reports:
+    /// `table_read_s`).
+    #[serde(alias = "table_read_s")]
+    pub fast_read_s: f64,
+    /// F-100's CPU-bound time over `fast_read_s` (≤ 0.8: I/O bound).
     pub fast_cpu_over_read: f64,
-    /// S-100's CPU-bound time over `table_read_s` (the paper: 1.75).
+    /// S-100's CPU-bound time over `fast_read_s` (the paper: 1.75; Table 3: 2.69).
     pub slow_cpu_over_read: f64,
     pub note: String,
     /// The measurements the medians in `input` come from (`None` if computed from
@@ -87,37 +103,39 @@ pub fn calibrate(input: CalibrationInput) -> Result<Calibration, BenchError> {
     let positive = |x: f64| x > 0.0 && x.is_finite();
     if !(positive(input.fast_cpu_s)
         && positive(input.slow_cpu_s)
-        && positive(input.query_parallelism))
+        && positive(input.query_parallelism)
+        && positive(input.slow_cpu_over_fast_read))
     {
         return Err(BenchError::BadParameter(format!(
             "calibration needs positive CPU times: {input:?}"
         )));
     }
-    if input.table_bytes == 0 {
+    if input.fast_read_bytes == 0 {
         return Err(BenchError::EmptyTable);
     }
     let fast_s = input.fast_cpu_s / input.query_parallelism;
     let slow_s = input.slow_cpu_s / input.query_parallelism;
-    let balanced_read_s = slow_s / SLOW_CPU_OVER_READ;
+    let ratio = input.slow_cpu_over_fast_read;
+    let balanced_read_s = slow_s / ratio;
     let io_bound_read_s = fast_s / FAST_CPU_OVER_READ_MAX;
-    let table_read_s = balanced_read_s.max(io_bound_read_s);
+    let fast_read_s = balanced_read_s.max(io_bound_read_s);
     let note = if io_bound_read_s > balanced_read_s {
         format!(
             "FAST is too CPU-heavy for the paper's balance: bandwidth lowered so F-100 stays \
              I/O bound; S-100 reaches only {:.2} × read time (give SLOW more extra arithmetic, \
              about {:.2}× its CPU work)",
-            slow_s / table_read_s,
-            SLOW_CPU_OVER_READ * table_read_s / slow_s
+            slow_s / fast_read_s,
+            ratio * fast_read_s / slow_s
         )
     } else {
-        "paper's balance: S-100 CPU = 1.75 × table read time, F-100 I/O bound".to_string()
+        format!("paper's balance: S-100 CPU = {ratio:.2} × F-100's read time, F-100 I/O bound")
     };
     Ok(Calibration {
         input,
-        bandwidth_mb_s: input.table_bytes as f64 / table_read_s / BYTES_PER_MB,
-        table_read_s,
-        fast_cpu_over_read: fast_s / table_read_s,
-        slow_cpu_over_read: slow_s / table_read_s,
+        bandwidth_mb_s: input.fast_read_bytes as f64 / fast_read_s / BYTES_PER_MB,
+        fast_read_s,
+        fast_cpu_over_read: fast_s / fast_read_s,
+        slow_cpu_over_read: slow_s / fast_read_s,
         note,
         samples: None,
         replayed_from: None,
@@ -132,9 +150,10 @@ pub fn calibrate(input: CalibrationInput) -> Result<Calibration, BenchError> {
 /// demand per byte read, leaving every policy CPU-bound (docs/performance.md).
 pub fn calibrate_measured(
     engine: &dyn QueryEngine,
-    table_rows: u64,
-    table_bytes: u64,
+    table: crate::bench::TableInfo,
+    slow_cpu_over_fast_read: f64,
 ) -> anyhow::Result<Calibration> {
+    let table_rows = table.rows;
     let full = |kind| QueryInstance {
         id: 0,
         stream: 0,
@@ -147,8 +166,9 @@ pub fn calibrate_measured(
     let mut calibration = calibrate(CalibrationInput {
         fast_cpu_s: fast_cpu_s.median(),
         slow_cpu_s: slow_cpu_s.median(),
-        table_bytes,
+        fast_read_bytes: table.fast_read_bytes,
         query_parallelism: 1.0,
+        slow_cpu_over_fast_read,
     })?;
     calibration.samples = Some(CalibrationSamples {
         warmups: CALIBRATION_WARMUPS,
@@ -218,11 +238,12 @@ mod tests {
         let input = CalibrationInput {
             fast_cpu_s: 10.0,
             slow_cpu_s: 35.0,
-            table_bytes: 4_000_000_000,
+            fast_read_bytes: 4_000_000_000,
             query_parallelism: 1.0,
+            slow_cpu_over_fast_read: SLOW_CPU_OVER_READ,
         };
         let c = calibrate(input).unwrap();
-        assert!((c.table_read_s - 20.0).abs() < 1e-9);
+        assert!((c.fast_read_s - 20.0).abs() < 1e-9);
         assert!((c.bandwidth_mb_s - 200.0).abs() < 1e-9);
         assert!((c.fast_cpu_over_read - 0.5).abs() < 1e-9);
         assert!((c.slow_cpu_over_read - 1.75).abs() < 1e-9);
@@ -236,11 +257,12 @@ mod tests {
         let input = CalibrationInput {
             fast_cpu_s: 8.0,
             slow_cpu_s: 10.0,
-            table_bytes: 1_000_000_000,
+            fast_read_bytes: 1_000_000_000,
             query_parallelism: 2.0,
+            slow_cpu_over_fast_read: SLOW_CPU_OVER_READ,
         };
         let c = calibrate(input).unwrap();
-        assert!((c.table_read_s - 5.0).abs() < 1e-9);
+        assert!((c.fast_read_s - 5.0).abs() < 1e-9);
         assert!((c.bandwidth_mb_s - 200.0).abs() < 1e-9);
         assert!((c.fast_cpu_over_read - 0.8).abs() < 1e-9);
         assert!((c.slow_cpu_over_read - 1.0).abs() < 1e-9);
@@ -248,16 +270,46 @@ mod tests {
     }
 
     #[test]
+    fn table3s_balance_is_relative_to_what_fast_reads() {
+        // DSM: F-100 reads 53.06 MB of Q6's columns; S-100 CPU 71.25 s; Table 3's
+        // ratio 71.25 / 26.53 puts F-100's read at 26.53 s: 2 MB/s.
+        let input = CalibrationInput {
+            fast_cpu_s: 3.0,
+            slow_cpu_s: 71.25,
+            fast_read_bytes: 53_060_000,
+            query_parallelism: 1.0,
+            slow_cpu_over_fast_read: coopscan_paper::table3::slow_cpu_over_fast_read(),
+        };
+        let c = calibrate(input).unwrap();
+        assert!((c.fast_read_s - 26.53).abs() < 1e-9, "{c:?}");
+        assert!((c.bandwidth_mb_s - 2.0).abs() < 1e-9);
+        assert!(c.note.contains("2.69 ×"), "{}", c.note);
+    }
+
+    #[test]
+    fn a_report_written_before_the_balance_was_a_parameter_replays_as_table2() {
+        let old = r#"{"calibration": {"input": {"fast_cpu_s": 1.0, "slow_cpu_s": 3.5,
+            "table_bytes": 700000000, "query_parallelism": 1.0}, "bandwidth_mb_s": 350.0,
+            "table_read_s": 2.0, "fast_cpu_over_read": 0.5, "slow_cpu_over_read": 1.75,
+            "note": "n"}}"#;
+        let c = replay(old, "old.json").unwrap();
+        assert_eq!(c.input.fast_read_bytes, 700_000_000);
+        assert_eq!(c.input.slow_cpu_over_fast_read, SLOW_CPU_OVER_READ);
+        assert_eq!(c.fast_read_s, 2.0);
+    }
+
+    #[test]
     fn nonsense_inputs_are_rejected() {
         let input = CalibrationInput {
             fast_cpu_s: 0.0,
             slow_cpu_s: 1.0,
-            table_bytes: 1,
+            fast_read_bytes: 1,
             query_parallelism: 1.0,
+            slow_cpu_over_fast_read: SLOW_CPU_OVER_READ,
         };
         assert!(calibrate(input).is_err());
         let input = CalibrationInput {
-            table_bytes: 0,
+            fast_read_bytes: 0,
             fast_cpu_s: 1.0,
             ..input
         };
@@ -269,8 +321,9 @@ mod tests {
         let input = CalibrationInput {
             fast_cpu_s: 1.25,
             slow_cpu_s: 3.5,
-            table_bytes: 800_000_000,
+            fast_read_bytes: 800_000_000,
             query_parallelism: 1.0,
+            slow_cpu_over_fast_read: SLOW_CPU_OVER_READ,
         };
         let original = calibrate(input).unwrap();
         let report = serde_json::json!({ "schema_version": 1, "calibration": original });
@@ -305,8 +358,9 @@ mod tests {
         let mut c = calibrate(CalibrationInput {
             fast_cpu_s: 1.0,
             slow_cpu_s: 3.5,
-            table_bytes: 1_000_000,
+            fast_read_bytes: 1_000_000,
             query_parallelism: 1.0,
+            slow_cpu_over_fast_read: SLOW_CPU_OVER_READ,
         })
         .unwrap();
         c.bandwidth_mb_s = -1.0;

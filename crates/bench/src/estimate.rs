@@ -2,7 +2,7 @@
 //! an hour or more on SF1).
 //!
 //! A rough model from the calibration's balance, not a promise: a query alone takes its
-//! share of the table's read time, SLOW [`SLOW_CPU_OVER_READ`] times that (it is CPU
+//! share of F-100's read time, SLOW `slow_cpu_over_fast_read` times that (it is CPU
 //! bound); a policy's timed run does the whole workload's alone-time on
 //! [`CORES`] cores at best; each query type is also run alone `standalone_runs` times.
 //! Measured against Table 2 on SF1 (342 MB/s): 85 s of alone-time gives 42 s per policy,
@@ -10,7 +10,6 @@
 
 use crate::mix::QueryKind;
 use crate::presets::Params;
-use coopscan_paper::table2::SLOW_CPU_OVER_READ;
 
 /// Cores the timed runs share (the paper's machine and ours have two).
 pub const CORES: f64 = 2.0;
@@ -25,8 +24,8 @@ pub fn run_seconds(params: &Params, read_s: f64) -> f64 {
     }
     let alone = |kind: QueryKind, percent: u32| {
         let cpu_factor = match kind {
-            QueryKind::Fast => 1.0,
-            QueryKind::Slow => SLOW_CPU_OVER_READ,
+            QueryKind::Fast | QueryKind::Columns { .. } => 1.0,
+            QueryKind::Slow => params.slow_cpu_over_fast_read,
         };
         read_s * f64::from(percent) / PERCENT * cpu_factor
     };

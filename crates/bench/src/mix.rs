@@ -7,6 +7,7 @@
 //! or an explicit list such as `5,20,50`. `table2` is Table 2's mix, `FS` over
 //! 1,10,50,100%.
 
+use coopscan_paper::table4::{self, COLUMNS_PER_QUERY};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -22,21 +23,35 @@ pub const SIZES_TABLE2: &[u32] = &coopscan_paper::table2::RANGE_PERCENTS;
 /// The name that selects Table 2's mix.
 pub const TABLE2_MIX: &str = "table2";
 
-/// How much CPU work a query does per tuple.
+/// What a query computes, and so how much CPU work it does per tuple.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum QueryKind {
     /// FAST: TPC-H Q6, a simple aggregation; I/O bound when scanning.
     Fast,
     /// SLOW: TPC-H Q1 with extra arithmetic; CPU bound.
     Slow,
+    /// Table 4's query over the synthetic relation: sums of 3 adjacent attributes
+    /// from `first` (0 = A: "ABC"); I/O bound.
+    Columns { first: u8 },
 }
 
 impl QueryKind {
-    pub fn letter(self) -> char {
+    /// `F`, `S`, or the attributes' letters (`ABC`).
+    pub fn label(self) -> String {
         match self {
-            QueryKind::Fast => 'F',
-            QueryKind::Slow => 'S',
+            QueryKind::Fast => "F".to_string(),
+            QueryKind::Slow => "S".to_string(),
+            QueryKind::Columns { first } => (0..COLUMNS_PER_QUERY as u8)
+                .map(|i| char::from(b'A'.saturating_add(first).saturating_add(i)))
+                .collect(),
         }
+    }
+
+    /// A Table 4 query type ("BCD"), if `name` is one.
+    pub fn columns(name: &str) -> Option<QueryKind> {
+        let range = table4::columns_of(name)?;
+        let first = u8::try_from(range.start).ok()?;
+        Some(QueryKind::Columns { first })
     }
 }
 
@@ -49,9 +64,9 @@ pub struct QueryType {
 }
 
 impl fmt::Display for QueryType {
-    /// `F-01`, `S-10`, `F-100`: two digits at least, as in Table 2.
+    /// `F-01`, `S-10`, `F-100`: two digits at least, as in Table 2; `ABC-40`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{:02}", self.kind.letter(), self.percent)
+        write!(f, "{}-{:02}", self.kind.label(), self.percent)
     }
 }
 
@@ -83,6 +98,9 @@ pub struct Mix {
     pub speeds: Vec<QueryKind>,
     /// Drawn uniformly.
     pub percents: Vec<u32>,
+    /// Kinds are dealt to the streams in turn (stream `i` runs `speeds[i % n]`, as
+    /// Table 4) instead of drawn per query.
+    pub dealt: bool,
 }
 
 impl Mix {
@@ -92,7 +110,23 @@ impl Mix {
             name: TABLE2_MIX.to_string(),
             speeds: vec![QueryKind::Fast, QueryKind::Slow],
             percents: SIZES_TABLE2.to_vec(),
+            dealt: false,
         }
+    }
+
+    /// A Table 4 family (e.g. `["ABC", "BCD"]`) over `percent`% ranges, its types
+    /// dealt to the streams; `None` if a type is not 3 adjacent attributes.
+    pub fn columns(family: &[&str], percent: u32) -> Option<Mix> {
+        let speeds = family
+            .iter()
+            .map(|kind| QueryKind::columns(kind))
+            .collect::<Option<Vec<QueryKind>>>()?;
+        Some(Mix {
+            name: format!("{}-{percent}", family.join(",")),
+            speeds,
+            percents: vec![percent],
+            dealt: true,
+        })
     }
 
     /// Every query type this mix can draw, sorted (FAST first, then by size).
@@ -136,11 +170,26 @@ impl FromStr for Mix {
             .split_once('-')
             .filter(|(speed, size)| !speed.is_empty() && !size.is_empty())
             .ok_or_else(|| MixError::Shape(mix.to_string()))?;
-        Ok(Mix {
-            name: mix.to_string(),
-            speeds: parse_speeds(mix, speed)?,
-            percents: parse_sizes(mix, size)?,
-        })
+        let percents = parse_sizes(mix, size)?;
+        match parse_speeds(mix, speed) {
+            Ok(speeds) => Ok(Mix {
+                name: mix.to_string(),
+                speeds,
+                percents,
+                dealt: false,
+            }),
+            // Not F/S letters: maybe Table 4's column types, `ABC,BCD-40`.
+            Err(e) => {
+                let family: Vec<String> = speed.split(',').map(str::to_ascii_uppercase).collect();
+                let family: Vec<&str> = family.iter().map(String::as_str).collect();
+                let columns = Mix::columns(&family, 0).ok_or(e)?;
+                Ok(Mix {
+                    name: mix.to_string(),
+                    percents,
+                    ..columns
+                })
+            }
+        }
     }
 }
 
@@ -215,6 +264,30 @@ mod tests {
             "S-5,20,50".parse::<Mix>().unwrap().percents,
             vec![5, 20, 50]
         );
+    }
+
+    #[test]
+    fn table4_families_parse_and_are_dealt() {
+        let mix: Mix = "ABC,bcd-40".parse().unwrap();
+        assert!(mix.dealt);
+        assert_eq!(
+            mix.speeds,
+            vec![
+                QueryKind::Columns { first: 0 },
+                QueryKind::Columns { first: 1 }
+            ]
+        );
+        let names: Vec<String> = mix.query_types().iter().map(|t| t.to_string()).collect();
+        assert_eq!(names, ["ABC-40", "BCD-40"]);
+        assert_eq!(
+            Mix::columns(&["ABC", "DEF"], 40).unwrap().name,
+            "ABC,DEF-40"
+        );
+        assert!(Mix::columns(&["ABD"], 40).is_none());
+        // F/S first: FFS is speeds, FGH columns, FX neither.
+        assert!(!"FFS-M".parse::<Mix>().unwrap().dealt);
+        assert!("FGH-M".parse::<Mix>().unwrap().dealt);
+        assert!(matches!("FX-M".parse::<Mix>(), Err(MixError::Speed { .. })));
     }
 
     #[test]

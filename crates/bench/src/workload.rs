@@ -84,7 +84,11 @@ impl Workload {
                 queries: (0..spec.queries_per_stream)
                     .map(|index| {
                         let id = (stream * spec.queries_per_stream + index) as u64;
-                        let query_type = draw_type(&mut rng, &spec.mix);
+                        let query_type = if spec.mix.dealt {
+                            dealt_type(&mut rng, &spec.mix, stream)
+                        } else {
+                            draw_type(&mut rng, &spec.mix)
+                        };
                         let rows = draw_range(&mut rng, spec.table_rows, query_type.percent);
                         QueryInstance {
                             id,
@@ -147,6 +151,13 @@ pub fn rows_for_percent(table_rows: u64, percent: u32) -> u64 {
 
 fn draw_type(rng: &mut ChaCha8Rng, mix: &Mix) -> QueryType {
     let kind = mix.speeds[rng.random_range(0..mix.speeds.len())];
+    let percent = mix.percents[rng.random_range(0..mix.percents.len())];
+    QueryType { kind, percent }
+}
+
+/// Stream `stream`'s kind of a dealt mix (Table 4), with a drawn size.
+fn dealt_type(rng: &mut ChaCha8Rng, mix: &Mix, stream: usize) -> QueryType {
+    let kind = mix.speeds[stream % mix.speeds.len()];
     let percent = mix.percents[rng.random_range(0..mix.percents.len())];
     QueryType { kind, percent }
 }
@@ -214,6 +225,19 @@ mod tests {
         assert!(kinds.contains(&QueryKind::Fast) && kinds.contains(&QueryKind::Slow));
         assert_eq!(rows_for_percent(10, 1), 1);
         assert_eq!(rows_for_percent(10, 100), 10);
+    }
+
+    #[test]
+    fn a_dealt_mix_gives_each_stream_one_kind_in_turn() {
+        let mix = Mix::columns(&["ABC", "BCD", "CDE"], 40).unwrap();
+        let workload = Workload::generate(&WorkloadSpec { mix, ..spec(2) }).unwrap();
+        for (s, stream) in workload.streams.iter().enumerate() {
+            for q in &stream.queries {
+                let first = u8::try_from(s % 3).unwrap();
+                assert_eq!(q.query_type.kind, QueryKind::Columns { first }, "{q}");
+                assert_eq!(q.rows.end - q.rows.start, 23_994_421, "{q}");
+            }
+        }
     }
 
     #[test]

@@ -10,13 +10,17 @@ use coopscan_bench::{run_benchmark, BenchInput, BenchReport, TableInfo};
 use serde_json::Value;
 
 fn report() -> BenchReport {
-    let params = small_params();
+    report_of(small_params())
+}
+
+fn report_of(params: coopscan_bench::Params) -> BenchReport {
     let factory = fake_factory(None);
     let input = BenchInput {
         params: &params,
         table: TableInfo {
             rows: 10_000,
             bytes: 40_960_000,
+            fast_read_bytes: 40_960_000,
         },
         calibration: None,
         factory: &factory,
@@ -53,6 +57,8 @@ fn json_has_every_required_key() {
         "policies",
         "standalone_runs",
         "query_threads",
+        "layout",
+        "slow_cpu_over_fast_read",
     ] {
         assert!(
             value["parameters"].get(key).is_some(),
@@ -116,6 +122,34 @@ fn text_has_table2_rows_and_the_papers_numbers() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+}
+
+#[test]
+fn a_dsm_run_is_shown_beside_table3_and_never_beside_table2() {
+    let mut params = small_params();
+    params.layout = "dsm".to_string();
+    let report = report_of(params);
+    let out = text::render(&report);
+    // Table 3's normal and relevance stream times, F-100 cold time and a latency.
+    for needle in [
+        "Table 3 in parentheses",
+        "(536.18)",
+        "(264.82)",
+        "26.53",
+        "90.16",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    for table2_number in ["283.72", "99.55", "20.37", "Table 2"] {
+        assert!(!out.contains(table2_number), "{table2_number} in\n{out}");
+    }
+    let value: Value = serde_json::from_str(&json::to_json(&report).unwrap()).unwrap();
+    assert!(value["paper"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("Table 3"));
+    assert_eq!(value["parameters"]["layout"], "dsm");
+    assert_eq!(value["paper"]["system"][0]["avg_stream_time_s"], 536.18);
 }
 
 #[test]

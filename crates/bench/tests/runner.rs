@@ -9,6 +9,7 @@ use coopscan_bench::{run_benchmark, BenchError, BenchInput, BenchReport, TableIn
 const TABLE: TableInfo = TableInfo {
     rows: 10_000,
     bytes: 40_960_000,
+    fast_read_bytes: 40_960_000,
 };
 
 /// Runs the small workload on the fake engine; `wrong_answer_for` makes that query's

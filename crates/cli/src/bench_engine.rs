@@ -9,18 +9,38 @@ use coopscan_bench::{
     IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryKind,
     QueryOutput, SchedulingCost,
 };
+use coopscan_buffer::EvictionStrategy;
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use coopscan_exec::datafusion::prelude::SessionContext;
-use coopscan_exec::{
-    fast_sql, query_session_config, run_sql, slow_sql, CoopTable, QueryTag, ScanMode,
-};
+use coopscan_exec::{query_session_config, run_sql, CoopTable, Query, QueryTag, ScanMode};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
 use coopscan_storage::Table;
+use coopscan_tpch::synthetic::SYNTHETIC_TABLE;
 
-/// The name queries use for the table.
+/// The name queries use for the table: lineitem, or Table 4's synthetic relation.
 pub const TABLE_NAME: &str = "lineitem";
+
+/// The table `kind` queries (and the name the engine registers it under).
+pub fn table_of(kind: QueryKind) -> &'static str {
+    match kind {
+        QueryKind::Fast | QueryKind::Slow => TABLE_NAME,
+        QueryKind::Columns { .. } => SYNTHETIC_TABLE,
+    }
+}
+
+/// The SQL of one benchmark query.
+pub fn sql_of(q: &QueryInstance, slow_extra: u32) -> String {
+    let query = match q.query_type.kind {
+        QueryKind::Fast => Query::Fast,
+        QueryKind::Slow => Query::Slow { extra: slow_extra },
+        QueryKind::Columns { first } => Query::Columns {
+            first: usize::from(first),
+        },
+    };
+    query.sql(table_of(q.query_type.kind), Some(q.rows.clone()))
+}
 /// The ABM needs at least two frames per scan to admit one.
 const MIN_FRAMES: u32 = 2;
 
@@ -56,18 +76,14 @@ impl DfEngine {
 
 impl QueryEngine for DfEngine {
     fn run(&self, q: &QueryInstance) -> anyhow::Result<QueryOutput> {
-        let rows = Some(q.rows.clone());
-        let sql = match q.query_type.kind {
-            QueryKind::Fast => fast_sql(TABLE_NAME, rows),
-            QueryKind::Slow => slow_sql(TABLE_NAME, rows, self.shape.slow_extra),
-        };
+        let sql = sql_of(q, self.shape.slow_extra);
         // A session per query carries the query's id down to its CScan, which tags
         // its loads with it (per-query I/O counts). `block_on` runs the plan on this
         // stream's own thread: with one partition nothing is spawned elsewhere.
         let config =
             query_session_config(self.shape.threads).with_extension(Arc::new(QueryTag(q.id)));
         let ctx = SessionContext::new_with_config(config);
-        ctx.register_table(TABLE_NAME, Arc::clone(&self.provider) as _)?;
+        ctx.register_table(table_of(q.query_type.kind), Arc::clone(&self.provider) as _)?;
         let batches = self
             .tokio
             .block_on(run_sql(&ctx, &sql))
@@ -157,7 +173,7 @@ pub struct DfFactory {
 
 impl DfFactory {
     pub fn start_run(&self, setup: PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>> {
-        let policy: PolicyKind = setup.policy.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (policy, eviction) = parse_policy(setup.policy)?;
         let bandwidth = setup
             .bandwidth_mb_s
             .filter(|_| !self.cached)
@@ -174,11 +190,9 @@ impl DfFactory {
             ..DeviceConfig::default()
         }));
         let frames = frames_for(&self.table, setup.params.buffer_pct);
-        let runtime = Arc::new(Runtime::new(
-            self.table.clone(),
-            device,
-            RuntimeConfig::new(frames, policy),
-        )?);
+        let mut config = RuntimeConfig::new(frames, policy);
+        config.abm.eviction = eviction;
+        let runtime = Arc::new(Runtime::new(self.table.clone(), device, config)?);
         // Every piece reference, for OPT beside the policy (40 bytes per chunk a query
         // consumes: a few hundred kB for a Table 2 run).
         runtime.record_trace();
@@ -190,6 +204,16 @@ impl DfFactory {
         let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape);
         Ok(Box::new(DfRun { runtime, engine }))
     }
+}
+
+/// A policy as `bench --policies` names it: `relevance`, or with how it frees room
+/// for DSM pieces of different sizes, `relevance/knapsack` (the 2007 paper's footnote)
+/// or `relevance/greedy` (its loop, the default).
+pub fn parse_policy(name: &str) -> anyhow::Result<(PolicyKind, EvictionStrategy)> {
+    let (policy, eviction) = name.split_once('/').unwrap_or((name, "greedy"));
+    let policy: PolicyKind = policy.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let eviction: EvictionStrategy = eviction.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((policy, eviction))
 }
 
 /// Buffer frames for `buffer_pct` of the table's chunks.

@@ -14,13 +14,12 @@ use coopscan_bench::{
     run_benchmark, BenchInput, BenchReport, Calibration, Params, PolicyFactory, PolicyRun,
     PolicySetup, QueryEngine, QueryInstance, QueryKind, QueryOutput, QueryType, TableInfo,
 };
-use coopscan_exec::{fast_sql, slow_sql};
 use coopscan_peers::duckdb::DuckDbPeer;
 use coopscan_peers::postgres::PgPeer;
 use coopscan_peers::{PeerError, PeerSetup, Regime, SqlFor};
 use coopscan_storage::Table;
 
-use crate::bench_engine::TABLE_NAME;
+use crate::bench_engine::sql_of;
 
 /// Engines `--engines` accepts.
 pub const ENGINES: [&str; 3] = ["coopscan", "duckdb", "postgres"];
@@ -52,10 +51,7 @@ pub fn parse_regimes(list: &str) -> anyhow::Result<Vec<Regime>> {
 
 /// The benchmark's SQL (DataFusion's text) for a query, as the peers rewrite it.
 pub fn sql_for(slow_extra: u32) -> SqlFor {
-    Arc::new(move |q: &QueryInstance| match q.query_type.kind {
-        QueryKind::Fast => fast_sql(TABLE_NAME, Some(q.rows.clone())),
-        QueryKind::Slow => slow_sql(TABLE_NAME, Some(q.rows.clone()), slow_extra),
-    })
+    Arc::new(move |q: &QueryInstance| sql_of(q, slow_extra))
 }
 
 /// A peer set up for one dataset.

@@ -12,20 +12,25 @@ use coopscan_bench::{
     preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, Params, PolicySetup, TableInfo,
 };
 
-use coopscan_exec::SLOW_EXTRA_DEFAULT;
+use coopscan_bench::presets::Dataset;
+use coopscan_bench::QueryKind;
+use coopscan_exec::{
+    attribute_name, COLUMNS_PER_QUERY, FAST_COLUMNS, SLOW_COLUMNS, SLOW_EXTRA_DEFAULT,
+};
 use coopscan_runtime::ADMISSION_CHUNKS_PER_SCAN;
 use coopscan_storage::{Layout, Table};
 
 use crate::bench_engine::{resident_engine, scan_engine, DfFactory, QueryShape};
 use crate::bench_peers;
-use crate::cmd_gen::ensure_dataset;
+use crate::cmd_gen::{ensure_dataset, ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
 use crate::data_dir::data_root;
 use coopscan_bench::BenchReport;
 use coopscan_peers::Regime;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Experiment: table2, fig5, fig6, fig7, fig8 (2007 paper), pbm-buffer, pbm-streams,
+    /// Experiment: table2, table3 (DSM), table4 (synthetic), fig5, fig6, fig7, fig8 (2007
+    /// paper), pbm-buffer, pbm-streams,
     /// pbm-bandwidth or pbm-sharing (2012 paper Figures 11, 13, 12 and 17: LRU, PBM,
     /// PBM/LRU, CScans); see ../shared/BENCHMARKS.md.
     #[arg(long, default_value = "table2")]
@@ -33,8 +38,12 @@ pub struct BenchArgs {
     /// TPC-H scale factor of the lineitem table (generated into the cache if missing).
     #[arg(long, default_value_t = 1.0)]
     pub sf: f64,
-    #[arg(long, default_value = "pax")]
-    pub layout: Layout,
+    /// Tuples of table4's synthetic relation (default: the preset's, 10 M).
+    #[arg(long)]
+    pub rows: Option<u64>,
+    /// Storage layout: nsm, pax or dsm (default: the preset's; pax, table3 dsm).
+    #[arg(long)]
+    pub layout: Option<Layout>,
     /// Chunk size in MB (default: the preset's, 4; fig8 sweeps it). A dataset is
     /// generated per chunk size.
     #[arg(long)]
@@ -70,8 +79,9 @@ pub struct BenchArgs {
     pub mix: Option<String>,
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Comma-separated policies: normal, attach, elevator, relevance, pbm (default: the
-    /// preset's; table2: the 2007 paper's four).
+    /// Comma-separated policies: normal, attach, elevator, relevance, pbm, pbm-lru
+    /// (default: the preset's; table2: the 2007 paper's four); `relevance/knapsack`
+    /// frees DSM room by the paper's knapsack instead of its greedy loop.
     #[arg(long)]
     pub policies: Option<String>,
     /// Extra aggregates that make SLOW CPU-bound.
@@ -95,6 +105,14 @@ pub struct BenchArgs {
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let runs = preset(&args.preset, &overrides(args)?)?;
+    // A misspelt policy fails now, not after the calibration and earlier runs.
+    for policy in runs
+        .iter()
+        .flat_map(|p| p.policies.iter().chain([&p.standalone_policy]))
+    {
+        crate::bench_engine::parse_policy(policy)
+            .with_context(|| format!("--policies {policy}"))?;
+    }
     // A run takes minutes: find out now, not after it, that a report cannot be written.
     let paths = report_paths(args)?;
     check_writable(&paths.json)?;
@@ -119,7 +137,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     for (index, params) in runs.iter().enumerate() {
         eprintln!("[run {}/{}] {}", index + 1, runs.len(), params.label);
         // Runs of a chunk-size sweep (fig8) each need their own dataset.
-        let table_dir = ensure_dataset(args.sf, args.layout, params.chunk_mb)?;
+        let table_dir = dataset_of(params, args.sf)?;
+        anyhow::ensure!(
+            !with_peers || params.dataset == Dataset::Lineitem,
+            "the peers run lineitem's queries only, not {}'s",
+            params.preset
+        );
         let table = Table::open(&table_dir)?;
         let shape = QueryShape {
             slow_extra: args.slow_extra,
@@ -130,16 +153,21 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         let info = TableInfo {
             rows: table.rows(),
             bytes: table_bytes(&table),
+            fast_read_bytes: projected_bytes(&table, &reference_columns(&params.mix))?,
         };
-        warn_if_not_all_admitted(&table, params);
-        if args.bandwidth_mb.is_none() && calibration.is_none() {
-            calibration = Some(calibrate_device(&table, &tokio, shape, &info)?);
+        warn_if_not_all_admitted(&table, params)?;
+        if params.bandwidth_mb.is_none() && calibration.is_none() {
+            calibration = Some(calibrate_device(&table, &tokio, shape, params, info)?);
+        }
+        if let Some(c) = &calibration {
+            warn_if_other_balance(c, params);
         }
         if index == 0 {
             let bandwidth = args
                 .bandwidth_mb
                 .or(calibration.as_ref().map(|c| c.bandwidth_mb_s));
-            announce_duration(&runs, bandwidth, info.bytes, engines.len() * regimes.len());
+            let repeats = engines.len() * regimes.len();
+            announce_duration(&runs, bandwidth, info.fast_read_bytes, repeats);
         }
         for &regime in &regimes {
             let mut params = params.clone();
@@ -279,31 +307,75 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         policies,
         standalone_runs: args.standalone_runs,
         query_threads: args.query_threads,
+        layout: args.layout.map(|l| l.to_string()),
+        synthetic_rows: args.rows,
     })
 }
 
-/// The ABM admits a scan only with room for 2 chunks of its own: with more streams
-/// than half the frames, some queries wait for others to finish (Figure 7's runs must
-/// not, or concurrency is capped below what the run says).
-fn warn_if_not_all_admitted(table: &Table, params: &coopscan_bench::Params) {
+/// The ABM admits a scan only with room for 2 chunks of its own (in DSM: of its own
+/// columns, each at its largest piece): with more streams than that budget holds,
+/// some queries wait for others to finish (Figure 7's runs must not, or concurrency is
+/// capped below what the run says).
+fn warn_if_not_all_admitted(table: &Table, params: &Params) -> anyhow::Result<()> {
     let frames = crate::bench_engine::frames_for(table, params.buffer_pct);
-    let at_once = frames / ADMISSION_CHUNKS_PER_SCAN;
-    if (at_once as usize) < params.streams {
+    let widest = widest_columns(&params.mix);
+    let at_once = admitted_at_once(table, frames, &column_indexes(table, &widest)?);
+    if at_once < params.streams as u64 {
         eprintln!(
             "warning: {}: {frames} frames admit only {at_once} of {} concurrent queries \
-             (2 chunks each); a smaller --chunk-mb or a larger --buffer-pct admits all",
+             ({ADMISSION_CHUNKS_PER_SCAN} chunks of their columns each); a smaller --chunk-mb \
+             or a larger --buffer-pct admits all",
             params.label, params.streams
+        );
+    }
+    Ok(())
+}
+
+/// Concurrent scans of `projection` a buffer of `frames` admits.
+fn admitted_at_once(table: &Table, frames: u32, projection: &[usize]) -> u64 {
+    if table.layout() != Layout::Dsm {
+        return u64::from(frames / ADMISSION_CHUNKS_PER_SCAN);
+    }
+    let largest = |c: usize| {
+        (0..table.chunk_count())
+            .map(|k| table.chunk(k).columns[c].extent.len)
+            .max()
+            .unwrap_or(0)
+    };
+    let all: u64 = (0..table.schema().len()).map(largest).sum();
+    let ours: u64 = projection.iter().map(|&c| largest(c)).sum();
+    let footprint = ours.saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN));
+    (u64::from(frames).saturating_mul(all))
+        .checked_div(footprint)
+        .unwrap_or(u64::MAX)
+}
+
+/// A calibration replayed from a run of another experiment keeps that experiment's
+/// balance (Table 2's 1.75 in a Table 3 run, say): allowed, but said.
+fn warn_if_other_balance(c: &Calibration, params: &Params) {
+    let (theirs, ours) = (
+        c.input.slow_cpu_over_fast_read,
+        params.slow_cpu_over_fast_read,
+    );
+    if (theirs - ours).abs() > BALANCE_TOLERANCE * ours {
+        eprintln!(
+            "warning: {}: the calibration recreates S-100 CPU = {theirs:.2} × F-100's read, \
+             this preset's paper {ours:.2} ×",
+            params.label
         );
     }
 }
 
+/// Relative difference between two balances that is still the same experiment.
+const BALANCE_TOLERANCE: f64 = 0.01;
+
 /// Says how long the whole preset should take before its first run starts (a rough
 /// model, `coopscan_bench::estimate`); peers and extra regimes repeat the workload.
-fn announce_duration(runs: &[Params], bandwidth_mb: Option<f64>, table_bytes: u64, repeats: usize) {
+fn announce_duration(runs: &[Params], bandwidth_mb: Option<f64>, fast_bytes: u64, repeats: usize) {
     let Some(bandwidth) = bandwidth_mb.filter(|b| *b > 0.0) else {
         return;
     };
-    let read_s = table_bytes as f64 / (bandwidth * BYTES_PER_MB);
+    let read_s = fast_bytes as f64 / (bandwidth * BYTES_PER_MB);
     let seconds = estimate::preset_seconds(runs, read_s) * repeats as f64;
     eprintln!(
         "{} run(s); expect roughly {:.0} min (a full read takes {read_s:.2} s at {bandwidth:.0} MB/s)",
@@ -320,7 +392,83 @@ fn dataset_name(table_dir: &Path) -> String {
     )
 }
 
-/// Bytes a full scan reads.
+/// The table `params` scans, generated into the cache if it is not there yet.
+fn dataset_of(params: &Params, sf: f64) -> anyhow::Result<PathBuf> {
+    let layout: Layout = params.layout.parse()?;
+    match params.dataset {
+        Dataset::Lineitem => ensure_dataset(sf, layout, params.chunk_mb),
+        Dataset::Synthetic { rows, columns } => {
+            let spec = SyntheticSpec {
+                rows,
+                columns,
+                seed: SYNTHETIC_SEED,
+                layout,
+                chunk_mb: params.chunk_mb,
+            };
+            ensure_synthetic(&spec, None, false)
+        }
+    }
+}
+
+/// The columns of the query whose full read sets the balance and the stagger: FAST
+/// (Q6) in Table 2's mixes, else the mix's first kind (Table 4: its 3 attributes).
+fn reference_columns(mix: &Mix) -> Vec<String> {
+    let kind = if mix.speeds.contains(&QueryKind::Fast) {
+        QueryKind::Fast
+    } else {
+        mix.speeds.first().copied().unwrap_or(QueryKind::Fast)
+    };
+    columns_of(kind)
+}
+
+/// The columns of the mix's widest query (SLOW reads the most): admission's worst case.
+fn widest_columns(mix: &Mix) -> Vec<String> {
+    mix.speeds
+        .iter()
+        .map(|&k| columns_of(k))
+        .max_by_key(Vec::len)
+        .unwrap_or_default()
+}
+
+/// The columns a query of `kind` reads.
+fn columns_of(kind: QueryKind) -> Vec<String> {
+    let names = |cols: &[&str]| cols.iter().map(|c| c.to_string()).collect();
+    match kind {
+        QueryKind::Fast => names(&FAST_COLUMNS),
+        QueryKind::Slow => names(&SLOW_COLUMNS),
+        QueryKind::Columns { first } => {
+            let first = usize::from(first);
+            (first..first + COLUMNS_PER_QUERY)
+                .map(attribute_name)
+                .collect()
+        }
+    }
+}
+
+/// Bytes a full scan of `columns` reads: the whole table in NSM/PAX, those columns'
+/// extents in DSM.
+fn projected_bytes(table: &Table, columns: &[String]) -> anyhow::Result<u64> {
+    let projection = column_indexes(table, columns)?;
+    let bytes = (0..table.chunk_count())
+        .flat_map(|k| table.chunk_extents(k, &projection))
+        .fold(0u64, |sum, e| sum.saturating_add(e.len));
+    Ok(bytes)
+}
+
+/// The indexes of `columns` in `table`; an error names a missing one.
+fn column_indexes(table: &Table, columns: &[String]) -> anyhow::Result<Vec<usize>> {
+    columns
+        .iter()
+        .map(|c| {
+            table
+                .schema()
+                .index_of(c)
+                .with_context(|| format!("the table has no column {c} for this mix's queries"))
+        })
+        .collect()
+}
+
+/// Bytes a full scan of every column reads.
 fn table_bytes(table: &Table) -> u64 {
     let layout = table.layout();
     (0..table.chunk_count()).fold(0u64, |sum, k| {
@@ -335,11 +483,12 @@ fn calibrate_device(
     table: &Table,
     tokio: &Arc<tokio::runtime::Runtime>,
     shape: QueryShape,
-    info: &TableInfo,
+    params: &Params,
+    info: TableInfo,
 ) -> anyhow::Result<Calibration> {
     eprintln!("calibrating: F-100 and S-100 on the resident table, median of 3 after a warm-up …");
     let (engine, runtime) = resident_engine(table, Arc::clone(tokio), shape)?;
-    let calibration = calibrate_measured(&engine, info.rows, info.bytes)?;
+    let calibration = calibrate_measured(&engine, info, params.slow_cpu_over_fast_read)?;
     // The warm-up loads the table once; anything beyond was a load inside a measured
     // run, whose checksum work would then count as query CPU.
     let read = runtime.device_stats().bytes;

@@ -1,4 +1,5 @@
-//! `coopscan gen`: TPC-H tables via tpchgen, with a progress bar.
+//! `coopscan gen`: TPC-H tables via tpchgen, or the 2007 paper's synthetic relation
+//! of Table 4 (`--synthetic`), with a progress bar.
 
 use std::path::{Path, PathBuf};
 
@@ -8,16 +9,19 @@ use coopscan_storage::{Layout, Manifest};
 use coopscan_tpch::{import_table, ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::data_dir::dataset_dir;
+use crate::data_dir::{data_root, dataset_dir};
+use coopscan_tpch::synthetic::{
+    synthetic_source, write_synthetic, SyntheticOptions, SYNTHETIC_TABLE,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct GenArgs {
     /// TPC-H scale factor (1 = 6 M lineitem rows, about 0.8 GB).
     #[arg(long, default_value_t = 1.0)]
     pub sf: f64,
-    /// Storage layout: nsm, pax or dsm.
-    #[arg(long, default_value = "pax")]
-    pub layout: Layout,
+    /// Storage layout: nsm, pax or dsm (default: pax; dsm with --synthetic).
+    #[arg(long)]
+    pub layout: Option<Layout>,
     /// Chunk size in MB (1-64): the unit of I/O and of scan scheduling.
     #[arg(long, default_value_t = 4)]
     pub chunk_mb: u64,
@@ -33,7 +37,23 @@ pub struct GenArgs {
     /// Replace tables that already exist.
     #[arg(long)]
     pub force: bool,
+    /// Generate the synthetic relation of the 2007 paper's Table 4 (int64 attributes
+    /// a, b, c, …) instead of TPC-H: table `synthetic` under --out.
+    #[arg(long, conflicts_with_all = ["sf", "tables", "threads"])]
+    pub synthetic: bool,
+    /// Tuples of the synthetic relation.
+    #[arg(long, default_value_t = coopscan_bench::presets::TABLE4_ROWS, requires = "synthetic")]
+    pub rows: u64,
+    /// Attributes of the synthetic relation (1-26).
+    #[arg(long, default_value_t = coopscan_paper::table4::COLUMNS, requires = "synthetic")]
+    pub columns: usize,
+    /// Seed of the synthetic relation's values.
+    #[arg(long, default_value_t = SYNTHETIC_SEED, requires = "synthetic")]
+    pub seed: u64,
 }
+
+/// The synthetic relation's default seed (the paper's year).
+pub const SYNTHETIC_SEED: u64 = 2007;
 
 pub fn run(args: &GenArgs) -> anyhow::Result<()> {
     let chunk_bytes = args.chunk_mb.saturating_mul(MIB);
@@ -43,6 +63,19 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         MIN_CHUNK_BYTES / MIB,
         MAX_CHUNK_BYTES / MIB
     );
+    if args.synthetic {
+        let spec = SyntheticSpec {
+            rows: args.rows,
+            columns: args.columns,
+            seed: args.seed,
+            layout: args.layout.unwrap_or(Layout::Dsm),
+            chunk_mb: args.chunk_mb as f64,
+        };
+        let dir = ensure_synthetic(&spec, args.out.clone(), args.force)?;
+        println!("{}", dir.display());
+        return Ok(());
+    }
+    let layout = args.layout.unwrap_or(Layout::Pax);
     anyhow::ensure!(
         args.sf > 0.0 && args.sf <= MAX_SCALE_FACTOR,
         "--sf must be in (0, {MAX_SCALE_FACTOR}], got {}",
@@ -56,10 +89,10 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| dataset_dir(args.sf, args.layout, args.chunk_mb as f64));
+        .unwrap_or_else(|| dataset_dir(args.sf, layout, args.chunk_mb as f64));
     let opts = ImportOptions {
         sf: args.sf,
-        layout: args.layout,
+        layout,
         chunk_bytes,
         out_dir: out.clone(),
         overwrite: args.force,
@@ -165,6 +198,90 @@ pub fn ensure_dataset(sf: f64, layout: Layout, chunk_mb: f64) -> anyhow::Result<
         };
         import_with_progress(TpchTable::Lineitem, &opts)?;
     }
+    Ok(dir)
+}
+
+/// The synthetic relation to generate or reuse.
+#[derive(Clone, Copy, Debug)]
+pub struct SyntheticSpec {
+    pub rows: u64,
+    pub columns: usize,
+    pub seed: u64,
+    pub layout: Layout,
+    /// As for lineitem: a DSM chunk holds the tuples of a PAX chunk this large.
+    pub chunk_mb: f64,
+}
+
+/// The synthetic relation of `spec` in `out` (default: the cache), generated unless a
+/// matching one is there (a different one is an error without `force`). Returns the
+/// table directory.
+pub fn ensure_synthetic(
+    spec: &SyntheticSpec,
+    out: Option<PathBuf>,
+    force: bool,
+) -> anyhow::Result<PathBuf> {
+    anyhow::ensure!(
+        spec.chunk_mb > 0.0 && spec.chunk_mb * MIB as f64 <= MAX_CHUNK_BYTES as f64,
+        "chunk size {} MB outside (0, {}]",
+        spec.chunk_mb,
+        MAX_CHUNK_BYTES / MIB
+    );
+    let out = out.unwrap_or_else(|| {
+        data_root().join(format!(
+            "synthetic-{}x{}-seed{}-{}-{}mb",
+            spec.rows, spec.columns, spec.seed, spec.layout, spec.chunk_mb
+        ))
+    });
+    let dir = out.join(SYNTHETIC_TABLE);
+    let opts = SyntheticOptions {
+        rows: spec.rows,
+        columns: spec.columns,
+        seed: spec.seed,
+        layout: spec.layout,
+        chunk_bytes: (spec.chunk_mb * MIB as f64).round() as u64,
+        out_dir: out,
+        overwrite: force,
+    };
+    if !force && dir.join(coopscan_storage::manifest::MANIFEST_FILE).exists() {
+        let m = Manifest::load(&dir).with_context(|| {
+            format!(
+                "{} holds a damaged or old table; use --force",
+                dir.display()
+            )
+        })?;
+        let wanted = synthetic_source(spec.rows, spec.columns, spec.seed);
+        let same = m.layout == opts.layout
+            && m.chunk_bytes == opts.chunk_bytes
+            && m.source.as_deref() == Some(wanted.as_str());
+        anyhow::ensure!(
+            same,
+            "{} already holds a different table ({}); use --force to replace it",
+            dir.display(),
+            m.source.as_deref().unwrap_or("unknown source")
+        );
+        return Ok(dir);
+    }
+    let bar = ProgressBar::new(spec.rows);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}",
+        )
+        .context("progress template")?
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(SYNTHETIC_TABLE);
+    let summary = write_synthetic(&opts, &|rows| bar.set_position(rows))
+        .context("generating the synthetic relation")?;
+    bar.finish_and_clear();
+    eprintln!(
+        "{SYNTHETIC_TABLE}: {} rows × {} columns, {} chunks, {} layout, in {:.1} s -> {}",
+        summary.manifest.rows,
+        spec.columns,
+        summary.manifest.chunks.len(),
+        spec.layout,
+        summary.elapsed.as_secs_f64(),
+        dir.display()
+    );
     Ok(dir)
 }
 

@@ -170,3 +170,114 @@ fn bench_regenerates_a_cached_dataset_it_cannot_read() {
         "{stderr}"
     );
 }
+
+/// A `bench` run's JSON report in `dir`, after asserting the command succeeded.
+fn bench_json(args: &[&str], dir: &Path) -> serde_json::Value {
+    let json = dir.join("out.json");
+    let html = dir.join("out.html");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", json.to_str().expect("utf8")]);
+    all.extend(["--html", html.to_str().expect("utf8")]);
+    let out = coopscan(&all, dir);
+    assert!(
+        out.status.success(),
+        "bench failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse")
+}
+
+#[test]
+fn table3_runs_lineitem_in_dsm_beside_table3() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "bench",
+        "--preset",
+        "table3",
+        "--sf",
+        "0.01",
+        "--chunk-mb",
+        "1",
+        "--streams",
+        "2",
+        "--queries",
+        "2",
+        "--policies",
+        "normal,relevance",
+        "--standalone-runs",
+        "1",
+    ];
+    let report = bench_json(&args, tmp.path());
+    assert_eq!(report["parameters"]["layout"], "dsm");
+    let source = report["paper"]["source"].as_str().expect("paper source");
+    assert!(source.contains("Table 3"), "{source}");
+    // F-100 reads Q6's 4 columns of 16: far less than the table.
+    let table = &report["table"];
+    let (fast, all) = (table["fast_read_bytes"].as_u64(), table["bytes"].as_u64());
+    assert!(fast.expect("fast") * 2 < all.expect("bytes"), "{table}");
+    for policy in ["normal", "relevance"] {
+        assert_eq!(report["policies"][policy]["results_checked"], 4, "{policy}");
+    }
+}
+
+#[test]
+fn table4_runs_every_family_on_the_synthetic_relation() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "bench",
+        "--preset",
+        "table4",
+        "--rows",
+        "60000",
+        "--chunk-mb",
+        "1",
+        "--streams",
+        "4",
+        "--queries",
+        "1",
+        "--standalone-runs",
+        "1",
+    ];
+    let report = bench_json(&args, tmp.path());
+    let families = report["table4"].as_array().expect("table4");
+    assert_eq!(families.len(), 5);
+    for run in report["runs"].as_array().expect("runs") {
+        assert_eq!(run["parameters"]["dataset"]["kind"], "synthetic");
+        for policy in ["normal", "relevance"] {
+            let p = &run["policies"][policy];
+            assert_eq!(
+                p["results_checked"], 4,
+                "{policy}: {}",
+                run["parameters"]["label"]
+            );
+            assert!(p["io_requests"].as_u64().expect("io") > 0);
+        }
+    }
+    // The relation is cached and reused by `gen` with the same parameters.
+    let gen = coopscan(
+        &["gen", "--synthetic", "--rows", "60000", "--chunk-mb", "1"],
+        tmp.path(),
+    );
+    assert!(
+        gen.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let other = coopscan(
+        &[
+            "gen",
+            "--synthetic",
+            "--rows",
+            "60000",
+            "--chunk-mb",
+            "1",
+            "--seed",
+            "5",
+        ],
+        tmp.path(),
+    );
+    assert!(
+        other.status.success(),
+        "another seed is another dataset directory"
+    );
+}

@@ -53,7 +53,10 @@ pub use feed::{FeedPacing, FEED_CHANNEL_BATCHES};
 pub use leaf_plan::{ChunkSource, LeafScanExec};
 pub use provider::{CoopTable, ScanMode};
 pub use pushdown::ROWID_COLUMN;
-pub use queries::{fast_sql, slow_sql, Query, SLOW_EXTRA_DEFAULT};
+pub use queries::{
+    attribute_name, columns_sql, fast_sql, slow_sql, Query, COLUMNS_PER_QUERY, FAST_COLUMNS,
+    SLOW_COLUMNS, SLOW_EXTRA_DEFAULT,
+};
 pub use query_tag::QueryTag;
 pub use scan_exec::ScanExec;
 pub use session::{query_session_config, run_sql, session_context};

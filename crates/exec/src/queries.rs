@@ -16,6 +16,19 @@ use std::ops::Range;
 /// bound, as in the paper.
 pub const SLOW_EXTRA_DEFAULT: u32 = 16;
 
+/// The columns FAST reads (Q6's): in DSM its scans load these only.
+pub const FAST_COLUMNS: [&str; 4] = ["l_quantity", "l_extendedprice", "l_discount", "l_shipdate"];
+/// The columns SLOW reads (Q1's): FAST's and three more.
+pub const SLOW_COLUMNS: [&str; 7] = [
+    "l_quantity",
+    "l_extendedprice",
+    "l_discount",
+    "l_tax",
+    "l_returnflag",
+    "l_linestatus",
+    "l_shipdate",
+];
+
 /// Which query, and for SLOW how much extra per-tuple work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Query {
@@ -25,6 +38,9 @@ pub enum Query {
     /// expression over every qualifying tuple (distinct so that common-subexpression
     /// elimination cannot share them).
     Slow { extra: u32 },
+    /// The 2007 paper's Table 4 query over the synthetic relation: the sums of
+    /// [`COLUMNS_PER_QUERY`] adjacent attributes from `first` (0 = `a`).
+    Columns { first: usize },
 }
 
 impl Query {
@@ -33,8 +49,25 @@ impl Query {
         match self {
             Query::Fast => fast_sql(table, rows),
             Query::Slow { extra } => slow_sql(table, rows, extra),
+            Query::Columns { first } => columns_sql(table, first, rows),
         }
     }
+}
+
+pub use coopscan_paper::table4::{attribute_name, COLUMNS_PER_QUERY};
+
+/// Table 4's query: `sum(a), sum(b), sum(c)` for `first` = 0, over `rows`.
+pub fn columns_sql(table: &str, first: usize, rows: Option<Range<u64>>) -> String {
+    let sums: Vec<String> = (first..first.saturating_add(COLUMNS_PER_QUERY))
+        .map(|c| {
+            let name = attribute_name(c);
+            format!("sum({name}) AS sum_{name}")
+        })
+        .collect();
+    let filter = rows.map_or_else(String::new, |r| {
+        format!("\nWHERE _rowid >= {} AND _rowid < {}", r.start, r.end)
+    });
+    format!("SELECT {}\nFROM {table}{filter}", sums.join(", "))
 }
 
 /// `AND _rowid >= a AND _rowid < b`, or nothing.

@@ -6,9 +6,13 @@ mod common;
 
 use std::sync::Arc;
 
-use coopscan_exec::{query_session_config, CoopTable, Query, ScanMode};
+use coopscan_exec::{
+    query_session_config, CoopTable, Query, ScanMode, FAST_COLUMNS, ROWID_COLUMN, SLOW_COLUMNS,
+};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::Layout;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use futures::future::join_all;
 
@@ -38,6 +42,49 @@ async fn expected(sqls: &[String]) -> Vec<Vec<Vec<String>>> {
         out.push(run(&reference, sql).await);
     }
     out
+}
+
+/// The columns DataFusion's optimized plan scans for `sql`, sorted (the range
+/// predicate's `_rowid` aside).
+async fn scanned_columns(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .expect("plan")
+        .into_optimized_plan()
+        .expect("optimize");
+    let mut columns = Vec::new();
+    plan.apply(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            let schema = scan.projected_schema.as_ref();
+            columns.extend(schema.fields().iter().map(|f| f.name().clone()));
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("walk");
+    columns.retain(|c| c != ROWID_COLUMN);
+    columns.sort();
+    columns
+}
+
+/// FAST_COLUMNS / SLOW_COLUMNS size the benchmark's reads in DSM: they must be what
+/// the queries' plans actually scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_declared_columns_are_the_ones_the_plans_scan() {
+    let table = table(Layout::Dsm);
+    let provider = CoopTable::new(table, device(), ScanMode::Scan).expect("provider");
+    let ctx = SessionContext::new();
+    ctx.register_table("lineitem", Arc::new(provider))
+        .expect("register");
+    let sorted = |cols: &[&str]| {
+        let mut v: Vec<String> = cols.iter().map(|c| c.to_string()).collect();
+        v.sort();
+        v
+    };
+    let fast = scanned_columns(&ctx, &Query::Fast.sql("lineitem", Some(5..500))).await;
+    assert_eq!(fast, sorted(&FAST_COLUMNS));
+    let slow = scanned_columns(&ctx, &SLOW.sql("lineitem", None)).await;
+    assert_eq!(slow, sorted(&SLOW_COLUMNS));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

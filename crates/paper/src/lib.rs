@@ -7,7 +7,13 @@
 //! its own table and device; neither keeps a copy of it.
 //!
 //! * [`table2`]: VLDB 2007 §5.1-5.2, Table 2 (setup and published numbers).
+//! * [`table3`]: VLDB 2007 §6.3, Table 3, Table 2's DSM twin.
+//! * [`table4`]: VLDB 2007 §6.3.1, Table 4, column overlap on a synthetic table.
+//! * [`published`]: the shape of a published table, shared by Tables 2 and 3.
 //! * [`stats`]: Table 2's statistics (stream time, normalized latency).
 
+pub mod published;
 pub mod stats;
 pub mod table2;
+pub mod table3;
+pub mod table4;

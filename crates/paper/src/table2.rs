@@ -6,8 +6,6 @@
 //! streams started 3 s apart, each query FAST (Q6) or SLOW (Q1 + arithmetic) over 1, 10,
 //! 50 or 100 % of the table from a random start.
 
-use serde::Serialize;
-
 /// Chunks in the paper's table.
 pub const CHUNKS: u32 = 256;
 /// The paper's chunk size in MiB.
@@ -41,38 +39,16 @@ pub const fn stagger_over_scan() -> f64 {
     STAGGER_S / F100_STANDALONE_S
 }
 
-/// Table 2's system statistics of one policy.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct PaperSystem {
-    pub policy: &'static str,
-    pub avg_stream_time_s: f64,
-    pub avg_normalized_latency: f64,
-    pub total_time_s: f64,
-    /// 0..=1.
-    pub cpu_use: f64,
-    pub io_requests: u64,
-}
+use crate::published::{system, Published};
+pub use crate::published::{PaperCell, PaperQueryRow, PaperSystem, POLICIES as TABLE2_POLICIES};
 
-/// One policy's cell of a Table 2 query row.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct PaperCell {
-    pub latency_avg_s: f64,
-    pub latency_stddev_s: f64,
-    pub normalized_latency: f64,
-    /// The paper has no I/O column for elevator.
-    pub io_requests: Option<u64>,
-}
-
-/// A Table 2 query row; `cells` in [`TABLE2_POLICIES`] order.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct PaperQueryRow {
-    pub query_type: &'static str,
-    pub count: usize,
-    pub standalone_s: f64,
-    pub cells: [PaperCell; 4],
-}
-
-pub const TABLE2_POLICIES: [&str; 4] = ["normal", "attach", "elevator", "relevance"];
+/// Table 2 as a whole, for reports.
+pub const PUBLISHED: Published = Published {
+    name: "Table 2",
+    source: "Zukowski et al., Cooperative Scans, VLDB 2007, Table 2",
+    system: &TABLE2_SYSTEM,
+    query_types: &TABLE2_QUERIES,
+};
 
 pub const TABLE2_SYSTEM: [PaperSystem; 4] = [
     system("normal", 283.72, 6.42, 453.06, 0.5320, 4186),
@@ -81,29 +57,11 @@ pub const TABLE2_SYSTEM: [PaperSystem; 4] = [
     system("relevance", 99.55, 1.96, 238.16, 0.9394, 1842),
 ];
 
-const fn system(
-    policy: &'static str,
-    stream: f64,
-    norm: f64,
-    total: f64,
-    cpu: f64,
-    io: u64,
-) -> PaperSystem {
-    PaperSystem {
-        policy,
-        avg_stream_time_s: stream,
-        avg_normalized_latency: norm,
-        total_time_s: total,
-        cpu_use: cpu,
-        io_requests: io,
-    }
-}
-
 const fn cell(avg: f64, stddev: f64, norm: f64, io: u64) -> PaperCell {
     PaperCell {
         latency_avg_s: avg,
-        latency_stddev_s: stddev,
-        normalized_latency: norm,
+        latency_stddev_s: Some(stddev),
+        normalized_latency: Some(norm),
         io_requests: Some(io),
     }
 }
@@ -112,8 +70,8 @@ const fn cell(avg: f64, stddev: f64, norm: f64, io: u64) -> PaperCell {
 const fn elevator(avg: f64, stddev: f64, norm: f64) -> PaperCell {
     PaperCell {
         latency_avg_s: avg,
-        latency_stddev_s: stddev,
-        normalized_latency: norm,
+        latency_stddev_s: Some(stddev),
+        normalized_latency: Some(norm),
         io_requests: None,
     }
 }
@@ -126,7 +84,7 @@ const fn row(
 ) -> PaperQueryRow {
     PaperQueryRow {
         query_type,
-        count,
+        count: Some(count),
         standalone_s,
         cells,
     }
@@ -145,7 +103,7 @@ pub const TABLE2_QUERIES: [PaperQueryRow; 8] = [
 ];
 
 pub fn system_of(policy: &str) -> Option<&'static PaperSystem> {
-    TABLE2_SYSTEM.iter().find(|s| s.policy == policy)
+    PUBLISHED.system_of(policy)
 }
 
 /// The paper's cell for `query_type` under `policy`.
@@ -153,9 +111,7 @@ pub fn cell_of(
     query_type: &str,
     policy: &str,
 ) -> Option<(&'static PaperQueryRow, &'static PaperCell)> {
-    let column = TABLE2_POLICIES.iter().position(|p| *p == policy)?;
-    let row = TABLE2_QUERIES.iter().find(|r| r.query_type == query_type)?;
-    Some((row, &row.cells[column]))
+    PUBLISHED.cell_of(query_type, policy)
 }
 
 #[cfg(test)]
@@ -165,7 +121,10 @@ mod tests {
     #[test]
     fn counts_add_up_to_64_queries() {
         // 16 streams × 4 queries.
-        assert_eq!(TABLE2_QUERIES.iter().map(|r| r.count).sum::<usize>(), 64);
+        assert_eq!(
+            TABLE2_QUERIES.iter().filter_map(|r| r.count).sum::<usize>(),
+            64
+        );
     }
 
     #[test]

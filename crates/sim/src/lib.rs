@@ -67,10 +67,7 @@ pub use pbm_sharing::{
 pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};
 pub use result::{QueryResult, RunResult};
-pub use table3::{
-    table3, table3_config, table3_queries_text, PAPER_QUERIES as TABLE3_PAPER_QUERIES,
-    PAPER_SYSTEM as TABLE3_PAPER_SYSTEM,
-};
+pub use table3::{table3, table3_config, table3_queries_text};
 pub use table4::{
     table4, table4_config, table4_on, table4_text, table4_workload, Table4Report, Table4Row,
     FAMILIES,

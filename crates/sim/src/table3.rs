@@ -19,13 +19,14 @@
 //!
 //! The same seed draws the same query mix as `table2` (same random sequence), so the
 //! two presets compare NSM and DSM on one workload. Table 3's published numbers are in
-//! [`PAPER_SYSTEM`] and [`PAPER_QUERIES`]; a DSM run is never shown beside Table 2's.
+//! `coopscan_paper::table3`; a DSM run is never shown beside Table 2's.
 
 use crate::engine::SimConfig;
 use crate::presets::{random_range_query, table2_config};
 use crate::report::PaperNumbers;
 use crate::workload::{StreamSpec, Workload};
-use coopscan_paper::table2;
+use coopscan_paper::published::POLICIES;
+use coopscan_paper::{table2, table3};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -44,34 +45,12 @@ pub const Q1_COLUMNS: u64 = Q6_COLUMNS | 1 << 7 | 1 << 8 | 1 << 9;
 const CHUNKS: u32 = table2::CHUNKS;
 const MIB: f64 = (1u64 << 20) as f64;
 /// The paper's F-100 and S-100 cold times (Table 3).
-pub const F100_COLD_S: f64 = 26.53;
-pub const S100_COLD_S: f64 = 71.25;
+pub const F100_COLD_S: f64 = table3::F100_STANDALONE_S;
+pub const S100_COLD_S: f64 = table3::S100_STANDALONE_S;
 /// 1.5 GB in chunks of every column of the scaled table (98 MB each).
-const FRAMES: u32 = 15;
+const FRAMES: u32 = table3::BUFFER_CHUNKS;
 /// FAST's CPU per chunk over its read time, as in `table2`.
 const FAST_CPU_PER_IO: f64 = 0.125;
-
-/// Table 3's system statistics: (policy, avg stream time s, avg normalized latency,
-/// total time s, CPU use 0..=1, I/O requests).
-pub const PAPER_SYSTEM: [(&str, f64, f64, f64, f64, u64); 4] = [
-    ("normal", 536.18, 7.05, 805.0, 0.61, 6490),
-    ("attach", 338.24, 4.77, 621.0, 0.77, 4413),
-    ("elevator", 352.35, 15.11, 562.0, 0.82, 2297),
-    ("relevance", 264.82, 2.96, 515.0, 0.92, 3639),
-];
-
-/// Table 3's query statistics: (type, cold latency s, average latency s under normal,
-/// attach, elevator, relevance).
-pub const PAPER_QUERIES: [(&str, f64, [f64; 4]); 8] = [
-    ("F-01", 0.92, [6.12, 4.68, 26.95, 3.17]),
-    ("F-10", 2.99, [21.01, 16.39, 45.64, 10.19]),
-    ("F-50", 15.88, [191.12, 108.53, 141.84, 64.97]),
-    ("F-100", F100_COLD_S, [364.33, 198.86, 145.81, 90.16]),
-    ("S-01", 1.90, [6.92, 5.07, 54.75, 3.33]),
-    ("S-10", 8.15, [47.93, 37.96, 103.12, 21.93]),
-    ("S-50", 36.28, [148.19, 126.20, 134.19, 88.19]),
-    ("S-100", S100_COLD_S, [346.65, 259.14, 184.60, 231.38]),
-];
 
 /// Bytes of each column's piece of one chunk.
 fn column_bytes(disk_bytes_per_s: f64) -> Vec<u64> {
@@ -150,17 +129,17 @@ pub fn table3(seed: u64) -> (SimConfig, Workload) {
 
 /// Table 3's system statistics, by policy name, for the report.
 pub(crate) fn table3_paper() -> BTreeMap<String, PaperNumbers> {
-    PAPER_SYSTEM
+    table3::TABLE3_SYSTEM
         .iter()
-        .map(|&(policy, stream, norm, total, cpu, io)| {
+        .map(|p| {
             let numbers = PaperNumbers {
-                avg_stream_time_s: stream,
-                avg_normalized_latency: norm,
-                total_time_s: total,
-                cpu_use: cpu,
-                io_requests: io,
+                avg_stream_time_s: p.avg_stream_time_s,
+                avg_normalized_latency: p.avg_normalized_latency,
+                total_time_s: p.total_time_s,
+                cpu_use: p.cpu_use,
+                io_requests: p.io_requests,
             };
-            (policy.to_string(), numbers)
+            (p.policy.to_string(), numbers)
         })
         .collect()
 }
@@ -171,11 +150,12 @@ pub fn table3_queries_text(report: &crate::PresetReport) -> String {
     let mut out =
         String::from("\nTable 3 per type, ours / paper: cold (s), then average latency (s)\n");
     let _ = write!(out, "{:<6} {:>15}", "type", "cold");
-    for (policy, ..) in PAPER_SYSTEM {
+    for policy in POLICIES {
         let _ = write!(out, " {policy:>17}");
     }
     out.push('\n');
-    for (kind, cold, paper) in PAPER_QUERIES {
+    for row in table3::TABLE3_QUERIES {
+        let (kind, cold) = (row.query_type, row.standalone_s);
         let ours = |policy: &str, f: fn(&crate::QueryResult) -> Option<f64>| {
             let p = report.policies.get(policy)?;
             let v: Vec<f64> = p
@@ -196,11 +176,11 @@ pub fn table3_queries_text(report: &crate::PresetReport) -> String {
             "{kind:<6} {:>15}",
             cell(ours(first, |q| q.standalone_s), cold)
         );
-        for (i, (policy, ..)) in PAPER_SYSTEM.iter().enumerate() {
+        for (policy, theirs) in POLICIES.iter().zip(&row.cells) {
             let _ = write!(
                 out,
                 " {:>17}",
-                cell(ours(policy, |q| Some(q.latency_s)), paper[i])
+                cell(ours(policy, |q| Some(q.latency_s)), theirs.latency_avg_s)
             );
         }
         out.push('\n');

@@ -20,43 +20,19 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::fmt::Write;
 
-/// The five families of Table 4: the query types (3 adjacent columns each) in play.
-pub const FAMILIES: [&[&str]; 5] = [
-    &["ABC"],
-    &["ABC", "DEF"],
-    &["ABC", "BCD"],
-    &["ABC", "BCD", "CDE"],
-    &["ABC", "BCD", "CDE", "DEF"],
-];
+pub use coopscan_paper::table4::{FAMILIES, PAPER};
 
-const COLUMNS: usize = 10;
+use coopscan_paper::table4::{COLUMNS, QUERIES_PER_STREAM, RANGE_PERCENT, STREAMS};
+
 const CHUNKS: u32 = 200;
 /// One column of one chunk: 125 k int64 values.
 const PIECE_BYTES: u64 = 1_000_000;
 /// 1 GB of a 16 GB table.
 const FRAMES: u32 = CHUNKS / 16;
-const STREAMS: usize = 16;
-const QUERIES_PER_STREAM: usize = 4;
-const RANGE_PERCENT: u32 = 40;
 /// Streams start apart by this share of a query's standalone time (40 % of 3 columns).
 const STAGGER_S: f64 = 0.3;
 /// I/O bound, like FAST: CPU per chunk = this × its read time.
 const CPU_PER_IO: f64 = 0.125;
-
-/// One published cell group: I/Os, average latency (s), latency stddev (s).
-pub type PaperCell = (u64, f64, f64);
-
-/// The paper's Table 4 (normal, relevance) per family.
-pub const PAPER: [(&str, [PaperCell; 2]); 5] = [
-    ("ABC", [(5094, 100.58, 20.71), (1560, 24.27, 5.24)]),
-    ("ABC,DEF", [(6215, 121.83, 24.83), (3254, 57.87, 14.54)]),
-    ("ABC,BCD", [(5447, 107.86, 21.28), (2258, 39.69, 10.34)]),
-    ("ABC,BCD,CDE", [(5791, 113.26, 27.39), (2918, 52.94, 14.02)]),
-    (
-        "ABC,BCD,CDE,DEF",
-        [(6313, 125.14, 22.35), (3299, 60.20, 12.50)],
-    ),
-];
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Table4Row {

@@ -100,7 +100,7 @@ fn load_panel(svg: &mut Svg, frame: &Frame, policy: &PolicyResult) {
         .collect();
     for load in &policy.loads {
         let color = match load.tag.and_then(|t| kinds.get(&t)) {
-            Some(QueryKind::Fast) => COLOR_FAST,
+            Some(QueryKind::Fast | QueryKind::Columns { .. }) => COLOR_FAST,
             Some(QueryKind::Slow) => COLOR_SLOW,
             None => COLOR_UNTAGGED,
         };

@@ -4,10 +4,10 @@
 use crate::bench::{BenchReport, PolicyResult, TableInfo};
 use crate::calibration::Calibration;
 use crate::mix::QueryType;
-use crate::paper::{PaperQueryRow, PaperSystem, TABLE2_QUERIES, TABLE2_SYSTEM};
-use crate::presets::Params;
+use crate::presets::{published_for, Params};
 use crate::samples::Samples;
 use crate::stats::PolicyStats;
+use coopscan_paper::published::{PaperQueryRow, PaperSystem};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::sweep_json::sweep_json;
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -114,7 +114,8 @@ struct Paper {
     query_types: &'static [PaperQueryRow],
 }
 
-/// The report as pretty JSON. The paper's Table 2 is included for Table 2's mix only.
+/// The report as pretty JSON. The paper's table is included for Table 2's mix only
+/// (Table 3 for a DSM run).
 pub fn to_json(report: &BenchReport) -> serde_json::Result<String> {
     serde_json::to_string_pretty(&json_report(report))
 }
@@ -135,14 +136,17 @@ pub fn preset_to_json(reports: &[BenchReport]) -> serde_json::Result<String> {
     if let Some(sweep) = sweep_json(reports) {
         doc.insert("sweep".to_string(), sweep);
     }
+    if let Some(families) = super::table4::table4_families(reports) {
+        doc.insert("table4".to_string(), serde_json::to_value(families)?);
+    }
     serde_json::to_string_pretty(&Value::Object(doc))
 }
 
 fn json_report(report: &BenchReport) -> JsonReport<'_> {
-    let paper = (report.params.mix.name == crate::mix::TABLE2_MIX).then_some(Paper {
-        source: "Zukowski et al., Cooperative Scans, VLDB 2007, Table 2",
-        system: &TABLE2_SYSTEM,
-        query_types: &TABLE2_QUERIES,
+    let paper = published_for(&report.params).map(|t| Paper {
+        source: t.source,
+        system: t.system,
+        query_types: t.query_types,
     });
     JsonReport {
         schema_version: SCHEMA_VERSION,

@@ -1,7 +1,8 @@
 //! Reports of a [`crate::BenchReport`]: Table 2 as text beside the paper's numbers,
 //! JSON (schema in docs/bench.md), and a self-contained HTML page with Figures 4 and 5.
 //! A preset's reports together may form a sweep (`sweep`, `fig5_table`): Figures 5-8's
-//! tables in text (`text::render_sweep`), JSON (`json::preset_to_json`) and HTML plots.
+//! tables in text (`text::render_sweep`), JSON (`json::preset_to_json`) and HTML plots;
+//! a `table4` preset's runs form Table 4 (`table4`).
 
 pub mod fig5_table;
 pub mod findings;
@@ -14,4 +15,5 @@ pub mod sweep;
 pub mod sweep_html;
 pub mod sweep_json;
 pub mod sweep_text;
+pub mod table4;
 pub mod text;

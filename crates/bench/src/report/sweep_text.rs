@@ -23,6 +23,9 @@ pub fn render_sweep(reports: &[BenchReport]) -> String {
     if let Some(figure) = sweep_figure(reports) {
         line_figure(&mut out, &figure);
     }
+    if let Some(families) = super::table4::table4_families(reports) {
+        out.push_str(&super::table4::render(&families));
+    }
     out
 }
 

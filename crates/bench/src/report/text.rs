@@ -3,6 +3,7 @@
 
 use crate::bench::{BenchReport, PolicyResult};
 use crate::paper;
+use crate::presets::published_for;
 use crate::stats::{PolicyStats, QueryTypeStats};
 use std::fmt::Write;
 
@@ -80,11 +81,9 @@ fn header(out: &mut String, r: &BenchReport) {
         p.standalone_runs,
         alone.join(", ")
     );
-    let beside = if r.params.mix.name == crate::mix::TABLE2_MIX {
-        "; (paper's Table 2 in parentheses)"
-    } else {
-        ""
-    };
+    let beside = published_for(&r.params).map_or(String::new(), |t| {
+        format!("; (paper's {} in parentheses)", t.name)
+    });
     let _ = writeln!(out, "times in seconds{beside}\n");
 }
 
@@ -174,11 +173,9 @@ fn system_table(out: &mut String, r: &BenchReport) {
     out.push('\n');
 }
 
-/// The paper's numbers apply to Table 2's mix only.
+/// The paper's numbers apply to Table 2's mix only (Table 3's in DSM).
 fn paper_system(r: &BenchReport, policy: &str) -> Option<&'static paper::PaperSystem> {
-    (r.params.mix.name == crate::mix::TABLE2_MIX)
-        .then(|| paper::system_of(policy))
-        .flatten()
+    published_for(&r.params)?.system_of(policy)
 }
 
 fn query_table(out: &mut String, r: &BenchReport) {
@@ -233,28 +230,28 @@ fn our_cell(stats: Option<&QueryTypeStats>) -> String {
 }
 
 fn paper_row(out: &mut String, r: &BenchReport, name: &str) {
-    if r.params.mix.name != crate::mix::TABLE2_MIX {
-        return;
-    }
-    let Some(row) = paper::TABLE2_QUERIES
-        .iter()
-        .find(|row| row.query_type == name)
-    else {
+    let Some(table) = published_for(&r.params) else {
         return;
     };
-    let _ = write!(
-        out,
-        "{:<8}{:>6}{:>9.2} ",
-        " (paper)", row.count, row.standalone_s
-    );
+    let Some(row) = table.query_types.iter().find(|row| row.query_type == name) else {
+        return;
+    };
+    let count = row
+        .count
+        .map_or(NO_PAPER_VALUE.to_string(), |n| n.to_string());
+    let _ = write!(out, "{:<8}{count:>6}{:>9.2} ", " (paper)", row.standalone_s);
+    let or_dash = |v: Option<f64>| v.map_or(NO_PAPER_VALUE.to_string(), |v| format!("{v:.2}"));
     for p in &r.policies {
-        match paper::cell_of(name, policy_name(p)) {
+        match table.cell_of(name, policy_name(p)) {
             Some((_, c)) => {
                 let io = c.io_requests.map_or("-".to_string(), |n| n.to_string());
                 let _ = write!(
                     out,
-                    "|{:>8.2}{:>8.2}{:>8.2}{:>7} ",
-                    c.latency_avg_s, c.latency_stddev_s, c.normalized_latency, io
+                    "|{:>8.2}{:>8}{:>8}{:>7} ",
+                    c.latency_avg_s,
+                    or_dash(c.latency_stddev_s),
+                    or_dash(c.normalized_latency),
+                    io
                 );
             }
             None => {

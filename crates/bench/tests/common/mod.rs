@@ -158,6 +158,7 @@ pub fn synthetic_report(
         table: coopscan_bench::TableInfo {
             rows: 10_000,
             bytes: 40_960_000,
+            fast_read_bytes: 40_960_000,
         },
         bandwidth_mb_s: Some(100.0),
         stagger_s: 0.5,
