@@ -17,6 +17,7 @@ use std::sync::Arc;
 use coopscan_runtime::{CScan, Runtime};
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_plan::ExecutionPlan;
 
 use crate::error::external;
 use crate::feed::{spawn_feeder, BatchSink};
@@ -27,6 +28,20 @@ use crate::query_tag::QueryTag;
 /// The cooperative scan: a leaf plan whose chunks come from the table's shared
 /// [`Runtime`] (one ABM for all queries on the table), in any order.
 pub type CScanExec = LeafScanExec<Runtime>;
+
+/// The table's shared [`Runtime`], read in table order: an in-order Scan whose chunks
+/// come through the same buffer as the CScans' (2012 paper §2.3: Scan and CScan in one
+/// pool). A plan that needs `_rowid` order gets it instead of a CScan and a sort.
+pub struct InOrder(pub Arc<Runtime>);
+
+impl std::fmt::Debug for InOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InOrder(Runtime)")
+    }
+}
+
+/// The ordered scan over the shared buffer.
+pub type PooledScanExec = LeafScanExec<InOrder>;
 
 /// Takes chunks from the ABM until the scan is finished or the consumer is gone.
 fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
@@ -60,28 +75,64 @@ impl ChunkSource for Runtime {
         core: &ScanCore,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let tag = context
-            .session_config()
-            .get_extension::<QueryTag>()
-            .map(|t| t.0);
-        let running = core.counters.scan_started();
-        let core = core.clone();
-        spawn_feeder(
-            "coopscan-cscan".into(),
-            core.schema(),
-            &context,
-            move |sink| {
-                // Dropped after `produce` has dropped (unregistered) the scan.
-                let _running = running;
-                let scan = self
-                    .register_tagged(
-                        core.ranges.clone().into(),
-                        core.shape.storage_projection.clone(),
-                        tag,
-                    )
-                    .map_err(external)?;
-                produce(&core, scan, sink)
-            },
-        )
+        feed_from_pool(self, ScanOrder::Any, core, &context)
     }
+
+    fn in_order(core: &ScanCore, source: &Arc<Self>) -> Option<Arc<dyn ExecutionPlan>> {
+        let ordered = PooledScanExec::new(core.clone(), Arc::new(InOrder(Arc::clone(source))));
+        Some(Arc::new(ordered))
+    }
+}
+
+impl ChunkSource for InOrder {
+    const NAME: &'static str = "PooledScanExec";
+    const ORDER: Order = Order::RowId;
+
+    fn execute(
+        self: Arc<Self>,
+        core: &ScanCore,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        feed_from_pool(Arc::clone(&self.0), ScanOrder::InOrder, core, &context)
+    }
+}
+
+/// Which order a scan over the shared buffer asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ScanOrder {
+    Any,
+    InOrder,
+}
+
+/// Starts the feeder of a scan over `runtime`: it registers on first poll (see the
+/// module docs), tagged with the session's query tag.
+fn feed_from_pool(
+    runtime: Arc<Runtime>,
+    order: ScanOrder,
+    core: &ScanCore,
+    context: &Arc<TaskContext>,
+) -> Result<SendableRecordBatchStream> {
+    let tag = context
+        .session_config()
+        .get_extension::<QueryTag>()
+        .map(|t| t.0);
+    let running = core.counters.scan_started();
+    let core = core.clone();
+    spawn_feeder(
+        "coopscan-cscan".into(),
+        core.schema(),
+        context,
+        move |sink| {
+            // Dropped after `produce` has dropped (unregistered) the scan.
+            let _running = running;
+            let ranges = core.ranges.clone().into();
+            let projection = core.shape.storage_projection.clone();
+            let scan = match order {
+                ScanOrder::Any => runtime.register_tagged(ranges, projection, tag),
+                ScanOrder::InOrder => runtime.register_in_order_tagged(ranges, projection, tag),
+            }
+            .map_err(external)?;
+            produce(&core, scan, sink)
+        },
+    )
 }

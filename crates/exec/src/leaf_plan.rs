@@ -8,8 +8,10 @@ use std::sync::Arc;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use datafusion::physical_expr::{PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SortOrderPushdownResult,
+};
 
 use crate::plan_common::{Order, ScanCore};
 
@@ -25,6 +27,12 @@ pub trait ChunkSource: Send + Sync + 'static {
         core: &ScanCore,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream>;
+
+    /// The same scan delivering in table order, for a plan that needs `_rowid` order
+    /// (`None`: this source cannot). Sources that are ordered already return `None`.
+    fn in_order(_core: &ScanCore, _source: &Arc<Self>) -> Option<Arc<dyn ExecutionPlan>> {
+        None
+    }
 }
 
 pub struct LeafScanExec<S: ChunkSource> {
@@ -45,6 +53,14 @@ impl<S: ChunkSource> LeafScanExec<S> {
 
     pub fn core(&self) -> &ScanCore {
         &self.core
+    }
+
+    fn clone_plan(&self) -> Self {
+        LeafScanExec {
+            core: self.core.clone(),
+            source: Arc::clone(&self.source),
+            properties: Arc::clone(&self.properties),
+        }
     }
 }
 
@@ -85,6 +101,30 @@ impl<S: ChunkSource> ExecutionPlan for LeafScanExec<S> {
         _children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(self)
+    }
+
+    /// DataFusion's sort pushdown asks whether this leaf can deliver `order`: when it
+    /// starts with `_rowid` ascending (ORDER BY _rowid, or anything needing table
+    /// order), a scan in table order satisfies it exactly, so the sort goes. An
+    /// ordered source already says so in its properties; an unordered one (CScan)
+    /// becomes the ordered scan over the same shared buffer: the plan picks Scan or
+    /// CScan per query (2012 paper §2.3).
+    fn try_pushdown_sort(
+        &self,
+        order: &[PhysicalSortExpr],
+    ) -> Result<SortOrderPushdownResult<Arc<dyn ExecutionPlan>>> {
+        if !self.core.is_rowid_order(order) {
+            return Ok(SortOrderPushdownResult::Unsupported);
+        }
+        let ordered = match S::ORDER {
+            Order::RowId => Some(Arc::new(self.clone_plan()) as Arc<dyn ExecutionPlan>),
+            Order::Any => S::in_order(&self.core, &self.source),
+        };
+        Ok(
+            ordered.map_or(SortOrderPushdownResult::Unsupported, |inner| {
+                SortOrderPushdownResult::Exact { inner }
+            }),
+        )
     }
 
     fn execute(

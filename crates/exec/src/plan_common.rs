@@ -58,6 +58,19 @@ impl ScanCore {
         ))
     }
 
+    /// Whether `order` asks first of all for `_rowid` ascending, which a scan in table
+    /// order delivers (`_rowid` is unique, so later keys never matter).
+    pub fn is_rowid_order(&self, order: &[PhysicalSortExpr]) -> bool {
+        let Some(first) = order.first() else {
+            return false;
+        };
+        let Some(column) = first.expr.downcast_ref::<Column>() else {
+            return false;
+        };
+        let ours = self.shape.schema.index_of(ROWID_COLUMN).ok();
+        column.name() == ROWID_COLUMN && Some(column.index()) == ours && !first.options.descending
+    }
+
     /// Rows the plan will deliver.
     pub fn rows(&self) -> u64 {
         self.ranges.rows()

@@ -115,7 +115,18 @@ impl Runtime {
         ranges: Vec<Range<u64>>,
         projection: Vec<usize>,
     ) -> Result<CScan> {
-        self.register_with(ranges.into(), projection, ScanOrder::InOrder, None)
+        self.register_in_order_tagged(ranges, projection, None)
+    }
+
+    /// [`Runtime::register_in_order`] with a tag for the load log, as
+    /// [`Runtime::register_tagged`].
+    pub fn register_in_order_tagged(
+        &self,
+        ranges: Vec<Range<u64>>,
+        projection: Vec<usize>,
+        tag: Option<u64>,
+    ) -> Result<CScan> {
+        self.register_with(ranges.into(), projection, ScanOrder::InOrder, tag)
     }
 
     /// [`Runtime::register`] with a tag that the load log attributes this scan's loads

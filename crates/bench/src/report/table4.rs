@@ -82,6 +82,12 @@ pub fn render(families: &[Table4Family]) -> String {
         "Table 4 (DSM, column overlap): I/O requests, avg ± stddev latency (s), avg \
          normalized latency; paper's I/Os and latency in parentheses\n",
     );
+    let policy_width = families
+        .iter()
+        .flat_map(|f| f.cells.iter().map(|c| c.policy.len()))
+        .max()
+        .unwrap_or(0)
+        + 1;
     for f in families {
         for (k, c) in f.cells.iter().enumerate() {
             let label = if k == 0 { f.family.as_str() } else { "" };
@@ -90,7 +96,7 @@ pub fn render(families: &[Table4Family]) -> String {
             });
             let _ = writeln!(
                 out,
-                "{label:<FAMILY_WIDTH$}{:<10}{:>7} I/Os {:>8.2} ± {:>6.2} s  norm {:>5.2}{paper}",
+                "{label:<FAMILY_WIDTH$}{:<policy_width$}{:>7} I/Os {:>8.2} ± {:>6.2} s  norm {:>5.2}{paper}",
                 c.policy,
                 c.io_requests,
                 c.avg_latency_s,
