@@ -56,7 +56,10 @@ fn elevator_never_evicts_a_chunk_still_arriving_and_the_scan_finishes() {
         while let Some(load) = abm.next_load(now) {
             for victim in &load.evicted {
                 let arriving = device.iter().any(|p| p.chunk == victim.chunk);
-                assert!(!arriving, "step {step}: evicted {victim} of a chunk in flight");
+                assert!(
+                    !arriving,
+                    "step {step}: evicted {victim} of a chunk in flight"
+                );
             }
             device.extend(load.pieces);
         }

@@ -115,4 +115,3 @@ fn the_mixed_pool_at_its_extremes_and_in_between() {
     assert!(half.mixed.loads < half.mix_under_relevance.loads);
     assert!(half.mixed.loads < half.all_scans_pbm.loads);
 }
-
