@@ -39,7 +39,14 @@ fn main() {
     let table = dsm_table(Path::new(pax), Path::new(dsm));
     let columns: Vec<usize> = Q6
         .iter()
-        .map(|n| table.schema().columns.iter().position(|c| c.name == *n).unwrap())
+        .map(|n| {
+            table
+                .schema()
+                .columns
+                .iter()
+                .position(|c| c.name == *n)
+                .unwrap()
+        })
         .collect();
     let (extents, distinct) = q6_bytes(&table, &columns);
     println!(
@@ -49,7 +56,13 @@ fn main() {
     );
     let whole = u32::try_from(table.chunk_count()).unwrap();
     run(&table, &columns, 1, whole, "one scan, buffer = table");
-    run(&table, &columns, SCANS, FRAMES, "4 staggered scans, 8 frames");
+    run(
+        &table,
+        &columns,
+        SCANS,
+        FRAMES,
+        "4 staggered scans, 8 frames",
+    );
 }
 
 /// The DSM table at `dsm`, converted from the PAX table at `pax` if it is not there yet.
@@ -114,11 +127,13 @@ fn run(table: &Table, columns: &[usize], scans: usize, frames: u32, what: &str) 
     let rows: Vec<u64> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     let elapsed = started.elapsed();
     let device = runtime.device_stats();
-    let abm = runtime.abm_stats();
+    let (abm, stats) = (runtime.abm_stats(), runtime.stats());
     println!(
-        "{what}: rows {rows:?}, device read {} B in {} requests, ABM reserved {} B in {} loads, {:.2} s",
+        "{what}: rows {rows:?}, device read {} B in {} requests, copied {} B, \
+         ABM reserved {} B in {} loads, {:.2} s",
         device.bytes,
         device.requests,
+        stats.bytes_copied,
         abm.bytes_loaded,
         abm.loads,
         elapsed.as_secs_f64()
