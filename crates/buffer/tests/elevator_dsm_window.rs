@@ -32,7 +32,7 @@ fn elevator_never_evicts_a_chunk_still_arriving_and_the_scan_finishes() {
     let spec = ScanSpec::new(0..u64::from(CHUNKS) * ROWS_PER_CHUNK, ColumnMask(0b110));
     let scan = abm.register_scan(&spec, Nanos(0)).unwrap().scan;
     let mut got = BTreeSet::new();
-    let mut take = |d: Delivery, got: &mut BTreeSet<u32>| {
+    let take = |d: Delivery, got: &mut BTreeSet<u32>| {
         assert_eq!(d.scan, scan);
         assert!(got.insert(d.chunk.0), "chunk {} twice", d.chunk);
     };

@@ -176,3 +176,46 @@ fn a_neighbour_evicted_by_the_load_itself_is_not_copied() {
     let expected = (0..2 * PAGE, None, Some(piece(2, 0)));
     assert_eq!((p.read.clone(), p.head_from, p.tail_from), expected);
 }
+
+#[test]
+fn shared_pages_that_cannot_exist_are_rejected() {
+    let nsm = TableGeometry::uniform(2, ROWS_PER_CHUNK).unwrap();
+    let none = vec![vec![SharedPages::default()]; 2];
+    assert!(
+        nsm.with_shared_pages(none).is_err(),
+        "NSM/PAX shares no page"
+    );
+    let dsm = |shared: SharedPages| {
+        TableGeometry::uniform(2, ROWS_PER_CHUNK)
+            .unwrap()
+            .with_column_bytes(vec![vec![PAGE]; 2])
+            .unwrap()
+            .with_shared_pages(vec![vec![shared]; 2])
+    };
+    let head = SharedPages {
+        head: PAGE,
+        tail: 0,
+    };
+    assert!(dsm(head).is_err(), "chunk 0 has no previous chunk");
+    let tail = SharedPages {
+        head: 0,
+        tail: PAGE,
+    };
+    assert!(dsm(tail).is_err(), "the last chunk has no next chunk");
+    assert!(dsm(SharedPages::default()).is_ok());
+    let too_big = TableGeometry::uniform(2, ROWS_PER_CHUNK)
+        .unwrap()
+        .with_column_bytes(vec![vec![PAGE]; 2])
+        .unwrap()
+        .with_shared_pages(vec![
+            vec![SharedPages {
+                head: 0,
+                tail: 2 * PAGE,
+            }],
+            vec![SharedPages {
+                head: PAGE,
+                tail: 0,
+            }],
+        ]);
+    assert!(too_big.is_err(), "a page larger than its piece");
+}
