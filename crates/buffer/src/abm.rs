@@ -4,7 +4,7 @@
 use crate::state::PendingScan;
 use crate::{
     AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, Nanos, PieceId, Policy, PolicyKind,
-    ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry,
+    ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry,
 };
 
 /// A chunk handed to a scan (pinned for it). The scan must call [`Abm::release_chunk`]
@@ -34,6 +34,10 @@ pub enum NextChunk {
 pub struct LoadDecision {
     pub chunk: ChunkId,
     pub pieces: Vec<PieceId>,
+    /// Per piece, in the order of `pieces`: the bytes to read and the resident
+    /// neighbours to copy its shared boundary pages from (DSM; docs/abm.md, "Pages
+    /// straddling two chunks"). A plan reads the whole piece when nothing is shared.
+    pub reads: Vec<ReadPlan>,
     pub bytes: u64,
     pub evicted: Vec<PieceId>,
     pub on_behalf_of: Option<ScanId>,
@@ -286,17 +290,18 @@ impl<P: Policy> Abm<P> {
             .map(|s| s.id);
         // A policy that breaks its contract (a pinned victim, a resident chunk, too few
         // bytes freed) is a bug in this crate, not a driver error.
-        let pieces = match self
+        let reads = match self
             .state
             .start_load(choice.chunk, choice.cols, &choice.victims)
         {
-            Ok(pieces) => pieces,
+            Ok(reads) => reads,
             Err(e) => panic!("{} chose an impossible load: {e}", self.policy.kind()),
         };
         Some(LoadDecision {
             chunk: choice.chunk,
             bytes: self.state.bytes_of(choice.chunk, choice.cols),
-            pieces,
+            pieces: reads.iter().map(|r| r.piece).collect(),
+            reads,
             evicted: choice.victims,
             on_behalf_of,
         })

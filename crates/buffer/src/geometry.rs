@@ -20,6 +20,19 @@ pub struct TableGeometry {
     columns: u32,
     /// Largest piece of each column (DSM), for admission.
     max_column_bytes: Vec<u64>,
+    /// DSM: per piece (as `column_bytes`), the bytes of its first page when that page
+    /// also belongs to the previous chunk's piece of the column, and of its last page
+    /// when it also belongs to the next one's (0: not shared); empty: nothing shared.
+    shared_pages: Vec<SharedPages>,
+}
+
+/// Bytes of a piece's first and last page that its neighbouring pieces of the same
+/// column also hold (a DSM page on a chunk boundary; docs/abm.md, "Pages straddling
+/// two chunks"). 0: that page is the piece's own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SharedPages {
+    pub head: u64,
+    pub tail: u64,
 }
 
 /// Most columns a columnar geometry can have: the bits of a [`crate::ColumnMask`].
@@ -55,6 +68,7 @@ impl TableGeometry {
             column_bytes: Vec::new(),
             columns: 0,
             max_column_bytes: Vec::new(),
+            shared_pages: Vec::new(),
         })
     }
 
@@ -114,7 +128,46 @@ impl TableGeometry {
             .collect();
         self.column_bytes = column_bytes.concat();
         self.columns = columns as u32;
+        // Pages shared by the old pieces say nothing about the new ones.
+        self.shared_pages = Vec::new();
         Ok(self)
+    }
+
+    /// Sets the shared boundary pages of every DSM piece (`shared[chunk][column]`, as
+    /// [`with_column_bytes`](Self::with_column_bytes)). A page larger than its piece,
+    /// a shared head on the first chunk or a shared tail on the last is an error.
+    pub fn with_shared_pages(mut self, shared: Vec<Vec<SharedPages>>) -> Result<Self, BufferError> {
+        let invalid = |why: &str| Err(BufferError::InvalidGeometry(why.to_string()));
+        let columns = self.columns as usize;
+        if columns == 0 {
+            return invalid("shared pages need a columnar (DSM) geometry");
+        }
+        if shared.len() != self.chunk_starts.len() || shared.iter().any(|c| c.len() != columns) {
+            return invalid("one shared-page entry per chunk and column");
+        }
+        let last = shared.len().saturating_sub(1);
+        for (k, chunk) in shared.iter().enumerate() {
+            for (c, s) in chunk.iter().enumerate() {
+                let piece = self.column_bytes[k * columns + c];
+                if s.head > piece || s.tail > piece {
+                    return invalid("a shared page larger than its piece");
+                }
+                if (k == 0 && s.head > 0) || (k == last && s.tail > 0) {
+                    return invalid("a page shared with a chunk that does not exist");
+                }
+            }
+        }
+        self.shared_pages = shared.concat();
+        Ok(self)
+    }
+
+    /// The shared boundary pages of a piece (none for NSM/PAX or an unshared piece).
+    pub fn shared_pages(&self, chunk: ChunkId, column: Option<u16>) -> SharedPages {
+        let Some(col) = column.filter(|_| self.columns > 0) else {
+            return SharedPages::default();
+        };
+        let at = chunk.0 as usize * self.columns as usize + usize::from(col);
+        self.shared_pages.get(at).copied().unwrap_or_default()
     }
 
     /// The largest piece of DSM column `column` (0 for NSM/PAX or an unknown column).

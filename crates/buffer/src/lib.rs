@@ -81,6 +81,7 @@ mod replacer;
 mod scan_set;
 mod spec;
 mod state;
+mod straddle;
 mod strategy;
 pub mod trace;
 mod transitions;
@@ -91,7 +92,7 @@ pub use config::{
     STARVED_BELOW,
 };
 pub use error::BufferError;
-pub use geometry::{TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
+pub use geometry::{SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
 pub use ids::{ChunkId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
@@ -108,5 +109,6 @@ pub use replacer::{
 pub use scan_set::ScanSet;
 pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec};
 pub use state::{AbmState, AbmStats, Residency, ScanState};
+pub use straddle::ReadPlan;
 pub use strategy::{ColumnOrder, EvictionStrategy, UnknownChoice};
 pub use trace::{read_trace, write_trace, Reference, TraceError};

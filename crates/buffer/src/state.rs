@@ -107,8 +107,12 @@ pub struct AbmStats {
     pub spare_evictions: u64,
     pub deliveries: u64,
     pub load_failures: u64,
-    /// Bytes reserved by loads (what the device reads).
+    /// Bytes reserved by loads (what the pieces occupy in memory).
     pub bytes_loaded: u64,
+    /// Of `bytes_loaded`, what the loads read from the device: the rest are DSM pages on
+    /// a chunk boundary copied from a resident neighbouring piece (`straddle.rs`).
+    /// Equal to `bytes_loaded` for NSM/PAX and for a geometry without shared pages.
+    pub bytes_read: u64,
 }
 
 #[derive(Clone, Debug)]

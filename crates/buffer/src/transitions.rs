@@ -12,6 +12,7 @@ use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS, STARVED_BELOW};
 use crate::index::{ClassIndex, Place};
 use crate::pool::{PieceId, Pool};
 use crate::state::{bits, AbmState, ChunkEntry, PendingScan, ScanState};
+use crate::straddle::ReadPlan;
 use crate::{AbmConfig, BufferError, ChunkId, Nanos, ScanOrder, ScanSet, ScanSlot, TableGeometry};
 use std::collections::VecDeque;
 
@@ -237,13 +238,15 @@ impl AbmState {
     }
 
     /// Evicts `victims` (each resident and unpinned) and starts loading the pieces of
-    /// `chunk` for `cols` (none of them resident or loading).
+    /// `chunk` for `cols` (none of them resident or loading), each with its plan: a
+    /// shared boundary page whose neighbouring piece is still resident after the
+    /// evictions is copied, not read (`straddle.rs`).
     pub(crate) fn start_load(
         &mut self,
         chunk: ChunkId,
         cols: u64,
         victims: &[PieceId],
-    ) -> Result<Vec<PieceId>, BufferError> {
+    ) -> Result<Vec<ReadPlan>, BufferError> {
         let e = &self.chunks[chunk.0 as usize];
         if cols == 0 || cols & (e.resident_cols | e.loading_cols) != 0 {
             return Err(BufferError::PieceState(
@@ -263,10 +266,14 @@ impl AbmState {
             self.stats.evictions += 1;
         }
         let pieces = self.load_order(chunk, cols);
-        for piece in &pieces {
-            let bytes = self.piece_bytes(*piece);
-            self.pool.reserve(*piece, bytes)?;
+        let mut plans = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            let bytes = self.piece_bytes(piece);
+            self.pool.reserve(piece, bytes)?;
+            let plan = self.plan_read(piece);
             self.stats.bytes_loaded += bytes;
+            self.stats.bytes_read += plan.read_bytes();
+            plans.push(plan);
         }
         let e = &self.chunks[chunk.0 as usize];
         let (res, ld) = (e.resident_cols, e.loading_cols | cols);
@@ -274,7 +281,7 @@ impl AbmState {
         self.loads.push((chunk, cols));
         self.last_loaded = Some(chunk);
         self.stats.loads += 1;
-        Ok(pieces)
+        Ok(plans)
     }
 
     /// One piece of a load arrived; the load ends with its last piece.

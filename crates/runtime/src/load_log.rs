@@ -16,6 +16,8 @@ pub struct LoadRecord {
     /// The tag of the scan the ABM scheduled this load for (see
     /// [`crate::Runtime::register_tagged`]), if it had one.
     pub tag: Option<u64>,
+    /// Bytes read from the device (a DSM piece's boundary pages copied from a
+    /// neighbour are not).
     pub bytes: u64,
 }
 

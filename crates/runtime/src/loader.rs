@@ -4,7 +4,7 @@
 //! ```text
 //!   lock ─ next_load(now) ─┬─ None ──► park on loader_wakeup ──► (event) ─┐
 //!                          │                                            │
-//!                          └─ LoadDecision ─ unlock ─ read, verify, wait for the throttle ─ lock
+//!                          └─ LoadDecision ─ clone neighbours' bytes ─ unlock ─ read, copy, verify, wait for the throttle ─ lock
 //!                  (per piece)  ├─ Ok  ─► resident[piece] = bytes; load_completed ─► post deliveries
 //!                               └─ Err ─► load_failed ─► fail + unregister exactly those scans
 //!                                         ─► notify scans ──► loop
@@ -17,8 +17,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use coopscan_buffer::{LoadDecision, Nanos, PieceId};
-use coopscan_storage::{ChunkBytes, StorageError};
+use coopscan_buffer::{LoadDecision, Nanos, PieceId, ReadPlan};
+use coopscan_storage::{ChunkBytes, PageCopies, StorageError};
 use parking_lot::MutexGuard;
 
 use crate::error::RuntimeError;
@@ -62,12 +62,16 @@ fn serve(shared: &Shared) {
             shared.loader_wakeup.wait(&mut inner);
             continue;
         };
+        // The neighbours' bytes to copy shared boundary pages from, taken now: the
+        // plan names pieces resident at the decision, and an `Arc` keeps them valid
+        // even if they are evicted while this load reads.
+        let jobs = jobs(&inner, &load);
         // Evicted pieces are unpinned (the pool guarantees it); dropping our Arc frees
         // their bytes once no guard holds them.
         for evicted in &load.evicted {
             inner.resident.remove(evicted);
         }
-        if !load_pieces(shared, &mut inner, &load) {
+        if !load_pieces(shared, &mut inner, &load, &jobs) {
             return;
         }
         shared.scan_wakeup.notify_all();
@@ -78,18 +82,23 @@ fn serve(shared: &Shared) {
 /// `column_order` put them in `LoadDecision::pieces`) one after another;
 /// each is made resident as it arrives, so a scan that needs only the first columns can
 /// start before the rest are in. False if the runtime shut down meanwhile.
-fn load_pieces(shared: &Shared, inner: &mut MutexGuard<'_, Inner>, load: &LoadDecision) -> bool {
-    let mut pieces = load.pieces.iter();
+fn load_pieces(
+    shared: &Shared,
+    inner: &mut MutexGuard<'_, Inner>,
+    load: &LoadDecision,
+    jobs: &[PieceJob],
+) -> bool {
+    let mut pieces = load.pieces.iter().zip(jobs);
     let mut first_error = None;
-    for piece in pieces.by_ref() {
+    for (piece, job) in pieces.by_ref() {
         if inner.shutdown {
             // Nobody will use the rest; the runtime is gone.
             return false;
         }
-        let result = MutexGuard::unlocked(inner, || read(shared, *piece));
+        let result = MutexGuard::unlocked(inner, || read(shared, job));
         let now = shared.now();
         let ok = match result {
-            Ok(bytes) => complete(shared, inner, load, *piece, bytes, now),
+            Ok(read) => complete(shared, inner, load, *piece, read, now),
             Err(e) => {
                 let e = Arc::new(e);
                 first_error = Some(Arc::clone(&e));
@@ -107,7 +116,7 @@ fn load_pieces(shared: &Shared, inner: &mut MutexGuard<'_, Inner>, load: &LoadDe
         // After a failure the rest of the load is abandoned: its pieces fail too, with
         // the cause, so a scan that needed only those learns which file failed.
         Some(cause) => {
-            for piece in pieces {
+            for (piece, _) in pieces {
                 let error = Arc::new(StorageError::Invalid(format!(
                     "{piece} not read: an earlier piece of its load failed: {cause}"
                 )));
@@ -118,17 +127,57 @@ fn load_pieces(shared: &Shared, inner: &mut MutexGuard<'_, Inner>, load: &LoadDe
     true
 }
 
-/// Reads and verifies one piece; called without the lock.
-fn read(shared: &Shared, piece: PieceId) -> Result<ChunkBytes, StorageError> {
+/// One piece of a load: its plan, and the neighbours' bytes it may copy pages from.
+struct PieceJob {
+    plan: ReadPlan,
+    head: Option<Arc<ChunkBytes>>,
+    tail: Option<Arc<ChunkBytes>>,
+}
+
+/// The jobs of `load`, under the lock: every neighbour a plan names is resident now.
+fn jobs(inner: &Inner, load: &LoadDecision) -> Vec<PieceJob> {
+    let bytes_of = |piece: Option<PieceId>| inner.resident.get(&piece?).cloned();
+    load.reads
+        .iter()
+        .map(|plan| PieceJob {
+            plan: plan.clone(),
+            head: bytes_of(plan.head_from),
+            tail: bytes_of(plan.tail_from),
+        })
+        .collect()
+}
+
+/// A piece as read: its bytes and how many of them came from the device.
+struct Read {
+    bytes: ChunkBytes,
+    read_bytes: u64,
+}
+
+/// Reads and verifies one piece; called without the lock. A DSM piece copies its
+/// shared boundary pages from the neighbours in `job` (`PageCopies`); verification
+/// checks the copied pages like the read ones.
+fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
+    let piece = job.plan.piece;
     let k = piece.chunk.0 as usize;
-    let projection = match piece.column {
-        Some(column) => vec![usize::from(column)],
-        None => shared.load_projection.clone(),
+    let (bytes, delivered, read_bytes) = match piece.column {
+        Some(column) => {
+            let copies = PageCopies {
+                head: job.head.as_deref(),
+                tail: job.tail.as_deref(),
+            };
+            let files = &shared.files;
+            let column = usize::from(column);
+            let read = (shared.table).read_piece_early(&shared.device, files, k, column, copies)?;
+            (read.bytes, read.done, read.read_bytes)
+        }
+        None => {
+            let projection = &shared.load_projection;
+            let (bytes, done) =
+                (shared.table).read_chunk_early(&shared.device, &shared.files, k, projection)?;
+            let read_bytes = bytes.bytes();
+            (bytes, done, read_bytes)
+        }
     };
-    let (bytes, delivered) =
-        shared
-            .table
-            .read_chunk_early(&shared.device, &shared.files, k, &projection)?;
     // A buffer manager checks what it reads before sharing it (PostgreSQL verifies
     // page checksums in ReadBuffer): a damaged page fails this load, and the error
     // reaches exactly the scans that needed the piece (`fail`), once. Verified while
@@ -139,7 +188,7 @@ fn read(shared: &Shared, piece: PieceId) -> Result<ChunkBytes, StorageError> {
     let verified = coopscan_storage::verify_chunk(&shared.table, &bytes.views());
     delivered.wait();
     verified?;
-    Ok(bytes)
+    Ok(Read { bytes, read_bytes })
 }
 
 /// Makes a read piece resident and serves the scans it completes; false if the ABM
@@ -149,16 +198,18 @@ fn complete(
     inner: &mut Inner,
     load: &LoadDecision,
     piece: PieceId,
-    bytes: ChunkBytes,
+    read: Read,
     now: Nanos,
 ) -> bool {
-    shared.counters.loaded(bytes.bytes());
+    let Read { bytes, read_bytes } = read;
+    let copied = bytes.bytes().saturating_sub(read_bytes);
+    shared.counters.loaded(read_bytes, copied);
     let tag = load.on_behalf_of.and_then(|s| inner.tags.get(&s).copied());
     inner.load_log.push(LoadRecord {
         at: Duration::from_nanos(now.0),
         chunk: load.chunk.0,
         tag,
-        bytes: bytes.bytes(),
+        bytes: read_bytes,
     });
     inner.resident.insert(piece, Arc::new(bytes));
     let mut deliveries = Vec::new();

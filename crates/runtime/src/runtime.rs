@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use coopscan_buffer::{
     Abm, AbmConfig, AbmStats, ChunkId, ColumnMask, PolicyKind, RowRanges, ScanOrder, ScanSpec,
-    TableGeometry,
+    SharedPages, TableGeometry,
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
@@ -280,10 +280,28 @@ fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
                     .collect()
             })
             .collect();
-        return Ok(geometry.with_column_bytes(columns)?);
+        let geometry = geometry.with_column_bytes(columns)?;
+        return Ok(geometry.with_shared_pages(shared_pages(table, load_projection)?)?);
     }
     let bytes = (0..table.chunk_count())
         .map(|k| extent_bytes(k, load_projection))
         .collect();
     Ok(geometry.with_chunk_bytes(bytes)?)
+}
+
+/// DSM: per piece, the bytes of its first and last page when the neighbouring chunk's
+/// piece of the column holds that page too (the loader then copies it from there when
+/// that piece is resident instead of reading it again).
+fn shared_pages(table: &Table, load_projection: &[usize]) -> Result<Vec<Vec<SharedPages>>> {
+    let page = u64::from(table.manifest().page_bytes);
+    let shared = |k: usize, c: usize| -> Result<SharedPages> {
+        let pages = table.column_pages(k, c)?;
+        Ok(SharedPages {
+            head: if pages.head_shared { page } else { 0 },
+            tail: if pages.tail_shared { page } else { 0 },
+        })
+    };
+    (0..table.chunk_count())
+        .map(|k| load_projection.iter().map(|&c| shared(k, c)).collect())
+        .collect()
 }

@@ -16,6 +16,9 @@ pub struct RuntimeStats {
     pub load_failures: u64,
     /// Bytes read from the device by the loader(s).
     pub bytes_read: u64,
+    /// Bytes of DSM pages on chunk boundaries copied from a resident neighbouring piece
+    /// instead of read (docs/abm.md, "Pages straddling two chunks").
+    pub bytes_copied: u64,
     /// Scans registered.
     pub scans: u64,
     /// Sum over finished (dropped) scans of the time spent blocked in `next_chunk`.
@@ -64,15 +67,17 @@ pub(crate) struct Counters {
     piece_loads: AtomicU64,
     load_failures: AtomicU64,
     bytes_read: AtomicU64,
+    bytes_copied: AtomicU64,
     scans: AtomicU64,
     scan_wait_ns: AtomicU64,
 }
 
 impl Counters {
-    /// One piece read and verified.
-    pub(crate) fn loaded(&self, bytes: u64) {
+    /// One piece read (`read` bytes, `copied` more from its neighbours) and verified.
+    pub(crate) fn loaded(&self, read: u64, copied: u64) {
         self.piece_loads.fetch_add(1, Ordering::Relaxed);
-        self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+        self.bytes_read.fetch_add(read, Ordering::Relaxed);
+        self.bytes_copied.fetch_add(copied, Ordering::Relaxed);
     }
 
     /// Every piece of one load read and verified.
@@ -99,6 +104,7 @@ impl Counters {
             piece_loads: self.piece_loads.load(Ordering::Relaxed),
             load_failures: self.load_failures.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            bytes_copied: self.bytes_copied.load(Ordering::Relaxed),
             scans: self.scans.load(Ordering::Relaxed),
             scan_wait: Duration::from_nanos(self.scan_wait_ns.load(Ordering::Relaxed)),
         }

@@ -27,6 +27,9 @@ pub mod zonemap;
 pub use error::{Result, StorageError};
 pub use manifest::{ChunkMeta, Extent, Layout, Manifest};
 pub use page::PageChecks;
-pub use read::{decode_chunk, decode_chunk_with, verify_chunk, ChunkBytes, Table, TableFiles};
+pub use read::{
+    decode_chunk, decode_chunk_with, verify_chunk, ChunkBytes, ColumnPages, PageCopies, PieceRead,
+    Table, TableFiles,
+};
 pub use types::{ColumnDef, ColumnType, TableSchema};
 pub use write::{TableWriter, WriteOptions};

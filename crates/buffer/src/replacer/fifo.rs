@@ -5,8 +5,15 @@
 //!
 //! ```text
 //!   load order:  [oldest] c7 c8 c9 c10 c11 [newest]
-//!   next load ⇒ evict c7 if unpinned, else wait
+//!   next load ⇒ evict c7 if unpinned and wholly arrived, else wait
 //! ```
+//!
+//! DSM: a load is several pieces that arrive one by one, and the window's unit is the
+//! load, not the piece. A piece whose chunk still has a piece in flight is part of a
+//! load that has not arrived yet, so it counts as loading: evicting it would throw away
+//! a chunk no scan could take yet. With two frames and three loads in flight that
+//! happened to every load (sim seed 1567): each chunk lost its first column before its
+//! second arrived, and the sweep went round for ever without a delivery.
 
 use super::{EvictionRequest, Replacer};
 use crate::{AbmState, PieceId};
@@ -25,6 +32,7 @@ impl Replacer for FifoReplacer {
         let oldest = pool
             .load_order()
             .find(|p| p.chunk != request.chunk && !chosen.contains(p))?;
-        pool.is_evictable(oldest).then_some(oldest)
+        let arrived = state.loading_cols(oldest.chunk) == 0;
+        (arrived && pool.is_evictable(oldest)).then_some(oldest)
     }
 }

@@ -114,6 +114,35 @@ impl Device {
         }
     }
 
+    /// An aligned buffer of `len` bytes from this device's recycler (its old bytes
+    /// until overwritten): for a caller that fills part of it with
+    /// [`read_into_early`](Self::read_into_early) and the rest from memory.
+    pub fn buffer(&self, len: usize) -> AlignedBuf {
+        self.recycler.take(len)
+    }
+
+    /// [`read_into`](Self::read_into) without the throttle's wait, as
+    /// [`read_early`](Self::read_early): returns the emulated disk's [`Completion`],
+    /// which the caller must wait on before handing the bytes on.
+    pub fn read_into_early(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<Completion, DeviceError> {
+        let mut bufs = [buf];
+        let len = check_buffers(file, offset, &bufs)?;
+        check_range(file, offset, len)?;
+        let (result, done) = self.submit_early(file, offset, &mut bufs);
+        match result {
+            Ok(_) => Ok(done),
+            Err(e) => {
+                done.wait();
+                Err(e)
+            }
+        }
+    }
+
     /// Fills `buf` from `offset` as one request; `buf` must start at an aligned address.
     pub fn read_into(
         &self,

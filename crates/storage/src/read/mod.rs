@@ -9,6 +9,7 @@
 mod check;
 mod codecs;
 mod decode;
+mod piece;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use arrow_schema::SchemaRef;
 
 pub use codecs::page_codecs;
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
+pub use piece::{ColumnPages, PageCopies, PieceRead};
 
 use crate::chunk_map::{chunk_range, dsm_page_range};
 use crate::device::{AlignedBuf, Completion, Device, DeviceFile};
