@@ -2,6 +2,7 @@
 
 mod bench_engine;
 mod bench_peers;
+mod bench_table;
 mod cmd_bench;
 mod cmd_gen;
 mod cmd_inspect;
