@@ -85,7 +85,7 @@ mod strategy;
 pub mod trace;
 mod transitions;
 
-pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Registration};
+pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Paced, Registration};
 pub use config::{
     AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS,
     STARVED_BELOW,
