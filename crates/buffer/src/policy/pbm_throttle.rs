@@ -52,6 +52,8 @@ struct Held {
 pub struct PbmThrottlePolicy {
     pbm: PbmPolicy,
     held: Vec<Held>,
+    /// The bound on holds: [`THROTTLE_MAX_SHARE`] unless built with another.
+    max_share: (u64, u64),
     /// Paper: next_consumption_evict. `None`: the latest load evicted nothing any scan
     /// wanted (or nothing was evicted yet), so no consumed page is at risk.
     next_consumption_evict: Option<Nanos>,
@@ -59,9 +61,21 @@ pub struct PbmThrottlePolicy {
 
 impl PbmThrottlePolicy {
     pub fn new(geometry: &TableGeometry, config: &AbmConfig) -> Self {
+        Self::with_max_share(geometry, config, THROTTLE_MAX_SHARE)
+    }
+
+    /// With another bound than [`THROTTLE_MAX_SHARE`] (experiments: `(0, 1)` never
+    /// holds, leaving PBM with attach alone). A share of 1 or more is capped below 1.
+    pub fn with_max_share(
+        geometry: &TableGeometry,
+        config: &AbmConfig,
+        (num, den): (u64, u64),
+    ) -> Self {
+        let den = den.max(1);
         PbmThrottlePolicy {
             pbm: PbmPolicy::new(geometry, config),
             held: vec![Held::default(); MAX_SCANS],
+            max_share: (num.min(den - 1), den),
             next_consumption_evict: None,
         }
     }
@@ -90,8 +104,8 @@ impl PbmThrottlePolicy {
     /// The longest hold the bound allows now: `held + h ≤ share × (life + h)`, i.e.
     /// `h ≤ (num × life − den × held) / (den − num)`, and at most [`HOLD_MAX_PACES`]
     /// paces.
-    fn allowed(held: &Held, life: Nanos, pace: Nanos) -> Option<Nanos> {
-        let (num, den) = THROTTLE_MAX_SHARE;
+    fn allowed(&self, held: &Held, life: Nanos, pace: Nanos) -> Option<Nanos> {
+        let (num, den) = self.max_share;
         let budget = num
             .checked_mul(life.0)?
             .checked_sub(den.checked_mul(held.total.0)?)?
@@ -151,10 +165,10 @@ impl Policy for PbmThrottlePolicy {
         // Already below: the pages will be reused without help.
         let need = reuse.0.checked_sub(evict.0)?.checked_add(1)?;
         let life = now.saturating_sub(state.active_scan(slot).registered_at);
-        let held = &mut self.held[slot.index()];
-        if need > Self::allowed(held, life, pace)?.0 {
+        if need > self.allowed(&self.held[slot.index()], life, pace)?.0 {
             return None;
         }
+        let held = &mut self.held[slot.index()];
         held.total = held.total + Nanos(need);
         held.owed = true;
         let until = now + Nanos(need);
