@@ -15,7 +15,7 @@ fn at(ms: u64) -> Nanos {
 
 fn rows(chunks: std::ops::Range<u64>) -> ScanSpec {
     ScanSpec::new(
-        RowRanges::new([chunks.start * ROWS..chunks.end * ROWS]),
+        RowRanges::new(std::iter::once(chunks.start * ROWS..chunks.end * ROWS)),
         ColumnMask::ALL,
     )
 }

@@ -473,7 +473,10 @@ impl Sim<'_> {
             .map_err(|e| self.buffer_error(e))?;
         let next = match paced {
             Paced::Go(next) => next,
-            Paced::Hold { until } => return self.hold(q, until),
+            Paced::Hold { until } => {
+                self.hold(q, until);
+                return Ok(());
+            }
         };
         match next {
             NextChunk::Deliver(d) => self.start_processing(q, d.chunk.0),
@@ -487,13 +490,12 @@ impl Sim<'_> {
 
     /// The policy throttles the query until `until` (later than now in nanoseconds;
     /// clamped, as seconds may round a nanosecond hold to now).
-    fn hold(&mut self, q: usize, until: coopscan_buffer::Nanos) -> Result<(), SimError> {
+    fn hold(&mut self, q: usize, until: coopscan_buffer::Nanos) {
         let until_s = until.as_secs_f64().max(self.now);
         let query = &mut self.queries[q];
         query.held_until = Some(until_s);
         query.held_s += until_s - self.now;
         query.holds += 1;
-        Ok(())
     }
 
     fn on_hold_end(&mut self, q: usize) -> Result<(), SimError> {
