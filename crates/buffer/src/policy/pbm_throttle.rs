@@ -85,11 +85,6 @@ impl PbmThrottlePolicy {
         self.next_consumption_evict
     }
 
-    /// Total time the scan in `slot` has been held.
-    pub fn held_total(&self, slot: ScanSlot) -> Nanos {
-        self.held[slot.index()].total
-    }
-
     /// The earliest next consumption (by a scan trailing this one) of the resident
     /// pieces of `chunk` the scan reads; `None` when no active scan will read them.
     fn reuse_after(&self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) -> Option<Nanos> {
