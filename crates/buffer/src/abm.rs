@@ -26,6 +26,18 @@ pub enum NextChunk {
     Finished,
 }
 
+/// Answer to [`Abm::next_chunk_paced`]: [`NextChunk`], or a hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paced {
+    Go(NextChunk),
+    /// The policy throttles the scan (2012 paper §5): nothing is delivered to it before
+    /// `until`, when the driver calls [`Abm::next_chunk_paced`] again. The scan holds no
+    /// chunk and is not waiting, so no event's `Delivery` list will name it meanwhile.
+    Hold {
+        until: Nanos,
+    },
+}
+
 /// Answer to [`Abm::next_load`]: read `pieces` of `chunk` (one for NSM/PAX, some
 /// columns for DSM; in `AbmConfig::column_order`, smallest first by default), `bytes` in all, which the pool has reserved; the
 /// pieces in `evicted` were dropped to make room. Report each piece with
@@ -184,6 +196,24 @@ impl<P: Policy> Abm<P> {
                 Ok(NextChunk::Wait)
             }
         }
+    }
+
+    /// [`Abm::next_chunk`] for a driver that honours holds: the policy may first
+    /// throttle the scan ([`Paced::Hold`]; only `pbm-throttle` does). A driver that
+    /// cannot wait on time calls [`Abm::next_chunk`], which never holds.
+    pub fn next_chunk_paced(&mut self, scan: ScanId, now: Nanos) -> Result<Paced, BufferError> {
+        if let Ok(slot) = self.slot(scan) {
+            let s = self.state.active_scan(slot);
+            // Only a scan about to ask for its next chunk: one that waits for a load
+            // already has its delivery promised by a later event.
+            if s.processing.is_none() && s.needed > 0 && s.blocked_since.is_none() {
+                let until = self.policy.hold(&self.state, slot, now);
+                if let Some(until) = until.filter(|u| *u > now) {
+                    return Ok(Paced::Hold { until });
+                }
+            }
+        }
+        self.next_chunk(scan, now).map(Paced::Go)
     }
 
     fn try_deliver(&mut self, slot: ScanSlot, now: Nanos) -> Option<Delivery> {

@@ -2,10 +2,11 @@
 //!
 //! The ABM keeps track of every active CScan and which chunks each still needs, and
 //! decides (a) which available chunk a scan processes next and (b) which chunk the
-//! loader reads next, evicting what. Six policies make these decisions: `normal`,
+//! loader reads next, evicting what. Nine policies make these decisions: `normal`,
 //! `attach`, `elevator` and `relevance` (Zukowski et al., VLDB 2007, Figure 3), `pbm`
-//! (Predictive Buffer Management, Świtakowski et al., VLDB 2012) and `pbm-lru` (that
-//! paper's PBM/LRU sketch). Policies are pure
+//! (Predictive Buffer Management, Świtakowski et al., VLDB 2012), that paper's
+//! proposals `pbm-lru` (§3), `mixed` (§2.3), `pbm-throttle` and `pbm-opportunistic`
+//! (§5). Policies are pure
 //! state machines: no threads, clocks, locks or I/O; time
 //! comes in as a [`Nanos`] value, so the simulator (`coopscan-sim`) and the threaded
 //! runtime drive the very same code.
@@ -37,7 +38,10 @@
 //! * The loader calls `next_load` whenever it is idle and after any event (each event can
 //!   create work); `None` means "nothing useful now". `AbmConfig::max_inflight` (default 1,
 //!   the papers' exclusive chunk I/O) bounds loads in flight.
-//! * Every method is O(classes + scans), never O(chunks × scans); see `docs/abm.md`.
+//! * Throttling: a driver that can wait on time asks [`Abm::next_chunk_paced`], which
+//!   may answer [`Paced::Hold`] (ask again at `until`); `next_chunk` never holds.
+//! * Every method is O(classes + scans), never O(chunks × scans), but for the PBM
+//!   family's re-filing; see `docs/abm.md`.
 //!
 //! ```
 //! use coopscan_buffer::*;
@@ -86,7 +90,7 @@ mod strategy;
 pub mod trace;
 mod transitions;
 
-pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Registration};
+pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Paced, Registration};
 pub use config::{
     AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS,
     STARVED_BELOW,

@@ -13,9 +13,9 @@ use anyhow::Context;
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
     fig8, mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer,
-    pbm_buffer_text, pbm_sharing, pbm_sharing_text, run_preset_traced, svg, table4, table4_text,
-    PresetName, FIG8_DEFAULT_CHUNKS, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S,
-    PBM_BUFFER_PERCENTS,
+    pbm_buffer_text, pbm_sharing, pbm_sharing_text, pbm_streams, pbm_streams_text,
+    run_preset_traced, svg, table4, table4_text, PresetName, FIG8_DEFAULT_CHUNKS, MIXED_BUFFER_PCT,
+    MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS, PBM_STREAMS,
 };
 use std::path::{Path, PathBuf};
 
@@ -25,9 +25,10 @@ pub struct SimArgs {
     /// Table 2), table3 (its DSM twin, 2007 paper Table 3), fig8 (scheduling cost vs
     /// number of chunks), table4 (DSM column overlap, 2007 paper Table 4), pbm-buffer
     /// (2012 paper Figure 11: I/O against the buffer size, OPT replayed on the PBM run's
-    /// trace), pbm-bandwidth (Figure 12: against the disk's bandwidth), pbm-sharing
-    /// (Figure 17: data wanted by 1, 2, 3, ≥ 4 scans) or mixed-pool (Scans and CScans in
-    /// one pool; runs its own policies).
+    /// trace), pbm-bandwidth (Figure 12: against the disk's bandwidth), pbm-streams
+    /// (Figure 13: against the number of streams), pbm-sharing (Figure 17: data wanted
+    /// by 1, 2, 3, ≥ 4 scans) or mixed-pool (Scans and CScans in one pool; runs its own
+    /// policies).
     #[arg(long, default_value = "heterogeneous")]
     pub preset: PresetName,
     /// Policies to compare, comma separated.
@@ -83,6 +84,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
                 | PresetName::Table4
                 | PresetName::PbmBuffer
                 | PresetName::PbmBandwidth
+                | PresetName::PbmStreams
                 | PresetName::PbmSharing
                 | PresetName::MixedPool
         )
@@ -117,6 +119,13 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         let report = pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S)?;
         (
             pbm_bandwidth_text(&report),
+            serde_json::to_string_pretty(&report)?,
+            None,
+        )
+    } else if args.preset == PresetName::PbmStreams {
+        let report = pbm_streams(&args.policies, args.seed, &PBM_STREAMS)?;
+        (
+            pbm_streams_text(&report),
             serde_json::to_string_pretty(&report)?,
             None,
         )
@@ -183,6 +192,7 @@ fn output_paths(args: &SimArgs) -> anyhow::Result<(Option<PathBuf>, Option<PathB
                 | PresetName::Table4
                 | PresetName::PbmBuffer
                 | PresetName::PbmBandwidth
+                | PresetName::PbmStreams
                 | PresetName::PbmSharing
                 | PresetName::MixedPool
         ) {

@@ -1,6 +1,6 @@
 //! Runs the 2012 paper's simulated presets without the CLI (which needs DataFusion to
-//! build): `pbm-buffer`, `pbm-bandwidth`, `pbm-sharing`, `mixed-pool` (which runs its
-//! own fixed policies), and prints their tables.
+//! build): `pbm-buffer`, `pbm-bandwidth`, `pbm-streams`, `pbm-sharing`, `mixed-pool`
+//! (which runs its own fixed policies), and prints their tables.
 //!
 //! ```text
 //! cargo run -p coopscan-sim --release --example pbm_presets -- pbm-bandwidth \
@@ -10,8 +10,9 @@
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
     mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text,
-    pbm_lru_hot, pbm_lru_hot_text, pbm_sharing, pbm_sharing_text, PresetName, MIXED_BUFFER_PCT,
-    MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
+    pbm_lru_hot, pbm_lru_hot_text, pbm_sharing, pbm_sharing_text, pbm_streams, pbm_streams_text,
+    PresetName, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
+    PBM_STREAMS,
 };
 use std::process::ExitCode;
 
@@ -76,6 +77,10 @@ fn run(args: &Args) -> Result<(String, String), String> {
         PresetName::PbmBandwidth => {
             let r = pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S).map_err(err)?;
             Ok((pbm_bandwidth_text(&r), json(&r)))
+        }
+        PresetName::PbmStreams => {
+            let r = pbm_streams(&args.policies, args.seed, &PBM_STREAMS).map_err(err)?;
+            Ok((pbm_streams_text(&r), json(&r)))
         }
         PresetName::PbmSharing => {
             let r = pbm_sharing(&args.policies, args.seed).map_err(err)?;

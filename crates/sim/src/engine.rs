@@ -3,9 +3,11 @@
 //! processor-sharing CPU.
 //!
 //! Each iteration: let the idle loader ask `next_load`; find the earliest of (a query
-//! finishes its chunk, a load completes, a query arrives); advance the CPU to it; apply
-//! it to the ABM; optionally `check_invariants`. At equal times CPU completions go
-//! first, then load completions, then arrivals, so runs are deterministic.
+//! finishes its chunk, a load completes, a query arrives, a throttled query's hold
+//! ends); advance the CPU to it; apply it to the ABM; optionally `check_invariants`. At
+//! equal times CPU completions go first, then load completions, then arrivals, then
+//! hold ends, so runs are deterministic. Queries ask with `next_chunk_paced` and honour
+//! a `Paced::Hold` by asking again at its end (only `pbm-throttle` holds).
 
 use crate::boundaries::Boundaries;
 use crate::model::{nanos, CpuModel, DeviceModel};
@@ -15,7 +17,7 @@ use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{
     Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, ColumnOrder,
-    Delivery, EvictionStrategy, NextChunk, PieceId, Policy, PolicyKind, ScanId, ScanSpec,
+    Delivery, EvictionStrategy, NextChunk, Paced, PieceId, Policy, PolicyKind, ScanId, ScanSpec,
     TableGeometry,
 };
 use rand::{RngExt, SeedableRng};
@@ -105,6 +107,8 @@ enum Event {
     ChunkDone(usize),
     LoadDone(usize),
     Arrival(usize),
+    /// A throttled query's hold ends: it asks again.
+    HoldEnds(usize),
 }
 
 impl Event {
@@ -113,6 +117,7 @@ impl Event {
             Event::ChunkDone(_) => 0,
             Event::LoadDone(_) => 1,
             Event::Arrival(_) => 2,
+            Event::HoldEnds(_) => 3,
         }
     }
 }
@@ -135,6 +140,11 @@ struct Query {
     in_order: bool,
     /// The last chunk it was given.
     last_chunk: Option<u32>,
+    /// Throttled until then (`Paced::Hold`); it asks again at that time.
+    held_until: Option<f64>,
+    /// Total time held, and the number of holds.
+    held_s: f64,
+    holds: u32,
 }
 
 /// One piece being read; the pieces of a load arrive one after another.
@@ -293,6 +303,7 @@ impl Sim<'_> {
                 Event::ChunkDone(q) => self.on_chunk_done(q)?,
                 Event::LoadDone(i) => self.on_load_done(i)?,
                 Event::Arrival(s) => self.on_arrival(s)?,
+                Event::HoldEnds(q) => self.on_hold_end(q)?,
             }
             if self.cfg.check_invariants {
                 self.abm
@@ -344,8 +355,14 @@ impl Sim<'_> {
             .iter()
             .enumerate()
             .filter_map(|(s, a)| Some(((*a)?.0, Event::Arrival(s))));
+        let holds = self
+            .queries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| Some((q.held_until?, Event::HoldEnds(i))));
         cpu.chain(loads)
             .chain(arrivals)
+            .chain(holds)
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.rank().cmp(&b.1.rank())))
     }
 
@@ -442,15 +459,25 @@ impl Sim<'_> {
             processing: None,
             in_order,
             last_chunk: None,
+            held_until: None,
+            held_s: 0.0,
+            holds: 0,
         });
         self.ask_next(self.queries.len() - 1)
     }
 
     fn ask_next(&mut self, q: usize) -> Result<(), SimError> {
         let (scan, now) = (self.queries[q].scan, nanos(self.now));
-        let next = self
-            .timed(|abm, _| abm.next_chunk(scan, now))
+        let paced = self
+            .timed(|abm, _| abm.next_chunk_paced(scan, now))
             .map_err(|e| self.buffer_error(e))?;
+        let next = match paced {
+            Paced::Go(next) => next,
+            Paced::Hold { until } => {
+                self.hold(q, until);
+                return Ok(());
+            }
+        };
         match next {
             NextChunk::Deliver(d) => self.start_processing(q, d.chunk.0),
             NextChunk::Wait => {
@@ -459,6 +486,23 @@ impl Sim<'_> {
             }
             NextChunk::Finished => self.finish_query(q),
         }
+    }
+
+    /// The policy throttles the query until `until` (later than now in nanoseconds;
+    /// clamped, as seconds may round a nanosecond hold to now).
+    fn hold(&mut self, q: usize, until: coopscan_buffer::Nanos) {
+        let until_s = until.as_secs_f64().max(self.now);
+        let query = &mut self.queries[q];
+        query.held_until = Some(until_s);
+        query.held_s += until_s - self.now;
+        query.holds += 1;
+    }
+
+    fn on_hold_end(&mut self, q: usize) -> Result<(), SimError> {
+        if self.queries[q].held_until.take().is_none() {
+            return Ok(());
+        }
+        self.ask_next(q)
     }
 
     fn start_processing(&mut self, q: usize, chunk: u32) -> Result<(), SimError> {
@@ -589,6 +633,8 @@ impl Sim<'_> {
             end_s: self.now,
             latency_s: self.now - query.start_s,
             io_wait_s: query.io_wait_s,
+            held_s: query.held_s,
+            holds: query.holds,
             chunks: query.wanted.len(),
             loads: query.loads,
             standalone_s: None,

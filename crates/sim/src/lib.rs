@@ -11,7 +11,8 @@
 //! Table 3), `fig8` (scheduling cost against the number of chunks), `table4` (DSM column
 //! overlap), `pbm-buffer` (2012 paper Figure 11: LRU, PBM, PBM/LRU, CScans and OPT
 //! against the buffer size), `pbm-bandwidth` (Figure 12: against the disk bandwidth),
-//! `pbm-sharing` (Figure 17: the volume wanted by 1, 2, 3, ≥ 4 scans over time) and
+//! `pbm-streams` (Figure 13: against the number of streams), `pbm-sharing` (Figure 17:
+//! the volume wanted by 1, 2, 3, ≥ 4 scans over time) and
 //! `mixed-pool` (Scans and CScans in one pool with one temperature, §2.3/§5).
 
 mod boundaries;
@@ -26,6 +27,7 @@ mod pbm_bandwidth;
 mod pbm_buffer;
 mod pbm_lru_hot;
 mod pbm_sharing;
+mod pbm_streams;
 pub mod presets;
 mod report;
 mod result;
@@ -63,6 +65,10 @@ pub use pbm_lru_hot::{
 pub use pbm_sharing::{
     pbm_sharing, pbm_sharing_text, sharing_potential, PbmSharingReport, PbmSharingRun,
     SharingSample, SHARING_CLASSES, SHARING_SAMPLES,
+};
+pub use pbm_streams::{
+    pbm_streams, pbm_streams_text, pbm_streams_workload, PbmStreamsPoint, PbmStreamsReport,
+    PBM_STREAMS,
 };
 pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};

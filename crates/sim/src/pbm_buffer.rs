@@ -11,7 +11,7 @@
 
 use crate::engine::{simulate, SimConfig};
 use crate::opt::{replay_lru, replay_opt, Replay};
-use crate::presets::{random_range_query, table2_config};
+use crate::presets::{random_range_query, standalone_latencies, table2_config};
 use crate::workload::{StreamSpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
@@ -32,6 +32,10 @@ pub struct PbmBufferRow {
     pub avg_stream_s: f64,
     pub loads: u64,
     pub bytes_loaded: u64,
+    /// Mean over the queries of latency ÷ standalone cold latency on the same machine.
+    pub avg_normalized_latency: Option<f64>,
+    /// Total time the policy held queries back (`pbm-throttle`; 0 for the others).
+    pub held_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -122,12 +126,16 @@ pub(crate) fn point(
 ) -> Result<PbmBufferPoint, SimError> {
     let mut rows = BTreeMap::new();
     let (mut opt, mut lru_replay) = (None, None);
+    let standalone = standalone_latencies(cfg, workload)?;
     for &policy in policies {
         let cfg = SimConfig {
             record_trace: policy == PolicyKind::Pbm,
             ..cfg.clone()
         };
-        let run = simulate(&cfg, workload, policy)?;
+        let mut run = simulate(&cfg, workload, policy)?;
+        for q in &mut run.queries {
+            q.standalone_s = standalone.get(&q.name).copied();
+        }
         if let Some(trace) = &run.trace {
             let capacity = cfg.chunk_bytes * u64::from(cfg.frames);
             opt = Some(replay_opt(trace, capacity));
@@ -137,6 +145,8 @@ pub(crate) fn point(
             avg_stream_s: run.avg_stream_time_s(),
             loads: run.chunk_loads,
             bytes_loaded: run.bytes_loaded,
+            avg_normalized_latency: run.avg_normalized_latency(),
+            held_s: run.queries.iter().map(|q| q.held_s).sum(),
         };
         rows.insert(policy.to_string(), row);
     }
@@ -156,7 +166,8 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
     let _ = writeln!(
         out,
         "pbm-buffer (2012 paper Figure 11, simulated; seed {}): 8 streams x 16 queries, \
-         buffer as % of the {} chunks touched; loads / avg stream time (s)",
+         buffer as % of the {} chunks touched; loads / avg stream time (s) / avg \
+         normalized latency",
         report.seed, report.chunks_touched
     );
     let names: Vec<&String> = report
@@ -166,14 +177,19 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
         .unwrap_or_default();
     let _ = write!(out, "{:>7} {:>7}", "buffer", "frames");
     for name in &names {
-        let _ = write!(out, " {name:>18}");
+        let _ = write!(out, " {name:>26}");
     }
     let _ = writeln!(out, " {:>9} {:>10}", "OPT(pbm)", "LRU(pbm)");
     for p in &report.points {
         let _ = write!(out, "{:>6}% {:>7}", p.buffer_pct, p.frames);
         for name in &names {
             let r = &p.policies[*name];
-            let _ = write!(out, " {:>8} / {:>7.1}", r.loads, r.avg_stream_s);
+            let nlat = r.avg_normalized_latency.unwrap_or(f64::NAN);
+            let _ = write!(
+                out,
+                " {:>7} / {:>7.1} / {:>6.2}",
+                r.loads, r.avg_stream_s, nlat
+            );
         }
         let replay = |r: &Option<Replay>| r.map_or("-".to_string(), |r| r.loads.to_string());
         let _ = writeln!(out, " {:>9} {:>10}", replay(&p.opt), replay(&p.lru_replay));

@@ -31,10 +31,11 @@ pub enum PresetName {
     PbmBandwidth,
     PbmSharing,
     MixedPool,
+    PbmStreams,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 10] = [
+    pub const ALL: [PresetName; 11] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
@@ -45,6 +46,7 @@ impl PresetName {
         PresetName::PbmBandwidth,
         PresetName::PbmSharing,
         PresetName::MixedPool,
+        PresetName::PbmStreams,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +61,7 @@ impl PresetName {
             PresetName::PbmBandwidth => "pbm-bandwidth",
             PresetName::PbmSharing => "pbm-sharing",
             PresetName::MixedPool => "mixed-pool",
+            PresetName::PbmStreams => "pbm-streams",
         }
     }
 }
@@ -386,6 +389,9 @@ pub fn run_preset_traced(
         )),
         PresetName::MixedPool => Err(SimError::InvalidSetup(
             "mixed-pool has its own report: call coopscan_sim::mixed_pool".into(),
+        )),
+        PresetName::PbmStreams => Err(SimError::InvalidSetup(
+            "pbm-streams has its own report: call coopscan_sim::pbm_streams".into(),
         )),
     }
 }

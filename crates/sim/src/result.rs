@@ -14,6 +14,9 @@ pub struct QueryResult {
     pub latency_s: f64,
     /// Time spent waiting for a chunk (including admission).
     pub io_wait_s: f64,
+    /// Time the policy held the query back (`pbm-throttle`), and how many times.
+    pub held_s: f64,
+    pub holds: u32,
     pub chunks: u32,
     /// Loads issued on this query's behalf.
     pub loads: u64,

@@ -1,5 +1,6 @@
-//! The 2012 paper's `pbm-bandwidth` and `pbm-sharing` presets: the sharing-potential
-//! count against a hand-computed case, and the shapes the paper reports.
+//! The 2012 paper's `pbm-bandwidth`, `pbm-streams` and `pbm-sharing` presets: the
+//! sharing-potential count against a hand-computed case, and the shapes the paper
+//! reports; its §5 proposals (`pbm-throttle`, `pbm-opportunistic`) against plain PBM.
 
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
@@ -125,4 +126,42 @@ fn pbm_lru_keeps_what_short_queries_keep_coming_back_to() {
             hot("pbm")
         );
     }
+}
+
+/// The 2012 paper's §5 proposals where it says PBM is weak (a small buffer, many scans
+/// at different positions): both read less than plain PBM on the `pbm-buffer` workload
+/// at 10 %, each query still getting exactly its chunks (the simulator checks).
+#[test]
+fn section5_proposals_read_less_than_pbm_on_a_small_buffer() {
+    let policies = [
+        PolicyKind::Pbm,
+        PolicyKind::PbmThrottle,
+        PolicyKind::PbmOpportunistic,
+    ];
+    let report = coopscan_sim::pbm_buffer(&policies, 42, &[10]).unwrap();
+    println!("{}", coopscan_sim::pbm_buffer_text(&report));
+    let loads = |name: &str| report.points[0].policies[name].loads;
+    assert!(loads("pbm-throttle") < loads("pbm"));
+    assert!(loads("pbm-opportunistic") < loads("pbm"));
+    let held = |name: &str| report.points[0].policies[name].held_s;
+    assert!(held("pbm-throttle") > 0.0, "the workload throttles");
+    assert_eq!(held("pbm"), 0.0);
+}
+
+/// Figure 13's setup: every query scans half the table, and more streams read more.
+#[test]
+fn pbm_streams_reads_more_with_more_streams() {
+    let report = coopscan_sim::pbm_streams(&[PolicyKind::Normal], 42, &[1, 2]).unwrap();
+    println!("{}", coopscan_sim::pbm_streams_text(&report));
+    let (one, two) = (&report.points[0], &report.points[1]);
+    assert_eq!((one.streams, two.streams), (1, 2));
+    let loads = |p: &coopscan_sim::PbmStreamsPoint| p.point.policies["normal"].loads;
+    assert!(loads(two) > loads(one));
+    let workload =
+        coopscan_sim::pbm_streams_workload(&coopscan_sim::presets::table2_config(), 2, 42);
+    for q in workload.streams.iter().flat_map(|s| &s.queries) {
+        let len: u32 = q.chunks.iter().map(|r| r.end - r.start).sum();
+        assert_eq!(len, coopscan_sim::presets::TABLE2_CHUNKS / 2, "{}", q.name);
+    }
+    assert!(coopscan_sim::pbm_streams(&[PolicyKind::Normal], 42, &[0]).is_err());
 }

@@ -8,6 +8,7 @@
 //! COOPSCAN_SIM_SEEDS=5000 cargo test -p coopscan-sim --release --test random_sims
 //! ```
 
+use coopscan_buffer::policy::THROTTLE_MAX_SHARE;
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
     simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, SimFaults, StreamSpec, Workload,
@@ -143,4 +144,38 @@ fn failed_reads_are_retried_and_every_query_gets_its_chunks() {
             );
         }
     }
+}
+
+/// pbm-throttle's bound, measured by the simulator itself (not the policy's books):
+/// every query finishes, none is held more than `THROTTLE_MAX_SHARE` of its latency,
+/// and none is held more often than it gets chunks (a delivery between any two holds).
+#[test]
+fn throttling_is_bounded_and_starves_no_query() {
+    let (num, den) = THROTTLE_MAX_SHARE;
+    let mut holds = 0;
+    for seed in common::seeds(DEFAULT_SEEDS) {
+        let (cfg, workload) = random_setup(seed);
+        let run = simulate(&cfg, &workload, PolicyKind::PbmThrottle)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(run.queries.len(), workload.query_count(), "seed {seed}");
+        for q in &run.queries {
+            let bound = q.latency_s * num as f64 / den as f64;
+            assert!(
+                q.held_s <= bound + 1e-6,
+                "seed {seed}, {}: held {:.6} s of {:.6} s",
+                q.name,
+                q.held_s,
+                q.latency_s
+            );
+            assert!(
+                q.holds <= q.chunks,
+                "seed {seed}, {}: {} holds",
+                q.name,
+                q.holds
+            );
+            holds += q.holds;
+        }
+    }
+    eprintln!("holds over all seeds: {holds}");
+    assert!(holds > 0, "some query is throttled: the bound is exercised");
 }

@@ -17,29 +17,45 @@ impl AttachPolicy {
     pub fn new(_geometry: &TableGeometry, _config: &AbmConfig) -> Self {
         Self::default()
     }
+}
 
-    /// The running scan with the largest remaining overlap with `slot`: most columns in
-    /// common first (the 2007 paper's crude DSM measure; always 1 for NSM/PAX), then
-    /// most still-needed chunks in common.
-    fn best_partner(&self, state: &AbmState, slot: ScanSlot) -> Option<(ScanSlot, (u32, u32))> {
-        let scan = state.active_scan(slot);
-        let mut best: Option<(ScanSlot, (u32, u32))> = None;
-        for other in state.active_slots().filter(|s| *s != slot) {
-            let columns = (scan.cols & state.active_scan(other).cols).count_ones();
-            if columns == 0 {
-                continue;
-            }
-            let chunks = scan
-                .chunks
-                .iter()
-                .filter(|c| state.interest(*c).contains(other))
-                .count() as u32;
-            let overlap = (columns, chunks);
-            if chunks > 0 && best.is_none_or(|(_, o)| overlap > o) {
-                best = Some((other, overlap));
-            }
+/// The running scan with the largest remaining overlap with `slot`: most columns in
+/// common first (the 2007 paper's crude DSM measure; always 1 for NSM/PAX), then most
+/// still-needed chunks in common.
+fn best_partner(state: &AbmState, slot: ScanSlot) -> Option<(ScanSlot, (u32, u32))> {
+    let scan = state.active_scan(slot);
+    let mut best: Option<(ScanSlot, (u32, u32))> = None;
+    for other in state.active_slots().filter(|s| *s != slot) {
+        let columns = (scan.cols & state.active_scan(other).cols).count_ones();
+        if columns == 0 {
+            continue;
         }
-        best
+        let chunks = scan
+            .chunks
+            .iter()
+            .filter(|c| state.interest(*c).contains(other))
+            .count() as u32;
+        let overlap = (columns, chunks);
+        if chunks > 0 && best.is_none_or(|(_, o)| overlap > o) {
+            best = Some((other, overlap));
+        }
+    }
+    best
+}
+
+/// The order a newly admitted scan attaches with: a scan that accepts any order starts
+/// where its best partner is (`seq` knows the partner's position) and wraps around; a
+/// scan that needs table order cannot start in the middle and goes ascending. Shared
+/// with `pbm-throttle`, whose scans attach the same way.
+pub(super) fn attached_order(state: &AbmState, seq: &Sequential, slot: ScanSlot) -> ChunkOrder {
+    let scan = state.active_scan(slot);
+    let start = (scan.order == ScanOrder::Any)
+        .then(|| best_partner(state, slot))
+        .flatten()
+        .and_then(|(partner, _)| seq.position(state, partner));
+    match start {
+        Some(pos) => ChunkOrder::rotated(&scan.chunks, pos),
+        None => ChunkOrder::ascending(&scan.chunks),
     }
 }
 
@@ -49,18 +65,8 @@ impl Policy for AttachPolicy {
     }
 
     fn on_admit(&mut self, state: &AbmState, slot: ScanSlot) {
-        let scan = state.active_scan(slot);
-        let chunks = &scan.chunks;
-        // A scan that needs table order cannot start in the middle.
-        let start = (scan.order == ScanOrder::Any)
-            .then(|| self.best_partner(state, slot))
-            .flatten()
-            .and_then(|(partner, _)| self.seq.position(state, partner));
-        let order = match start {
-            Some(pos) => ChunkOrder::rotated(chunks, pos),
-            None => ChunkOrder::ascending(chunks),
-        };
-        debug_assert!(chunks.is_empty() || order.first().is_some());
+        let order = attached_order(state, &self.seq, slot);
+        debug_assert!(state.active_scan(slot).chunks.is_empty() || order.first().is_some());
         self.seq.admit(slot, order);
     }
 

@@ -10,6 +10,8 @@
 //! | pbm       | its own ranges in order       | same as normal                            | furthest predicted next use (2012 paper) |
 //! | mixed     | in-order scans ascending, CScans by useRelevance | as relevance                  | furthest predicted next consumption, by any Scan or CScan (one temperature) |
 //! | pbm-lru   | its own ranges in order       | same as normal                            | as pbm; unrequested pieces by their own reuse history, aging (PBM/LRU) |
+//! | pbm-throttle | as attach; held back (bounded) while a trailing scan catches up | same as normal, not for a held scan | as pbm |
+//! | pbm-opportunistic | CScans: the region of its remaining range with the most cached chunks, in order within it | same as normal (in-order within the region) | as pbm |
 //!
 //! Eviction is delegated to a [`crate::Replacer`] (`replacer/`); a policy only says which
 //! replacer and for whom. A scan registered `InOrder` gets its chunks ascending under
@@ -21,6 +23,8 @@ mod mixed;
 mod normal;
 mod pbm;
 mod pbm_lru;
+mod pbm_opportunistic;
+mod pbm_throttle;
 mod relevance;
 mod relevance_dsm;
 mod sequential;
@@ -30,6 +34,8 @@ pub use elevator::ElevatorPolicy;
 pub use mixed::MixedPolicy;
 pub use normal::NormalPolicy;
 pub use pbm::PbmPolicy;
+pub use pbm_opportunistic::{PbmOpportunisticPolicy, REGION_CHUNKS};
+pub use pbm_throttle::{PbmThrottlePolicy, HOLD_MAX_PACES, THROTTLE_MAX_SHARE};
 pub use relevance::RelevancePolicy;
 pub use relevance::{keep_relevance, load_relevance, query_relevance, use_relevance};
 
@@ -70,6 +76,15 @@ pub trait Policy {
 
     fn on_delivered(&mut self, _state: &AbmState, _slot: ScanSlot, _chunk: ChunkId) {}
 
+    /// Throttling (2012 paper §5, "PBM Attach & Throttle"): asked by
+    /// [`crate::Abm::next_chunk_paced`] before it delivers to a scan that holds no chunk
+    /// and still needs one. `Some(until)` with `until > now` withholds every delivery
+    /// to the scan until `until` (the driver asks again then); the policy must bound
+    /// how long and how often it does so, so that no scan starves.
+    fn hold(&mut self, _state: &AbmState, _slot: ScanSlot, _now: Nanos) -> Option<Nanos> {
+        None
+    }
+
     /// Paper: the ABM main loop body. What to load next and where, or nothing now.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice>;
 }
@@ -94,10 +109,20 @@ pub enum PolicyKind {
     /// Scans and CScans in one pool with one temperature (2012 paper §2.3): relevance's
     /// scheduling, eviction by predicted next consumption whoever consumes a piece.
     Mixed,
+    /// PBM Attach & Throttle (2012 paper §5): PBM; a scan that accepts any order
+    /// attaches to a running one, and a scan is held back (bounded) while pages it just
+    /// consumed would otherwise be evicted before a trailing scan reaches them.
+    #[serde(rename = "pbm-throttle")]
+    PbmThrottle,
+    /// Opportunistic CScans (2012 paper §5): PBM's eviction; a scan that accepts any
+    /// order moves by itself to the region of its remaining range with the most cached
+    /// chunks, reading each region in order.
+    #[serde(rename = "pbm-opportunistic")]
+    PbmOpportunistic,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 7] = [
+    pub const ALL: [PolicyKind; 9] = [
         PolicyKind::Normal,
         PolicyKind::Attach,
         PolicyKind::Elevator,
@@ -105,6 +130,8 @@ impl PolicyKind {
         PolicyKind::Pbm,
         PolicyKind::PbmLru,
         PolicyKind::Mixed,
+        PolicyKind::PbmThrottle,
+        PolicyKind::PbmOpportunistic,
     ];
 
     /// The 2007 paper's four policies (its tables and figures compare these).
@@ -124,6 +151,8 @@ impl PolicyKind {
             PolicyKind::Pbm => "pbm",
             PolicyKind::PbmLru => "pbm-lru",
             PolicyKind::Mixed => "mixed",
+            PolicyKind::PbmThrottle => "pbm-throttle",
+            PolicyKind::PbmOpportunistic => "pbm-opportunistic",
         }
     }
 }
@@ -135,7 +164,7 @@ impl fmt::Display for PolicyKind {
 }
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance, pbm, pbm-lru, mixed")]
+#[error("unknown policy {0:?}; expected one of normal, attach, elevator, relevance, pbm, pbm-lru, mixed, pbm-throttle, pbm-opportunistic")]
 pub struct UnknownPolicy(pub String);
 
 impl FromStr for PolicyKind {
@@ -160,6 +189,8 @@ pub enum AnyPolicy {
     /// `kind()` tells them apart).
     Pbm(Box<PbmPolicy>),
     Mixed(MixedPolicy),
+    PbmThrottle(Box<PbmThrottlePolicy>),
+    PbmOpportunistic(Box<PbmOpportunisticPolicy>),
 }
 
 impl AnyPolicy {
@@ -174,6 +205,12 @@ impl AnyPolicy {
             PolicyKind::Pbm => AnyPolicy::Pbm(Box::new(PbmPolicy::new(geometry, config))),
             PolicyKind::PbmLru => AnyPolicy::Pbm(Box::new(PbmPolicy::with_lru(geometry, config))),
             PolicyKind::Mixed => AnyPolicy::Mixed(MixedPolicy::new(geometry, config)),
+            PolicyKind::PbmThrottle => {
+                AnyPolicy::PbmThrottle(Box::new(PbmThrottlePolicy::new(geometry, config)))
+            }
+            PolicyKind::PbmOpportunistic => {
+                AnyPolicy::PbmOpportunistic(Box::new(PbmOpportunisticPolicy::new(geometry, config)))
+            }
         }
     }
 }
@@ -193,6 +230,8 @@ macro_rules! dispatch {
             AnyPolicy::Relevance($p) => $e,
             AnyPolicy::Pbm($p) => $e,
             AnyPolicy::Mixed($p) => $e,
+            AnyPolicy::PbmThrottle($p) => $e,
+            AnyPolicy::PbmOpportunistic($p) => $e,
         }
     };
 }
@@ -212,6 +251,9 @@ impl Policy for AnyPolicy {
     }
     fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) {
         dispatch!(self, p => p.on_delivered(state, slot, chunk))
+    }
+    fn hold(&mut self, state: &AbmState, slot: ScanSlot, now: Nanos) -> Option<Nanos> {
+        dispatch!(self, p => p.hold(state, slot, now))
     }
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         dispatch!(self, p => p.choose_load(state, now))

@@ -2,13 +2,14 @@
 //! their own next chunks, exactly as under `normal`; only eviction changes: every piece
 //! in the pool is filed by its predicted time of next consumption, and the victim is the
 //! piece needed furthest in the future (an online approximation of Belady's OPT).
+//! `pbm-throttle` and `pbm-opportunistic` (§5) wrap this policy and steer its orders.
 //!
 //! Prediction (paper: PageNextConsumption). For each active scan that still needs the
 //! piece's chunk and column: `due = last delivery + pace × chunks ahead`, where the pace
 //! is the scan's observed time per chunk since it registered (paper: 1 / scan.speed) and
-//! "chunks ahead" is the distance from the scan's position to the chunk in its ascending
-//! order (paper: tuples_behind − tuples_consumed, counted in chunks because a chunk is
-//! our unit of delivery). The piece's time is the earliest `due`; no such scan means
+//! "chunks ahead" is the distance from the scan's position to the chunk in its order
+//! (ascending here; rotated or re-planned under the §5 variants; paper: tuples_behind −
+//! tuples_consumed, counted in chunks because a chunk is our unit of delivery). The piece's time is the earliest `due`; no such scan means
 //! "not requested". The paper's RegisterScan / ReportScanPosition / UnregisterScan are
 //! the ABM's admit, delivery and retire events here.
 //!
@@ -96,8 +97,7 @@ impl PbmPolicy {
                 if scan.cols & bit == 0 {
                     return None;
                 }
-                let at = scan.chunks.len() - scan.needed;
-                let ahead = scan.chunks.position(piece.chunk)?.checked_sub(at)?;
+                let ahead = self.seq.ahead(state, slot, piece.chunk)?;
                 let pace = self.pace[slot.index()].unwrap_or_else(|| self.mean_pace());
                 let due = scan.last_served + Nanos(pace.0.saturating_mul(u64::from(ahead)));
                 Some(due.saturating_sub(self.now))
@@ -107,6 +107,62 @@ impl PbmPolicy {
 
     fn mean_pace(&self) -> Nanos {
         mean_pace(&self.pace)
+    }
+
+    /// The scan's observed time per chunk, once it has had a delivery.
+    pub(super) fn pace_of(&self, slot: ScanSlot) -> Option<Nanos> {
+        self.pace[slot.index()]
+    }
+
+    /// The scan's chunk order and cursor (the §5 variants steer it).
+    pub(super) fn seq(&self) -> &Sequential {
+        &self.seq
+    }
+
+    /// Gives the scan a new order of the chunks it still needs (`pbm-opportunistic`
+    /// moving to another region); every prediction may have changed.
+    pub(super) fn reorder(&mut self, slot: ScanSlot, order: ChunkOrder) {
+        self.seq.admit(slot, order);
+        self.stale = true;
+    }
+
+    /// The latest time any event has shown.
+    pub(super) fn observe(&mut self, now: Nanos) -> Nanos {
+        self.now = self.now.max(now);
+        self.now
+    }
+
+    /// Admits the scan with `order` instead of its ascending one (attach).
+    pub(super) fn admit_in(&mut self, slot: ScanSlot, order: ChunkOrder) {
+        self.seq.admit(slot, order);
+        self.pace[slot.index()] = None;
+        self.stale = true;
+    }
+
+    /// [`Policy::choose_load`] for the read-ahead of the scans `eligible` accepts.
+    pub(super) fn choose_load_of(
+        &mut self,
+        state: &AbmState,
+        now: Nanos,
+        eligible: impl Fn(ScanSlot) -> bool,
+    ) -> Option<LoadChoice> {
+        self.catch_up(state, now);
+        let (chunk, cols, slot) = self.seq.next_target_of(state, eligible)?;
+        let choice = choice_with(
+            state,
+            &mut Furthest(&self.timeline),
+            chunk,
+            cols,
+            Some(slot),
+        )?;
+        for victim in &choice.victims {
+            self.timeline.remove(*victim);
+        }
+        for piece in state.pieces_of(chunk, cols) {
+            let after = self.next_consumption(state, piece, None);
+            self.timeline.file(piece, after, self.now);
+        }
+        Some(choice)
     }
 
     /// Paper: PagePush. Pieces no longer loading or resident are dropped instead.
@@ -180,10 +236,7 @@ impl Policy for PbmPolicy {
     }
 
     fn on_admit(&mut self, state: &AbmState, slot: ScanSlot) {
-        self.seq
-            .admit(slot, ChunkOrder::ascending(&state.active_scan(slot).chunks));
-        self.pace[slot.index()] = None;
-        self.stale = true;
+        self.admit_in(slot, ChunkOrder::ascending(&state.active_scan(slot).chunks));
     }
 
     fn on_retire(&mut self, _state: &AbmState, slot: ScanSlot) {
@@ -214,22 +267,6 @@ impl Policy for PbmPolicy {
     }
 
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
-        self.catch_up(state, now);
-        let (chunk, cols, slot) = self.seq.next_target(state)?;
-        let choice = choice_with(
-            state,
-            &mut Furthest(&self.timeline),
-            chunk,
-            cols,
-            Some(slot),
-        )?;
-        for victim in &choice.victims {
-            self.timeline.remove(*victim);
-        }
-        for piece in state.pieces_of(chunk, cols) {
-            let after = self.next_consumption(state, piece, None);
-            self.timeline.file(piece, after, self.now);
-        }
-        Some(choice)
+        self.choose_load_of(state, now, |_| true)
     }
 }

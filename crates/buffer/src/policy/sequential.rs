@@ -1,6 +1,9 @@
-//! The in-order core shared by normal and attach: every scan has a fixed chunk order
-//! and a cursor; the loader reads ahead `READ_AHEAD` chunks per scan (the one being
-//! processed counts), serving the scan that has waited longest first; eviction is LRU.
+//! The in-order core shared by normal, attach and the PBM family: every scan has a chunk
+//! order and a cursor; the loader reads ahead `READ_AHEAD` chunks per scan (the one
+//! being processed counts), serving the scan that has waited longest first; eviction is
+//! LRU (PBM brings its own). The order is fixed at admission except under
+//! `pbm-opportunistic`, which re-admits a scan with a new order of the chunks it still
+//! needs (`ChunkOrder::remaining`) when it moves to another region.
 
 use super::{choice_with, LoadChoice};
 use crate::config::MAX_SCANS;
@@ -44,6 +47,23 @@ impl ChunkOrder {
         Self::from_ranges(tail)
     }
 
+    /// Position of `chunk` in the order (`None`: not in it). The ranges of an order
+    /// are few (one per range of the scan, plus one for a rotation), so a walk is cheap.
+    pub(crate) fn index_of(&self, chunk: ChunkId) -> Option<u32> {
+        let i = self.ranges.iter().position(|r| r.contains(&chunk.0))?;
+        Some(self.offsets[i] + (chunk.0 - self.ranges[i].start))
+    }
+
+    /// The chunks not yet passed by the cursor, as ascending ranges.
+    pub(crate) fn remaining(&self) -> ChunkRanges {
+        let from = self.cursor;
+        let ranges = self.ranges.iter().zip(&self.offsets).filter_map(|(r, &o)| {
+            let end = o + (r.end - r.start);
+            (end > from).then(|| r.start + from.saturating_sub(o)..r.end)
+        });
+        ChunkRanges::from_ranges(ranges.collect())
+    }
+
     fn from_ranges(ranges: Vec<Range<u32>>) -> Self {
         let mut offsets = Vec::with_capacity(ranges.len());
         let mut len = 0;
@@ -70,6 +90,11 @@ impl ChunkOrder {
     /// The next chunk this scan will be given.
     pub(crate) fn current(&self) -> Option<ChunkId> {
         self.nth(self.cursor)
+    }
+
+    /// The chunk it was given last (`None` before its first in this order).
+    pub(crate) fn previous(&self) -> Option<ChunkId> {
+        self.nth(self.cursor.checked_sub(1)?)
     }
 
     pub(crate) fn first(&self) -> Option<ChunkId> {
@@ -111,6 +136,18 @@ impl Sequential {
             .or_else(|| self.order(slot)?.current())
     }
 
+    /// Chunks the scan will be given before `chunk` from now on, counting the one it
+    /// holds (PBM's "tuples_behind − tuples_consumed" in chunks: 0 for the chunk in
+    /// process, 1 for the next while it holds one). `None`: passed or not in its order.
+    pub(crate) fn ahead(&self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) -> Option<u32> {
+        let order = self.order(slot)?;
+        let holding = u32::from(state.active_scan(slot).processing.is_some());
+        order
+            .index_of(chunk)?
+            .checked_add(holding)?
+            .checked_sub(order.cursor)
+    }
+
     pub(crate) fn choose_available(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
         let chunk = self.order(slot)?.current()?;
         let cols = state.active_scan(slot).cols;
@@ -132,8 +169,18 @@ impl Sequential {
     /// What to read next, before choosing victims: the read-ahead chunk of the scan
     /// that has waited longest, with the columns it lacks, and that scan.
     pub(crate) fn next_target(&self, state: &AbmState) -> Option<(ChunkId, u64, ScanSlot)> {
+        self.next_target_of(state, |_| true)
+    }
+
+    /// [`Sequential::next_target`] among the scans `eligible` accepts (a throttled scan
+    /// reads nothing ahead while it is held).
+    pub(crate) fn next_target_of(
+        &self,
+        state: &AbmState,
+        eligible: impl Fn(ScanSlot) -> bool,
+    ) -> Option<(ChunkId, u64, ScanSlot)> {
         let mut best: Option<((bool, Nanos, ScanSlot), ChunkId)> = None;
-        for slot in state.active_slots() {
+        for slot in state.active_slots().filter(|s| eligible(*s)) {
             let Some(chunk) = self.read_ahead_candidate(state, slot) else {
                 continue;
             };
@@ -193,5 +240,27 @@ mod tests {
             collect(&ChunkOrder::rotated(&chunks, ChunkId(11))),
             vec![2, 3, 4, 8, 9]
         );
+    }
+
+    /// `index_of` inverts `nth`, and `remaining` is what the cursor has not passed,
+    /// both checked against the plain list of the order.
+    #[test]
+    fn index_of_and_remaining_follow_the_listed_order() {
+        let chunks = ChunkRanges::from_ranges(vec![2..5, 8..10, 12..13]);
+        for start in 0..14 {
+            let mut order = ChunkOrder::rotated(&chunks, ChunkId(start));
+            let listed = collect(&order);
+            for c in 0..14 {
+                let expected = listed.iter().position(|&x| x == c).map(|p| p as u32);
+                assert_eq!(order.index_of(ChunkId(c)), expected, "start {start}, {c}");
+            }
+            for cursor in 0..=listed.len() {
+                order.cursor = cursor as u32;
+                let mut rest: Vec<u32> = listed[cursor..].to_vec();
+                rest.sort_unstable();
+                let got: Vec<u32> = order.remaining().iter().map(|c| c.0).collect();
+                assert_eq!(got, rest, "start {start}, cursor {cursor}");
+            }
+        }
     }
 }
