@@ -32,13 +32,14 @@ fn header(out: &mut String, r: &BenchReport) {
         .map_or("unthrottled".to_string(), |b| format!("{b:.1} MB/s"));
     let _ = writeln!(
         out,
-        "{} [{}]: {} streams × {} queries, mix {}, buffer {}% of {:.1} MB, chunk {} MB, \
-         bandwidth {bandwidth}, stagger {:.2} s, seed {}",
+        "{} [{}]: {} streams × {} queries, mix {}, {} table, buffer {}% of {:.1} MB, \
+         chunk {} MB, bandwidth {bandwidth}, stagger {:.2} s, seed {}",
         p.preset,
         p.label,
         p.streams,
         p.queries_per_stream,
         p.mix,
+        p.layout.to_uppercase(),
         p.buffer_pct,
         r.table.bytes as f64 / BYTES_PER_MB,
         p.chunk_mb,
