@@ -498,3 +498,37 @@ fn each_regime_is_its_own_query_set() {
     group_svg(&html, "disk-bound set F-1,10,50,100, cached");
     group_svg(&html, "CPU-bound set FS-1,10,50,100, io");
 }
+
+/// The 2012 paper's Figure 12: LRU's I/Os fixed, PBM's half of them at the slowest
+/// disk and all of them at the fastest, CScans' a quarter throughout.
+#[test]
+fn pbm_bandwidth_plots_io_and_stream_time_against_bandwidth() {
+    let runs = preset("pbm-bandwidth", &Overrides::default()).unwrap();
+    let last = runs.len() - 1;
+    let reports: Vec<BenchReport> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let pbm_io = if k == last { 1000 } else { 500 };
+            let stats = |io| sweep_stats(io, 10.0, 2.0, None);
+            let policies = vec![
+                ("normal", stats(1000)),
+                ("pbm", stats(pbm_io)),
+                ("relevance", stats(250)),
+            ];
+            synthetic_report(p, policies)
+        })
+        .collect();
+    let html = html::render(&reports);
+    assert!(html.contains("2012 paper Figure 12"));
+    // Two panels (I/Os, stream time) × three policies.
+    assert_eq!(html.matches("<polyline").count(), 6);
+    let out = text::render_sweep(&reports);
+    assert!(
+        out.contains("PBM's I/O requests from bandwidth × 0.2857142857142857 to 2.857142857142857: ÷ LRU 0.50× → 1.00×, ÷ CScans 2.00× → 4.00×"),
+        "{out}"
+    );
+    let doc: Value = serde_json::from_str(&json::preset_to_json(&reports).unwrap()).unwrap();
+    assert_eq!(doc["sweep"]["figure"], "pbm-bandwidth");
+    assert_eq!(doc["sweep"]["x"], "bandwidth_scale");
+}

@@ -11,7 +11,8 @@ use coopscan_exec::{attribute_name, COLUMNS_PER_QUERY, FAST_COLUMNS, SLOW_COLUMN
 use coopscan_runtime::ADMISSION_CHUNKS_PER_SCAN;
 use coopscan_storage::{Layout, Table};
 
-use crate::cmd_gen::{ensure_dataset, ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
+use crate::cmd_gen::ensure_dataset;
+use crate::gen_synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
 
 /// The table `params` scans, generated into the cache if it is not there yet.
 pub fn dataset_of(params: &Params, sf: f64) -> anyhow::Result<PathBuf> {

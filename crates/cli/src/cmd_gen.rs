@@ -9,10 +9,8 @@ use coopscan_storage::{Layout, Manifest};
 use coopscan_tpch::{import_table, ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::data_dir::{data_root, dataset_dir};
-use coopscan_tpch::synthetic::{
-    synthetic_source, write_synthetic, SyntheticOptions, SYNTHETIC_TABLE,
-};
+use crate::data_dir::dataset_dir;
+use crate::gen_synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
 
 #[derive(clap::Args, Debug)]
 pub struct GenArgs {
@@ -51,9 +49,6 @@ pub struct GenArgs {
     #[arg(long, default_value_t = SYNTHETIC_SEED, requires = "synthetic")]
     pub seed: u64,
 }
-
-/// The synthetic relation's default seed (the paper's year).
-pub const SYNTHETIC_SEED: u64 = 2007;
 
 pub fn run(args: &GenArgs) -> anyhow::Result<()> {
     let chunk_bytes = args.chunk_mb.saturating_mul(MIB);
@@ -119,13 +114,25 @@ fn has_table(dir: &Path, table: TpchTable) -> bool {
 /// would generate; otherwise the user asked for something else and must be told.
 fn check_reusable(out: &Path, table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
     let dir = out.join(table.name());
-    let force = "use --force to replace it";
-    let m = Manifest::load(&dir)
-        .with_context(|| format!("{} holds a damaged or old table; {force}", dir.display()))?;
     let wanted = coopscan_tpch::source(table, opts.sf);
-    let same = m.layout == opts.layout
-        && m.chunk_bytes == opts.chunk_bytes
-        && m.source.as_deref() == Some(wanted.as_str());
+    check_same_table(&dir, opts.layout, opts.chunk_bytes, &wanted)?;
+    eprintln!("{table}: reusing the matching table in {}", dir.display());
+    Ok(())
+}
+
+/// Fails unless the table in `dir` has this layout, chunk size and source (what
+/// generated it): a different table there is the user's, not ours to replace.
+pub(crate) fn check_same_table(
+    dir: &Path,
+    layout: Layout,
+    chunk_bytes: u64,
+    wanted: &str,
+) -> anyhow::Result<()> {
+    let force = "use --force to replace it";
+    let m = Manifest::load(dir)
+        .with_context(|| format!("{} holds a damaged or old table; {force}", dir.display()))?;
+    let same =
+        m.layout == layout && m.chunk_bytes == chunk_bytes && m.source.as_deref() == Some(wanted);
     anyhow::ensure!(
         same,
         "{} already holds a different table ({}, {} layout, {} MB chunks), not {wanted}, {} layout, {} MB chunks; {force}",
@@ -133,16 +140,15 @@ fn check_reusable(out: &Path, table: TpchTable, opts: &ImportOptions) -> anyhow:
         m.source.as_deref().unwrap_or("unknown source"),
         m.layout,
         m.chunk_bytes as f64 / MIB as f64,
-        opts.layout,
-        opts.chunk_bytes as f64 / MIB as f64,
+        layout,
+        chunk_bytes as f64 / MIB as f64,
     );
-    eprintln!("{table}: reusing the matching table in {}", dir.display());
     Ok(())
 }
 
-/// Generates one table with a progress bar and a one-line summary on stderr.
-fn import_with_progress(table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
-    let bar = ProgressBar::new(table.estimated_rows(opts.sf));
+/// A progress bar of `rows` generated rows, labelled `prefix`.
+pub(crate) fn rows_bar(rows: u64, prefix: &str) -> anyhow::Result<ProgressBar> {
+    let bar = ProgressBar::new(rows);
     bar.set_style(
         ProgressStyle::with_template(
             "{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}",
@@ -150,7 +156,13 @@ fn import_with_progress(table: TpchTable, opts: &ImportOptions) -> anyhow::Resul
         .context("progress template")?
         .progress_chars("=> "),
     );
-    bar.set_prefix(table.name());
+    bar.set_prefix(prefix.to_string());
+    Ok(bar)
+}
+
+/// Generates one table with a progress bar and a one-line summary on stderr.
+fn import_with_progress(table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
+    let bar = rows_bar(table.estimated_rows(opts.sf), table.name())?;
     let summary = import_table(table, opts, &|rows| bar.set_position(rows))
         .with_context(|| format!("generating {table}"))?;
     bar.finish_and_clear();
@@ -198,90 +210,6 @@ pub fn ensure_dataset(sf: f64, layout: Layout, chunk_mb: f64) -> anyhow::Result<
         };
         import_with_progress(TpchTable::Lineitem, &opts)?;
     }
-    Ok(dir)
-}
-
-/// The synthetic relation to generate or reuse.
-#[derive(Clone, Copy, Debug)]
-pub struct SyntheticSpec {
-    pub rows: u64,
-    pub columns: usize,
-    pub seed: u64,
-    pub layout: Layout,
-    /// As for lineitem: a DSM chunk holds the tuples of a PAX chunk this large.
-    pub chunk_mb: f64,
-}
-
-/// The synthetic relation of `spec` in `out` (default: the cache), generated unless a
-/// matching one is there (a different one is an error without `force`). Returns the
-/// table directory.
-pub fn ensure_synthetic(
-    spec: &SyntheticSpec,
-    out: Option<PathBuf>,
-    force: bool,
-) -> anyhow::Result<PathBuf> {
-    anyhow::ensure!(
-        spec.chunk_mb > 0.0 && spec.chunk_mb * MIB as f64 <= MAX_CHUNK_BYTES as f64,
-        "chunk size {} MB outside (0, {}]",
-        spec.chunk_mb,
-        MAX_CHUNK_BYTES / MIB
-    );
-    let out = out.unwrap_or_else(|| {
-        data_root().join(format!(
-            "synthetic-{}x{}-seed{}-{}-{}mb",
-            spec.rows, spec.columns, spec.seed, spec.layout, spec.chunk_mb
-        ))
-    });
-    let dir = out.join(SYNTHETIC_TABLE);
-    let opts = SyntheticOptions {
-        rows: spec.rows,
-        columns: spec.columns,
-        seed: spec.seed,
-        layout: spec.layout,
-        chunk_bytes: (spec.chunk_mb * MIB as f64).round() as u64,
-        out_dir: out,
-        overwrite: force,
-    };
-    if !force && dir.join(coopscan_storage::manifest::MANIFEST_FILE).exists() {
-        let m = Manifest::load(&dir).with_context(|| {
-            format!(
-                "{} holds a damaged or old table; use --force",
-                dir.display()
-            )
-        })?;
-        let wanted = synthetic_source(spec.rows, spec.columns, spec.seed);
-        let same = m.layout == opts.layout
-            && m.chunk_bytes == opts.chunk_bytes
-            && m.source.as_deref() == Some(wanted.as_str());
-        anyhow::ensure!(
-            same,
-            "{} already holds a different table ({}); use --force to replace it",
-            dir.display(),
-            m.source.as_deref().unwrap_or("unknown source")
-        );
-        return Ok(dir);
-    }
-    let bar = ProgressBar::new(spec.rows);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}",
-        )
-        .context("progress template")?
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(SYNTHETIC_TABLE);
-    let summary = write_synthetic(&opts, &|rows| bar.set_position(rows))
-        .context("generating the synthetic relation")?;
-    bar.finish_and_clear();
-    eprintln!(
-        "{SYNTHETIC_TABLE}: {} rows × {} columns, {} chunks, {} layout, in {:.1} s -> {}",
-        summary.manifest.rows,
-        spec.columns,
-        summary.manifest.chunks.len(),
-        spec.layout,
-        summary.elapsed.as_secs_f64(),
-        dir.display()
-    );
     Ok(dir)
 }
 

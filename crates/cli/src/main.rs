@@ -13,6 +13,7 @@ mod cmd_verify;
 mod data_dir;
 mod device_args;
 mod error_report;
+mod gen_synthetic;
 mod table_printer;
 
 use clap::{Parser, Subcommand};

@@ -37,7 +37,7 @@ impl PolicyReport {
     }
 }
 
-/// System statistics of the 2007 paper's Table 2, per policy.
+/// System statistics of the 2007 paper's Table 2 or 3, per policy.
 #[derive(Clone, Debug, Serialize)]
 pub struct PaperNumbers {
     pub avg_stream_time_s: f64,
@@ -48,7 +48,14 @@ pub struct PaperNumbers {
 }
 
 pub(crate) fn table2_paper() -> BTreeMap<String, PaperNumbers> {
-    coopscan_paper::table2::TABLE2_SYSTEM
+    paper_numbers(&coopscan_paper::table2::TABLE2_SYSTEM)
+}
+
+/// A published table's system statistics (Table 2's or 3's), by policy name.
+pub(crate) fn paper_numbers(
+    system: &[coopscan_paper::published::PaperSystem],
+) -> BTreeMap<String, PaperNumbers> {
+    system
         .iter()
         .map(|p| {
             let numbers = PaperNumbers {

@@ -129,19 +129,7 @@ pub fn table3(seed: u64) -> (SimConfig, Workload) {
 
 /// Table 3's system statistics, by policy name, for the report.
 pub(crate) fn table3_paper() -> BTreeMap<String, PaperNumbers> {
-    table3::TABLE3_SYSTEM
-        .iter()
-        .map(|p| {
-            let numbers = PaperNumbers {
-                avg_stream_time_s: p.avg_stream_time_s,
-                avg_normalized_latency: p.avg_normalized_latency,
-                total_time_s: p.total_time_s,
-                cpu_use: p.cpu_use,
-                io_requests: p.io_requests,
-            };
-            (p.policy.to_string(), numbers)
-        })
-        .collect()
+    crate::report::paper_numbers(&table3::TABLE3_SYSTEM)
 }
 
 /// Per query type: the paper's cold and average latencies beside ours (a

@@ -87,6 +87,32 @@ pub fn fig8(spec: &FigureSpec, group: &Group) -> Option<String> {
     ))
 }
 
+/// The 2012 paper's Figures 11-13: PBM's I/O requests ÷ LRU's (`normal`) and ÷
+/// CScans' (`relevance`), at the first and the last point of the sweep.
+pub fn pbm(spec: &FigureSpec, group: &Group) -> Option<String> {
+    let io = metric(spec, "io_requests")?;
+    let pbm = series(group, "pbm")?;
+    let (first, last) = (0, group.xs.len().checked_sub(1)?);
+    let versus: Vec<String> = [("normal", "LRU"), (RELEVANCE, "CScans")]
+        .iter()
+        .filter_map(|&(policy, name)| {
+            let other = series(group, policy)?;
+            let at = |i: usize| Some(pbm.value(io, i)? / other.value(io, i)?);
+            Some(format!("÷ {name} {} → {}", show(at(first)), show(at(last))))
+        })
+        .collect();
+    if versus.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "PBM's I/O requests from {} {} to {}: {}",
+        spec.x_short,
+        group.xs[first],
+        group.xs[last],
+        versus.join(", ")
+    ))
+}
+
 /// (value, policy, x) of the largest value of metric `m` in the group.
 fn largest(group: &Group, m: usize) -> Option<(f64, &str, f64)> {
     group

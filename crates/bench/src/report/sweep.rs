@@ -142,7 +142,58 @@ pub const FIG8: FigureSpec = FigureSpec {
               overhead in the worst case does not exceed 1% of the entire execution time.",
 };
 
-pub const FIGURES: [&FigureSpec; 3] = [&FIG6, &FIG7, &FIG8];
+pub const PBM_BUFFER: FigureSpec = FigureSpec {
+    preset: "pbm-buffer",
+    title: "2012 paper Figure 11: I/O requests and average stream time against buffer size",
+    x_key: "buffer_pct",
+    x_label: "buffer (% of the table)",
+    x_short: "buffer %",
+    x_of: |r| r.params.buffer_pct,
+    log_x: false,
+    ours: findings::pbm,
+    metrics: &[IO_REQUESTS, STREAM_TIME],
+    caption: "PBM and CScans provide nearly constant performance for buffer pools holding \
+              40% of data and higher. For very low buffer pool sizes, PBM and CScans start \
+              to diverge.",
+};
+
+pub const PBM_BANDWIDTH: FigureSpec = FigureSpec {
+    preset: "pbm-bandwidth",
+    title: "2012 paper Figure 12: I/O requests and average stream time against bandwidth",
+    x_key: "bandwidth_scale",
+    x_label: "bandwidth ÷ the calibrated device's (1 stands for the paper's 700 MB/s)",
+    x_short: "bandwidth ×",
+    x_of: |r| r.params.bandwidth_scale,
+    log_x: true,
+    ours: findings::pbm,
+    metrics: &[IO_REQUESTS, STREAM_TIME],
+    caption: "The difference between PBM and CScans disappears if bandwidth exceeds about \
+              1GB/s [...] However, the total I/O volume remains approximately constant for \
+              all policies.",
+};
+
+pub const PBM_STREAMS: FigureSpec = FigureSpec {
+    preset: "pbm-streams",
+    title: "2012 paper Figure 13: I/O requests and average stream time against streams",
+    x_key: "streams",
+    x_label: "concurrent streams",
+    x_short: "streams",
+    x_of: |r| r.params.streams as f64,
+    log_x: true,
+    ours: findings::pbm,
+    metrics: &[IO_REQUESTS, STREAM_TIME],
+    caption: "Both PBM and CScans cope much better in experiments using more than 4 \
+              streams, confirming their usefulness in highly concurrent workloads.",
+};
+
+pub const FIGURES: [&FigureSpec; 6] = [
+    &FIG6,
+    &FIG7,
+    &FIG8,
+    &PBM_BUFFER,
+    &PBM_BANDWIDTH,
+    &PBM_STREAMS,
+];
 
 /// One policy's line: its value of every metric at every x of the group.
 pub struct Series {
