@@ -109,49 +109,29 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         }
         (text, serde_json::to_string_pretty(&reports)?, None)
     } else if args.preset == PresetName::PbmBuffer {
-        let report = pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS)?;
-        (
-            pbm_buffer_text(&report),
-            serde_json::to_string_pretty(&report)?,
-            None,
-        )
+        without_picture(
+            &pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS)?,
+            pbm_buffer_text,
+        )?
     } else if args.preset == PresetName::PbmBandwidth {
-        let report = pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S)?;
-        (
-            pbm_bandwidth_text(&report),
-            serde_json::to_string_pretty(&report)?,
-            None,
-        )
+        without_picture(
+            &pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S)?,
+            pbm_bandwidth_text,
+        )?
     } else if args.preset == PresetName::PbmStreams {
-        let report = pbm_streams(&args.policies, args.seed, &PBM_STREAMS)?;
-        (
-            pbm_streams_text(&report),
-            serde_json::to_string_pretty(&report)?,
-            None,
-        )
+        without_picture(
+            &pbm_streams(&args.policies, args.seed, &PBM_STREAMS)?,
+            pbm_streams_text,
+        )?
     } else if args.preset == PresetName::PbmSharing {
-        let report = pbm_sharing(&args.policies, args.seed)?;
-        (
-            pbm_sharing_text(&report),
-            serde_json::to_string_pretty(&report)?,
-            None,
-        )
+        without_picture(&pbm_sharing(&args.policies, args.seed)?, pbm_sharing_text)?
     } else if args.preset == PresetName::MixedPool {
         // Its own fixed policies: the mixed pool against all-Scans-under-PBM and
         // all-CScans-under-relevance on the same queries.
         let report = mixed_pool(args.seed, &MIXED_BUFFER_PCT, &MIXED_IN_ORDER_PCT)?;
-        (
-            mixed_pool_text(&report),
-            serde_json::to_string_pretty(&report)?,
-            None,
-        )
+        without_picture(&report, mixed_pool_text)?
     } else if args.preset == PresetName::Table4 {
-        let report = table4(&args.policies, args.seed)?;
-        (
-            table4_text(&report),
-            serde_json::to_string_pretty(&report)?,
-            None,
-        )
+        without_picture(&table4(&args.policies, args.seed)?, table4_text)?
     } else {
         let report =
             run_preset_traced(args.preset, &args.policies, args.seed, args.trace.is_some())?;
@@ -177,6 +157,14 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         _ => {}
     }
     Ok(())
+}
+
+/// The text and JSON of a preset that draws no timeline picture.
+fn without_picture<R: serde::Serialize>(
+    report: &R,
+    text: fn(&R) -> String,
+) -> anyhow::Result<(String, String, Option<String>)> {
+    Ok((text(report), serde_json::to_string_pretty(report)?, None))
 }
 
 /// Explicit --json/--svg win; --out DIR fills in the ones not given.

@@ -14,8 +14,9 @@
 
 use crate::engine::SimConfig;
 use crate::model::DeviceModel;
-use crate::opt::Replay;
-use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload, point, PbmBufferPoint};
+use crate::pbm_buffer::{
+    chunks_touched, pbm_buffer_workload, point, policy_columns, replay_loads, PbmBufferPoint,
+};
 use crate::presets::table2_config;
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
@@ -110,11 +111,7 @@ pub fn pbm_bandwidth_text(report: &PbmBandwidthReport) -> String {
          buffer {} % of the {} chunks touched; loads / avg stream time (s)",
         report.seed, report.buffer_pct, report.chunks_touched
     );
-    let names: Vec<&String> = report
-        .points
-        .first()
-        .map(|p| p.point.policies.keys().collect())
-        .unwrap_or_default();
+    let names = policy_columns(report.points.first().map(|p| &p.point));
     let _ = write!(out, "{:>9} {:>9}", "paper MB/s", "sim MiB/s");
     for name in &names {
         let _ = write!(out, " {name:>18}");
@@ -126,11 +123,7 @@ pub fn pbm_bandwidth_text(report: &PbmBandwidthReport) -> String {
             let r = &p.point.policies[*name];
             let _ = write!(out, " {:>8} / {:>7.1}", r.loads, r.avg_stream_s);
         }
-        let opt = p
-            .point
-            .opt
-            .map_or("-".to_string(), |r: Replay| r.loads.to_string());
-        let _ = writeln!(out, " {opt:>9}");
+        let _ = writeln!(out, " {:>9}", replay_loads(p.point.opt));
     }
     let _ = writeln!(
         out,

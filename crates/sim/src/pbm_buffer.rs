@@ -159,6 +159,18 @@ pub(crate) fn point(
     })
 }
 
+/// The policy columns of a sweep's text table: those of its first point.
+pub(crate) fn policy_columns(first: Option<&PbmBufferPoint>) -> Vec<&String> {
+    first
+        .map(|p| p.policies.keys().collect())
+        .unwrap_or_default()
+}
+
+/// A replay's loads for a text cell, `-` when there was none.
+pub(crate) fn replay_loads(replay: Option<Replay>) -> String {
+    replay.map_or("-".to_string(), |r| r.loads.to_string())
+}
+
 /// The report as a text table: one line per buffer size, I/O (chunk loads) and
 /// average stream time per policy, OPT's loads on the PBM trace.
 pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
@@ -170,11 +182,7 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
          normalized latency",
         report.seed, report.chunks_touched
     );
-    let names: Vec<&String> = report
-        .points
-        .first()
-        .map(|p| p.policies.keys().collect())
-        .unwrap_or_default();
+    let names = policy_columns(report.points.first());
     let _ = write!(out, "{:>7} {:>7}", "buffer", "frames");
     for name in &names {
         let _ = write!(out, " {name:>26}");
@@ -191,8 +199,12 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
                 r.loads, r.avg_stream_s, nlat
             );
         }
-        let replay = |r: &Option<Replay>| r.map_or("-".to_string(), |r| r.loads.to_string());
-        let _ = writeln!(out, " {:>9} {:>10}", replay(&p.opt), replay(&p.lru_replay));
+        let _ = writeln!(
+            out,
+            " {:>9} {:>10}",
+            replay_loads(p.opt),
+            replay_loads(p.lru_replay)
+        );
     }
     out
 }

@@ -9,9 +9,8 @@
 //! policy; PBM and CScans cope much better than LRU from more than 4 streams.
 
 use crate::engine::SimConfig;
-use crate::opt::Replay;
 use crate::pbm_bandwidth::PBM_DEFAULT_BUFFER_PCT;
-use crate::pbm_buffer::{chunks_touched, point, PbmBufferPoint};
+use crate::pbm_buffer::{chunks_touched, point, policy_columns, replay_loads, PbmBufferPoint};
 use crate::presets::{random_range_query, table2_config};
 use crate::workload::{StreamSpec, Workload};
 use crate::SimError;
@@ -108,11 +107,7 @@ pub fn pbm_streams_text(report: &PbmStreamsReport) -> String {
          loads / avg stream time (s) / avg normalized latency",
         report.seed, report.buffer_pct
     );
-    let names: Vec<&String> = report
-        .points
-        .first()
-        .map(|p| p.point.policies.keys().collect())
-        .unwrap_or_default();
+    let names = policy_columns(report.points.first().map(|p| &p.point));
     let _ = write!(out, "{:>7} {:>6}", "streams", "frames");
     for name in &names {
         let _ = write!(out, " {name:>26}");
@@ -129,11 +124,7 @@ pub fn pbm_streams_text(report: &PbmStreamsReport) -> String {
                 r.loads, r.avg_stream_s, nlat
             );
         }
-        let opt = p
-            .point
-            .opt
-            .map_or("-".to_string(), |r: Replay| r.loads.to_string());
-        let _ = writeln!(out, " {opt:>9}");
+        let _ = writeln!(out, " {:>9}", replay_loads(p.point.opt));
     }
     let _ = writeln!(
         out,

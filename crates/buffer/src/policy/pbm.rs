@@ -213,7 +213,7 @@ impl Replacer for Furthest<'_> {
         let found = self
             .0
             .eviction_order()
-            .find(|p| p.chunk != request.chunk && !chosen.contains(p) && pool.is_evictable(*p));
+            .find(|p| request.may_choose(p, chosen) && pool.is_evictable(*p));
         // Every resident piece was filed when its load was chosen; if one was missed,
         // evict by LRU rather than stall the loader (and fail loudly in tests).
         found.or_else(|| {

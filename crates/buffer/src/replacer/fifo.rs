@@ -29,9 +29,7 @@ impl Replacer for FifoReplacer {
         chosen: &[PieceId],
     ) -> Option<PieceId> {
         let pool = state.pool();
-        let oldest = pool
-            .load_order()
-            .find(|p| p.chunk != request.chunk && !chosen.contains(p))?;
+        let oldest = pool.load_order().find(|p| request.may_choose(p, chosen))?;
         let arrived = state.loading_cols(oldest.chunk) == 0;
         (arrived && pool.is_evictable(oldest)).then_some(oldest)
     }

@@ -79,8 +79,7 @@ impl<'a> Context<'a> {
 
     pub(super) fn evictable(&self, piece: PieceId) -> bool {
         self.state.pool().is_evictable(piece)
-            && piece.chunk != self.request.chunk
-            && !self.chosen.contains(&piece)
+            && self.request.may_choose(&piece, self.chosen)
             && !self.window.contains(&piece.chunk)
     }
 

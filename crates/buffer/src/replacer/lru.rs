@@ -13,9 +13,6 @@ impl Replacer for LruReplacer {
         request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
-        state
-            .pool()
-            .lru()
-            .find(|p| p.chunk != request.chunk && !chosen.contains(p))
+        state.pool().lru().find(|p| request.may_choose(p, chosen))
     }
 }

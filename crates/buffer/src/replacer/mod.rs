@@ -45,6 +45,14 @@ pub struct EvictionRequest {
     pub for_scan: Option<ScanSlot>,
 }
 
+impl EvictionRequest {
+    /// Whether `piece` may still be chosen for this load: not a piece of the chunk
+    /// being loaded, not chosen already. (Pins are the pool's to check.)
+    pub fn may_choose(&self, piece: &PieceId, chosen: &[PieceId]) -> bool {
+        piece.chunk != self.chunk && !chosen.contains(piece)
+    }
+}
+
 pub trait Replacer {
     /// One more victim for `request`, or `None`; see the module contract.
     fn victim(

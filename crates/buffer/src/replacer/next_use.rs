@@ -75,7 +75,7 @@ impl Replacer for NextUseReplacer<'_> {
         order
             .iter()
             .copied()
-            .find(|p| p.chunk != request.chunk && !chosen.contains(p) && pool.is_evictable(*p))
+            .find(|p| request.may_choose(p, chosen) && pool.is_evictable(*p))
     }
 }
 
