@@ -12,8 +12,9 @@ use coopscan_bench::{
 use coopscan_buffer::EvictionStrategy;
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
-use coopscan_exec::datafusion::prelude::SessionContext;
-use coopscan_exec::{query_session_config, run_sql, CoopTable, Query, QueryTag, ScanMode};
+use coopscan_exec::{
+    query_session, query_session_config, run_sql, CoopTable, Query, QueryTag, ScanMode,
+};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
 use coopscan_storage::Table;
@@ -82,7 +83,7 @@ impl QueryEngine for DfEngine {
         // stream's own thread: with one partition nothing is spawned elsewhere.
         let config =
             query_session_config(self.shape.threads).with_extension(Arc::new(QueryTag(q.id)));
-        let ctx = SessionContext::new_with_config(config);
+        let ctx = query_session(config);
         ctx.register_table(table_of(q.query_type.kind), Arc::clone(&self.provider) as _)?;
         let batches = self
             .tokio

@@ -34,6 +34,7 @@ mod cscan_exec;
 mod error;
 mod feed;
 mod leaf_plan;
+pub mod narrow_decimal;
 mod plan_common;
 mod provider;
 pub mod pushdown;
@@ -59,4 +60,4 @@ pub use queries::{
 };
 pub use query_tag::QueryTag;
 pub use scan_exec::ScanExec;
-pub use session::{query_session_config, run_sql, session_context};
+pub use session::{query_session, query_session_config, run_sql, session_context};

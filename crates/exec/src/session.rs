@@ -3,15 +3,29 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::error::Result;
 use crate::feed::FeedPacing;
+use crate::narrow_decimal::NarrowDecimals;
 
 /// A DataFusion session with the default configuration (target partitions = cores).
 /// Register tables with `ctx.register_table(name, Arc::new(CoopTable::…))`.
 pub fn session_context() -> SessionContext {
-    SessionContext::new_with_config(SessionConfig::new())
+    query_session(SessionConfig::new())
+}
+
+/// A session with `config`, DataFusion's default rules and ours: decimal arithmetic in
+/// 64 bits where the values fit ([`NarrowDecimals`]). Every coopscan session is made
+/// here; the tests' in-memory reference is plain DataFusion.
+pub fn query_session(config: SessionConfig) -> SessionContext {
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(NarrowDecimals))
+        .build();
+    SessionContext::new_with_state(state)
 }
 
 /// The configuration of a session whose queries may use `threads` cores: DataFusion
