@@ -1,6 +1,7 @@
 //! keepRelevance (2007 paper, Figure 3's findFreeSlot): evict the lowest
 //! keepRelevance chunk that is not in use, not wanted by the scan the load is for and not
-//! useful for any starved scan; ties go to the least recently used.
+//! useful for any starved scan; ties, within an equivalence class too, go to the least
+//! recently used.
 //!
 //! keepRelevance depends on a chunk only through its interest set, so the walk is over
 //! the live equivalence classes, not the chunks; chunks nobody needs (empty set) score
@@ -22,6 +23,11 @@ use super::{EvictionRequest, Replacer};
 use crate::policy::keep_relevance;
 use crate::state::bits;
 use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet};
+
+/// Up to this many resident chunks in the lowest-scoring classes, the victim is found
+/// by walking them; above it, by walking the pool from its least recently used end
+/// (both find the same piece; each is the cheaper one on its side, decisions.rs bench).
+const WALK_CLASSES_UP_TO: usize = 256;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeepRelevanceReplacer;
@@ -83,27 +89,53 @@ impl<'a> Context<'a> {
             && !self.window.contains(&piece.chunk)
     }
 
+    /// Lowest keepRelevance among the unprotected classes with an evictable chunk; ties,
+    /// within a class too, to the least recently used chunk. (The first version took
+    /// each class's lowest evictable chunk, so ties within a class went to the lowest
+    /// chunk id: the class of chunks nobody needs then kept high chunks for good and
+    /// lost the ones a finished scan had just read; one stream of CScans read 1279
+    /// chunks where PBM read 927, `tests/keep_relevance_ties.rs`.)
     fn nsm_victim(&self) -> Option<PieceId> {
         let (state, almost) = (self.state, self.state.almost_starved_mask());
         let pool = state.pool();
-        state
-            .classes()
-            .filter(|c| !c.mask().intersects(&self.protected))
-            .filter_map(|c| {
-                // Pinned chunks are at most one per scan, so this skips few.
-                let piece = c
-                    .resident()
-                    .iter()
-                    .map(|ch| state.piece(*ch))
-                    .find(|p| self.evictable(*p))?;
-                Some((
-                    keep_relevance(c.mask(), almost),
-                    pool.last_use(piece)?,
-                    piece,
-                ))
-            })
-            .min()
-            .map(|(_, _, piece)| piece)
+        let eligible = |mask: ScanSet| !mask.intersects(&self.protected);
+        // The lowest score, and how many resident chunks its classes hold.
+        let mut lowest: Option<(u32, usize)> = None;
+        for c in state.classes().filter(|c| eligible(c.mask())) {
+            let score = keep_relevance(c.mask(), almost);
+            if lowest.is_some_and(|(l, _)| l < score) {
+                continue;
+            }
+            // Pinned chunks are at most one per scan, so this skips few.
+            if !c
+                .resident()
+                .iter()
+                .any(|ch| self.evictable(state.piece(*ch)))
+            {
+                continue;
+            }
+            let n = c.resident().len();
+            lowest = Some(match lowest {
+                Some((l, m)) if l == score => (l, m + n),
+                _ => (score, n),
+            });
+        }
+        let (lowest, size) = lowest?;
+        if size <= WALK_CLASSES_UP_TO {
+            return state
+                .classes()
+                .filter(|c| eligible(c.mask()) && keep_relevance(c.mask(), almost) == lowest)
+                .flat_map(|c| c.resident().iter())
+                .map(|ch| state.piece(*ch))
+                .filter(|p| self.evictable(*p))
+                .filter_map(|p| Some((pool.last_use(p)?, p)))
+                .min()
+                .map(|(_, p)| p);
+        }
+        pool.lru().find(|p| {
+            let mask = state.interest(p.chunk);
+            eligible(mask) && keep_relevance(mask, almost) == lowest && self.evictable(*p)
+        })
     }
 
     /// A piece whose column no scan needs for its chunk (lowest chunk first; the
