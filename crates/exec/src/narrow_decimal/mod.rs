@@ -19,6 +19,7 @@
 //! only the speed does.
 
 mod expr;
+mod leaf;
 mod program;
 
 use std::sync::Arc;

@@ -5,8 +5,10 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Decimal128Type, Schema, DECIMAL128_MAX_PRECISION};
+use super::leaf::{self, Leaf};
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, Schema, DECIMAL128_MAX_PRECISION};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::PhysicalExpr;
@@ -74,6 +76,8 @@ pub enum Node {
 pub struct Program {
     pub root: Node,
     pub shape: DecimalShape,
+    /// The columns the tree reads, each once.
+    columns: Vec<usize>,
 }
 
 impl Program {
@@ -89,7 +93,15 @@ impl Program {
             return None;
         }
         let declared = expr.data_type(schema).ok()?;
-        (declared == shape.data_type()).then_some(Program { root, shape })
+        let mut columns = Vec::new();
+        collect_columns(&root, &mut columns);
+        columns.sort_unstable();
+        columns.dedup();
+        (declared == shape.data_type()).then_some(Program {
+            root,
+            shape,
+            columns,
+        })
     }
 }
 
@@ -99,6 +111,18 @@ fn reads_a_column(node: &Node) -> bool {
         Node::Literal(_) => false,
         Node::Rescale { child, .. } => reads_a_column(child),
         Node::Binary { left, right, .. } => reads_a_column(left) || reads_a_column(right),
+    }
+}
+
+fn collect_columns(node: &Node, out: &mut Vec<usize>) {
+    match node {
+        Node::Column(i) => out.push(*i),
+        Node::Literal(_) => {}
+        Node::Rescale { child, .. } => collect_columns(child, out),
+        Node::Binary { left, right, .. } => {
+            collect_columns(left, out);
+            collect_columns(right, out);
+        }
     }
 }
 
@@ -136,6 +160,10 @@ fn compile_cast(cast: &CastExpr, schema: &Schema) -> Option<(Node, DecimalShape)
         return None;
     }
     let factor = power_of_ten(to.scale - from.scale)?;
+    if factor == 1 {
+        // Only the declared precision grows (`CAST(l_quantity AS DECIMAL(36,2))`).
+        return Some((child, to));
+    }
     let child = Box::new(child);
     Some((Node::Rescale { child, factor }, to))
 }
@@ -192,32 +220,50 @@ fn power_of_ten(k: i8) -> Option<i64> {
     10i64.checked_pow(u32::try_from(k).ok()?)
 }
 
-/// A value during evaluation: a whole column or one scalar.
-enum Value {
-    Array(Vec<i64>),
-    Scalar(i64),
-}
-
 impl Program {
     /// Evaluates the tree on `batch` in `i64`; `None` when a column has nulls, a value
     /// does not fit in 64 bits, or any step overflows: then arrow's `i128` evaluation
     /// of the original expression decides (and gives the same answer or the same error).
+    ///
+    /// When the columns' largest magnitudes in this batch prove that no step can
+    /// overflow (bounds carried up the tree), the arithmetic runs unchecked; otherwise
+    /// every step is checked.
     pub fn run(&self, batch: &RecordBatch) -> Option<Vec<i64>> {
-        match eval(&self.root, batch)? {
-            Value::Array(values) => Some(values),
-            Value::Scalar(v) => Some(vec![v; batch.num_rows()]),
-        }
+        let leaves = self
+            .columns
+            .iter()
+            .map(|&i| leaf::narrowed(batch, i).map(|l| (i, l)))
+            .collect::<Option<Vec<_>>>()?;
+        let value = match bound(&self.root, &leaves) {
+            Some(_) => eval::<Proven>(&self.root, &leaves)?,
+            None => eval::<Checked>(&self.root, &leaves)?,
+        };
+        Some(match value {
+            Value::Owned(values) => values,
+            Value::Borrowed(values) => values.to_vec(),
+            Value::Scalar(v) => vec![v; batch.num_rows()],
+        })
     }
 }
 
-fn eval(node: &Node, batch: &RecordBatch) -> Option<Value> {
-    match node {
-        Node::Column(i) => column_values(batch, *i).map(Value::Array),
-        Node::Literal(v) => Some(Value::Scalar(*v)),
+/// The narrowed leaves of one evaluation, by column index.
+type Leaves = [(usize, Arc<Leaf>)];
+
+fn leaf_of(leaves: &Leaves, index: usize) -> Option<&Leaf> {
+    leaves
+        .iter()
+        .find(|(i, _)| *i == index)
+        .map(|(_, l)| l.as_ref())
+}
+
+/// The largest magnitude `node` can take on these leaves, if every step of it stays
+/// within `i64`.
+fn bound(node: &Node, leaves: &Leaves) -> Option<u128> {
+    let b = match node {
+        Node::Column(i) => u128::from(leaf_of(leaves, *i)?.max_abs),
+        Node::Literal(v) => u128::from(v.unsigned_abs()),
         Node::Rescale { child, factor } => {
-            let value = eval(child, batch)?;
-            let f = *factor;
-            map(value, |a| a.overflowing_mul(f))
+            bound(child, leaves)?.checked_mul(factor.unsigned_abs().into())?
         }
         Node::Binary {
             op,
@@ -226,120 +272,222 @@ fn eval(node: &Node, batch: &RecordBatch) -> Option<Value> {
             left_factor,
             right_factor,
         } => {
-            let (l, lf) = prescale(eval(left, batch)?, *left_factor)?;
-            let (r, rf) = prescale(eval(right, batch)?, *right_factor)?;
-            match (op, lf, rf) {
-                (ArithOp::Mul, ..) => zip(l, r, |a, b| a.overflowing_mul(b)),
-                (ArithOp::Add, 1, 1) => zip(l, r, |a, b| a.overflowing_add(b)),
-                (ArithOp::Sub, 1, 1) => zip(l, r, |a, b| a.overflowing_sub(b)),
-                (ArithOp::Add, 1, _) => {
-                    zip(l, r, |a, b| right_scaled(a, b, rf, i64::overflowing_add))
-                }
-                (ArithOp::Sub, 1, _) => {
-                    zip(l, r, |a, b| right_scaled(a, b, rf, i64::overflowing_sub))
-                }
-                (ArithOp::Add, _, 1) => {
-                    zip(l, r, |a, b| left_scaled(a, lf, b, i64::overflowing_add))
-                }
-                (ArithOp::Sub, _, 1) => {
-                    zip(l, r, |a, b| left_scaled(a, lf, b, i64::overflowing_sub))
-                }
-                (ArithOp::Add, ..) => zip(l, r, |a, b| scaled(a, lf, b, rf, i64::overflowing_add)),
-                (ArithOp::Sub, ..) => zip(l, r, |a, b| scaled(a, lf, b, rf, i64::overflowing_sub)),
+            let l = bound(left, leaves)?.checked_mul(left_factor.unsigned_abs().into())?;
+            let r = bound(right, leaves)?.checked_mul(right_factor.unsigned_abs().into())?;
+            let within = |v: u128| (v <= I64_MAX).then_some(v);
+            within(l)?;
+            within(r)?;
+            match op {
+                ArithOp::Mul => l.checked_mul(r)?,
+                ArithOp::Add | ArithOp::Sub => l.checked_add(r)?,
+            }
+        }
+    };
+    (b <= I64_MAX).then_some(b)
+}
+
+const I64_MAX: u128 = i64::MAX as u128;
+
+/// How the steps handle overflow: each returns the value and whether it overflowed.
+trait Arith {
+    fn mul(a: i64, b: i64) -> (i64, bool);
+    fn add(a: i64, b: i64) -> (i64, bool);
+    fn sub(a: i64, b: i64) -> (i64, bool);
+}
+
+/// Every step checked.
+struct Checked;
+
+impl Arith for Checked {
+    #[inline]
+    fn mul(a: i64, b: i64) -> (i64, bool) {
+        a.overflowing_mul(b)
+    }
+    #[inline]
+    fn add(a: i64, b: i64) -> (i64, bool) {
+        a.overflowing_add(b)
+    }
+    #[inline]
+    fn sub(a: i64, b: i64) -> (i64, bool) {
+        a.overflowing_sub(b)
+    }
+}
+
+/// No step can overflow ([`bound`] proved it): plain arithmetic, which vectorizes.
+struct Proven;
+
+impl Arith for Proven {
+    #[inline]
+    fn mul(a: i64, b: i64) -> (i64, bool) {
+        (a.wrapping_mul(b), false)
+    }
+    #[inline]
+    fn add(a: i64, b: i64) -> (i64, bool) {
+        (a.wrapping_add(b), false)
+    }
+    #[inline]
+    fn sub(a: i64, b: i64) -> (i64, bool) {
+        (a.wrapping_sub(b), false)
+    }
+}
+
+/// A value during evaluation: a computed column, a leaf column, or one scalar.
+enum Value<'a> {
+    Owned(Vec<i64>),
+    Borrowed(&'a [i64]),
+    Scalar(i64),
+}
+
+fn eval<'a, A: Arith>(node: &Node, leaves: &'a Leaves) -> Option<Value<'a>> {
+    match node {
+        Node::Column(i) => leaf_of(leaves, *i).map(|l| Value::Borrowed(&l.values)),
+        Node::Literal(v) => Some(Value::Scalar(*v)),
+        Node::Rescale { child, factor } => {
+            let f = *factor;
+            map(eval::<A>(child, leaves)?, |a| A::mul(a, f))
+        }
+        Node::Binary {
+            op,
+            left,
+            right,
+            left_factor,
+            right_factor,
+        } => {
+            let (l, lf) = prescale(eval::<A>(left, leaves)?, *left_factor)?;
+            let (r, rf) = prescale(eval::<A>(right, leaves)?, *right_factor)?;
+            match op {
+                ArithOp::Mul => zip(l, r, A::mul),
+                ArithOp::Add => sum::<A>(l, lf, r, rf, A::add),
+                ArithOp::Sub => sum::<A>(l, lf, r, rf, A::sub),
             }
         }
     }
 }
 
+/// `l × lf op r × rf` element-wise, `op` being `+` or `-`; a loop per case of the
+/// factors, so that each is a plain loop the compiler can vectorize.
+fn sum<'a, A: Arith>(
+    l: Value<'a>,
+    lf: i64,
+    r: Value<'a>,
+    rf: i64,
+    op: impl Fn(i64, i64) -> (i64, bool) + Copy,
+) -> Option<Value<'a>> {
+    match (lf, rf) {
+        (1, 1) => zip(l, r, op),
+        (1, _) => zip(l, r, |a, b| scaled::<A>(a, 1, b, rf, op)),
+        (_, 1) => zip(l, r, |a, b| scaled::<A>(a, lf, b, 1, op)),
+        _ => zip(l, r, |a, b| scaled::<A>(a, lf, b, rf, op)),
+    }
+}
+
 /// A scalar operand scaled once here rather than per element: the value and the
 /// factor left to apply.
-fn prescale(value: Value, factor: i64) -> Option<(Value, i64)> {
+fn prescale(value: Value<'_>, factor: i64) -> Option<(Value<'_>, i64)> {
     match value {
         Value::Scalar(v) => Some((Value::Scalar(v.checked_mul(factor)?), 1)),
         array => Some((array, factor)),
     }
 }
 
-#[inline]
-fn left_scaled(a: i64, fa: i64, b: i64, op: fn(i64, i64) -> (i64, bool)) -> (i64, bool) {
-    let (a, o1) = a.overflowing_mul(fa);
-    let (v, o2) = op(a, b);
-    (v, o1 | o2)
-}
-
-#[inline]
-fn right_scaled(a: i64, b: i64, fb: i64, op: fn(i64, i64) -> (i64, bool)) -> (i64, bool) {
-    let (b, o1) = b.overflowing_mul(fb);
-    let (v, o2) = op(a, b);
-    (v, o1 | o2)
-}
-
-/// `a × fa op b × fb`, with whether any step overflowed.
-#[inline]
-fn scaled(a: i64, fa: i64, b: i64, fb: i64, op: fn(i64, i64) -> (i64, bool)) -> (i64, bool) {
-    let (a, o1) = a.overflowing_mul(fa);
-    let (b, o2) = b.overflowing_mul(fb);
+/// `a × fa op b × fb`, with whether any step overflowed (a factor of 1 folds away).
+#[inline(always)]
+fn scaled<A: Arith>(
+    a: i64,
+    fa: i64,
+    b: i64,
+    fb: i64,
+    op: impl Fn(i64, i64) -> (i64, bool),
+) -> (i64, bool) {
+    let (a, o1) = if fa == 1 { (a, false) } else { A::mul(a, fa) };
+    let (b, o2) = if fb == 1 { (b, false) } else { A::mul(b, fb) };
     let (v, o3) = op(a, b);
     (v, o1 | o2 | o3)
 }
 
-/// A non-null `Decimal128` column's values as `i64`, if they all fit.
-fn column_values(batch: &RecordBatch, index: usize) -> Option<Vec<i64>> {
-    let array = batch.columns().get(index)?;
-    if array.null_count() != 0 {
-        return None;
-    }
-    let values = array.as_primitive_opt::<Decimal128Type>()?.values();
-    let mut fits = true;
-    let out = values
-        .iter()
-        .map(|&v| {
-            let narrow = v as i64;
-            fits &= i128::from(narrow) == v;
-            narrow
-        })
-        .collect();
-    fits.then_some(out)
-}
-
-fn map(value: Value, f: impl Fn(i64) -> (i64, bool)) -> Option<Value> {
-    match value {
+fn map<'a>(value: Value<'a>, f: impl Fn(i64) -> (i64, bool)) -> Option<Value<'a>> {
+    let mut overflow = false;
+    let out = match value {
         Value::Scalar(a) => {
-            let (v, overflow) = f(a);
-            (!overflow).then_some(Value::Scalar(v))
+            let (v, o) = f(a);
+            return (!o).then_some(Value::Scalar(v));
         }
-        Value::Array(mut values) => {
-            let mut overflow = false;
+        Value::Owned(mut values) => {
             for a in &mut values {
                 let (v, o) = f(*a);
                 overflow |= o;
                 *a = v;
             }
-            (!overflow).then_some(Value::Array(values))
+            values
         }
-    }
+        Value::Borrowed(values) => values
+            .iter()
+            .map(|&a| {
+                let (v, o) = f(a);
+                overflow |= o;
+                v
+            })
+            .collect(),
+    };
+    (!overflow).then_some(Value::Owned(out))
 }
 
-/// Applies `f` element-wise, reusing the left (or right) column's vector.
-fn zip(l: Value, r: Value, f: impl Fn(i64, i64) -> (i64, bool)) -> Option<Value> {
-    match (l, r) {
+/// Applies `f` element-wise, into a computed operand's vector when there is one.
+fn zip<'a>(l: Value<'a>, r: Value<'a>, f: impl Fn(i64, i64) -> (i64, bool)) -> Option<Value<'a>> {
+    let mut overflow = false;
+    let out = match (l, r) {
         (Value::Scalar(a), Value::Scalar(b)) => {
-            let (v, overflow) = f(a, b);
-            (!overflow).then_some(Value::Scalar(v))
+            let (v, o) = f(a, b);
+            return (!o).then_some(Value::Scalar(v));
         }
-        (Value::Array(l), Value::Scalar(b)) => map(Value::Array(l), |a| f(a, b)),
-        (Value::Scalar(a), Value::Array(r)) => map(Value::Array(r), |b| f(a, b)),
-        (Value::Array(mut l), Value::Array(r)) => {
+        (l, Value::Scalar(b)) => return map(l, |a| f(a, b)),
+        (Value::Scalar(a), r) => return map(r, |b| f(a, b)),
+        (Value::Owned(mut l), r) => {
+            let r = r.as_slice()?;
             if l.len() != r.len() {
                 return None;
             }
-            let mut overflow = false;
-            for (a, &b) in l.iter_mut().zip(&r) {
+            for (a, &b) in l.iter_mut().zip(r) {
                 let (v, o) = f(*a, b);
                 overflow |= o;
                 *a = v;
             }
-            (!overflow).then_some(Value::Array(l))
+            l
+        }
+        (Value::Borrowed(l), Value::Owned(mut r)) => {
+            if l.len() != r.len() {
+                return None;
+            }
+            for (&a, b) in l.iter().zip(r.iter_mut()) {
+                let (v, o) = f(a, *b);
+                overflow |= o;
+                *b = v;
+            }
+            r
+        }
+        (Value::Borrowed(l), Value::Borrowed(r)) => {
+            if l.len() != r.len() {
+                return None;
+            }
+            l.iter()
+                .zip(r)
+                .map(|(&a, &b)| {
+                    let (v, o) = f(a, b);
+                    overflow |= o;
+                    v
+                })
+                .collect()
+        }
+    };
+    (!overflow).then_some(Value::Owned(out))
+}
+
+impl Value<'_> {
+    fn as_slice(&self) -> Option<&[i64]> {
+        match self {
+            Value::Owned(v) => Some(v),
+            Value::Borrowed(v) => Some(v),
+            Value::Scalar(_) => None,
         }
     }
 }
@@ -347,7 +495,7 @@ fn zip(l: Value, r: Value, f: impl Fn(i64, i64) -> (i64, bool)) -> Option<Value>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::array::Decimal128Array;
+    use datafusion::arrow::array::{ArrayRef, Decimal128Array};
     use datafusion::arrow::datatypes::Field;
     use datafusion::physical_plan::expressions::{binary, col, lit};
 
@@ -408,5 +556,29 @@ mod tests {
         ));
         let expr = binary(rounded, Operator::Plus, a, &schema).unwrap();
         assert!(Program::compile(&expr, &schema).is_none());
+    }
+
+    #[test]
+    fn checks_every_step_when_the_bounds_do_not_prove_it_safe() {
+        // max |a| × max |b| = 1.6e19 is beyond i64, so no proof; but each row's product
+        // is 4e9, which the checked evaluation computes.
+        let big = 4_000_000_000i128;
+        let ty = DataType::Decimal128(18, 0);
+        let column = |v: Vec<i128>| -> ArrayRef {
+            Arc::new(Decimal128Array::from(v).with_precision_and_scale(18, 0).unwrap())
+        };
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", ty.clone(), false),
+            Field::new("b", ty, false),
+        ]));
+        let b = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![column(vec![big, 1]), column(vec![1, big])],
+        )
+        .unwrap();
+        let (a, bc) = (col("a", &schema).unwrap(), col("b", &schema).unwrap());
+        let product = binary(a, Operator::Multiply, bc, &schema).unwrap();
+        let p = Program::compile(&product, &schema).expect("narrowable");
+        assert_eq!(p.run(&b), Some(vec![4_000_000_000, 4_000_000_000]));
     }
 }
