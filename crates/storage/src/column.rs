@@ -226,7 +226,10 @@ impl ColumnValues {
             }
             (ColumnValues::I32(v), _) => Arc::new(Int32Array::new(ScalarBuffer::from(v), None)),
             (ColumnValues::I64(v), ColumnType::Decimal { precision, scale }) => {
-                let wide: Vec<i128> = v.into_iter().map(i128::from).collect();
+                // From a slice, not `into_iter`: the in-place-collect path that
+                // `Vec::into_iter` takes (and abandons, the sizes differ) showed as 8 %
+                // of a resident SLOW.
+                let wide: Vec<i128> = v.iter().map(|&x| i128::from(x)).collect();
                 Arc::new(
                     Decimal128Array::new(ScalarBuffer::from(wide), None)
                         .with_precision_and_scale(precision, scale)?,
@@ -234,14 +237,14 @@ impl ColumnValues {
             }
             (ColumnValues::I64(v), _) => Arc::new(Int64Array::new(ScalarBuffer::from(v), None)),
             (ColumnValues::Bytes { offsets, data }, _) => {
-                let offsets: Vec<i32> = offsets
-                    .into_iter()
-                    .map(|o| {
-                        i32::try_from(o).map_err(|_| {
-                            StorageError::Invalid("string data over 2 GiB in one batch".into())
-                        })
-                    })
-                    .collect::<Result<_>>()?;
+                // One check of the largest offset, then a plain (vectorized) cast.
+                let largest = offsets.iter().copied().max().unwrap_or(0);
+                if i32::try_from(largest).is_err() {
+                    return Err(StorageError::Invalid(
+                        "string data over 2 GiB in one batch".into(),
+                    ));
+                }
+                let offsets: Vec<i32> = offsets.into_iter().map(|o| o as i32).collect();
                 let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
                 Arc::new(StringArray::try_new(offsets, Buffer::from_vec(data), None)?)
             }

@@ -107,9 +107,7 @@ pub fn decode_minipage(
             let b = bytes
                 .get(keep.start * w..keep.end * w)
                 .ok_or_else(|| short("char minipage"))?;
-            for field in b.chunks_exact(w) {
-                push_str(out, strip_padding(field))?;
-            }
+            push_fixed(out, b, w)?;
         }
         (Physical::VarBytes, ColumnValues::Bytes { offsets, data }) => {
             let offs_len = 4 * (rows + 1);
@@ -177,6 +175,30 @@ fn check_minipage_len(bytes: &[u8], physical: Physical, rows: usize) -> DResult<
             bytes.len()
         ))),
     }
+}
+
+/// Appends the `CHAR(w)` fields of `b`, padding stripped. One bounds check for all of
+/// them (the data grows by at most `b.len()` bytes), so the loop does no error
+/// handling per value: `CHAR(1)` flags are most of SLOW's strings.
+fn push_fixed(out: &mut ColumnValues, b: &[u8], w: usize) -> DResult<()> {
+    let ColumnValues::Bytes { offsets, data } = out else {
+        return Err(DecodeError("column kind does not match its decoder".into()));
+    };
+    if w == 0 {
+        return Err(DecodeError("CHAR(0) column".into()));
+    }
+    data.len()
+        .checked_add(b.len())
+        .filter(|end| u32::try_from(*end).is_ok())
+        .ok_or_else(|| DecodeError("string data over 4 GiB in one batch".into()))?;
+    data.reserve(b.len());
+    offsets.reserve(b.len() / w);
+    for field in b.chunks_exact(w) {
+        data.extend_from_slice(strip_padding(field));
+        // Fits: the check above bounds data.len() by u32::MAX.
+        offsets.push(data.len() as u32);
+    }
+    Ok(())
 }
 
 /// `CHAR(n)` fields are right-padded with zero bytes; the value ends at the first one.

@@ -6,6 +6,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Decimal128Array, RecordBatch};
+use datafusion::arrow::buffer::ScalarBuffer;
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::Result;
 use datafusion::logical_expr::ColumnarValue;
@@ -66,7 +67,8 @@ impl PhysicalExpr for NarrowDecimalExpr {
             return self.original.evaluate(batch);
         };
         let shape = self.program.shape;
-        let array = Decimal128Array::from_iter_values(values.into_iter().map(i128::from))
+        let wide: Vec<i128> = values.iter().map(|&v| i128::from(v)).collect();
+        let array = Decimal128Array::new(ScalarBuffer::from(wide), None)
             .with_precision_and_scale(shape.precision, shape.scale)?;
         Ok(ColumnarValue::Array(Arc::new(array)))
     }

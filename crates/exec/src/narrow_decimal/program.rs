@@ -565,7 +565,11 @@ mod tests {
         let big = 4_000_000_000i128;
         let ty = DataType::Decimal128(18, 0);
         let column = |v: Vec<i128>| -> ArrayRef {
-            Arc::new(Decimal128Array::from(v).with_precision_and_scale(18, 0).unwrap())
+            Arc::new(
+                Decimal128Array::from(v)
+                    .with_precision_and_scale(18, 0)
+                    .unwrap(),
+            )
         };
         let schema = Arc::new(Schema::new(vec![
             Field::new("a", ty.clone(), false),
