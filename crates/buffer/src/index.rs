@@ -66,6 +66,11 @@ impl ChunkClass {
         self.partial.keys().copied()
     }
 
+    /// How many chunks [`partial`](Self::partial) lists.
+    pub fn partial_len(&self) -> usize {
+        self.partial.len()
+    }
+
     pub fn is_partial(&self, chunk: ChunkId) -> bool {
         self.partial.contains_key(&chunk)
     }

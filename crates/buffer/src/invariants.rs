@@ -249,6 +249,13 @@ impl AbmState {
                 self.spare.contains(&chunk) == spare,
                 "{chunk}: spare set disagrees"
             );
+            for c in bits(entry.resident_cols) {
+                let piece = self.piece_of(chunk, c);
+                ensure!(
+                    self.pool.is_spare(piece) == (needed >> c & 1 == 0),
+                    "{piece}: spare mark disagrees"
+                );
+            }
             let partial =
                 !entry.mask.is_empty() && place != Place::Resident && entry.resident_cols != 0;
             ensure!(

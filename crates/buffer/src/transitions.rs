@@ -351,6 +351,7 @@ impl AbmState {
     /// Re-files the chunk under `mask` with columns `res`/`ld` in the class index.
     fn reclass(&mut self, chunk: ChunkId, mask: ScanSet, res: u64, ld: u64) {
         let e = &self.chunks[chunk.0 as usize];
+        let old_spare = e.resident_cols & !self.classes.class(e.class).columns();
         self.classes.remove(chunk, e.class, e.place);
         let needed = match self.classes.columns_of(mask) {
             Some(cols) => cols,
@@ -364,10 +365,16 @@ impl AbmState {
         let e = &mut self.chunks[chunk.0 as usize];
         (e.mask, e.class, e.place) = (mask, class, place);
         (e.resident_cols, e.loading_cols) = (res, ld);
-        if res & !needed != 0 {
+        let spare = res & !needed;
+        if spare != 0 {
             self.spare.insert(chunk);
         } else {
             self.spare.remove(&chunk);
+        }
+        // The pool keeps the spare pieces in LRU order (keepRelevance's first step).
+        for c in bits(old_spare | spare) {
+            let piece = self.piece_of(chunk, c);
+            self.pool.set_spare(piece, spare >> c & 1 == 1);
         }
     }
 

@@ -40,6 +40,8 @@ struct Entry {
     last_use: u64,
     /// Load order stamp: when its load was reserved.
     arrived: u64,
+    /// No scan that needs its chunk reads its column (set by the ABM state, DSM).
+    spare: bool,
 }
 
 impl Entry {
@@ -55,6 +57,8 @@ pub struct Pool {
     used_bytes: u64,
     pieces: HashMap<PieceId, Entry>,
     recency: BTreeSet<(u64, PieceId)>,
+    /// The spare pieces of `recency`, in the same order.
+    spare_recency: BTreeSet<(u64, PieceId)>,
     arrival: BTreeSet<(u64, PieceId)>,
     tick: u64,
 }
@@ -66,6 +70,7 @@ impl Pool {
             used_bytes: 0,
             pieces: HashMap::new(),
             recency: BTreeSet::new(),
+            spare_recency: BTreeSet::new(),
             arrival: BTreeSet::new(),
             tick: 0,
         }
@@ -115,6 +120,34 @@ impl Pool {
     /// Unpinned resident pieces, least recently used first.
     pub fn lru(&self) -> impl Iterator<Item = PieceId> + '_ {
         self.recency.iter().map(|(_, p)| *p)
+    }
+
+    /// Unpinned resident pieces marked spare ([`Pool::set_spare`]), least recently used
+    /// first.
+    pub fn spare_lru(&self) -> impl Iterator<Item = PieceId> + '_ {
+        self.spare_recency.iter().map(|(_, p)| *p)
+    }
+
+    /// Marks a piece spare or not (no scan that needs its chunk reads its column); a
+    /// piece not in the pool is ignored.
+    pub fn set_spare(&mut self, piece: PieceId, spare: bool) {
+        let Some(e) = self.pieces.get_mut(&piece) else {
+            return;
+        };
+        if e.spare == spare {
+            return;
+        }
+        e.spare = spare;
+        let key = (e.last_use, piece);
+        if !spare {
+            self.spare_recency.remove(&key);
+        } else if self.recency.contains(&key) {
+            self.spare_recency.insert(key);
+        }
+    }
+
+    pub fn is_spare(&self, piece: PieceId) -> bool {
+        self.pieces.get(&piece).is_some_and(|e| e.spare)
     }
 
     /// Loading and resident pieces in the order their loads started, oldest first.
@@ -168,6 +201,7 @@ impl Pool {
             holders: Vec::new(),
             last_use: self.tick,
             arrived: self.tick,
+            spare: false,
         };
         self.pieces.insert(piece, entry);
         Ok(())
@@ -180,7 +214,11 @@ impl Pool {
         let entry = self.loading_entry(piece)?;
         entry.state = PieceState::Resident;
         entry.last_use = tick;
+        let spare = entry.spare;
         self.recency.insert((tick, piece));
+        if spare {
+            self.spare_recency.insert((tick, piece));
+        }
         Ok(())
     }
 
@@ -207,6 +245,7 @@ impl Pool {
         let entry = entry.ok_or(BufferError::PieceState(piece, "pinned while not resident"))?;
         if entry.pins() == 0 {
             self.recency.remove(&(entry.last_use, piece));
+            self.spare_recency.remove(&(entry.last_use, piece));
         }
         match entry.holders.iter_mut().find(|(h, _)| *h == holder) {
             Some((_, n)) => *n += 1,
@@ -230,6 +269,9 @@ impl Pool {
         if entry.pins() == 0 {
             entry.last_use = tick;
             self.recency.insert((tick, piece));
+            if entry.spare {
+                self.spare_recency.insert((tick, piece));
+            }
         }
         Ok(())
     }
@@ -245,6 +287,7 @@ impl Pool {
         if let Some(e) = self.pieces.remove(&piece) {
             self.used_bytes -= e.bytes;
             self.recency.remove(&(e.last_use, piece));
+            self.spare_recency.remove(&(e.last_use, piece));
             self.arrival.remove(&(e.arrived, piece));
         }
     }
@@ -275,6 +318,13 @@ impl Pool {
         }
         if recency != self.recency {
             return invariant("LRU order is not the set of unpinned resident pieces".into());
+        }
+        let spare: BTreeSet<(u64, PieceId)> = recency
+            .into_iter()
+            .filter(|(_, p)| self.pieces.get(p).is_some_and(|e| e.spare))
+            .collect();
+        if spare != self.spare_recency {
+            return invariant("spare LRU order is not the unpinned resident spare pieces".into());
         }
         if arrival != self.arrival {
             return invariant("load order is not the set of pooled pieces".into());

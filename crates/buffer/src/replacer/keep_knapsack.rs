@@ -9,10 +9,11 @@
 //! (`knapsack.rs`).
 //!
 //! Candidates are bounded so a decision stays cheap: classes are visited by the loss of
-//! a whole chunk of theirs (keepRelevance of their scan set), each offering its first
-//! [`PER_CLASS`] unguarded chunks with an evictable piece (chunks of a class differ only
-//! in their resident columns), until [`MAX_GROUPS`] chunks are offered; the solver sees
-//! them by their cheapest option's loss (least recently used first on ties). If they
+//! a whole chunk of theirs (keepRelevance of their scan set), each offering its
+//! [`PER_CLASS`] least recently used unguarded chunks with an evictable piece (chunks of
+//! a class differ only in their resident columns; found as the greedy finds its LRU
+//! ties, `Context::least_recent`), until [`MAX_GROUPS`] chunks are offered; the solver
+//! sees them by their cheapest option's loss (least recently used first on ties). If they
 //! cannot free enough, the greedy plan is used, so the knapsack never blocks a load the
 //! greedy loop would make.
 
@@ -116,9 +117,12 @@ fn candidates(ctx: &Context<'_>) -> (Vec<Offered>, bool) {
     (offered, complete)
 }
 
-/// Up to [`PER_CLASS`] unguarded chunks of `class` with an evictable piece, ranked by
-/// their cheapest option's loss and their least recently used piece. False if the class
-/// has more such chunks than it offered.
+/// The [`PER_CLASS`] least recently used unguarded chunks of `class` with an evictable
+/// piece (by their least recently used evictable piece), ranked by their cheapest
+/// option's loss and that piece. False if the class has more such chunks than it
+/// offered. (The first version offered the class's first chunks by id, so among
+/// chunks nobody needs the knapsack too kept stale high chunks and evicted the ones a
+/// finished scan had just read, `tests/keep_relevance_ties.rs`.)
 fn offer_class(
     ctx: &Context<'_>,
     class: &ChunkClass,
@@ -126,24 +130,31 @@ fn offer_class(
 ) -> bool {
     let state = ctx.state;
     let almost = state.almost_starved_mask();
+    let mask = class.mask();
+    let size = class.resident().len() + class.partial_len();
+    let walk = ctx
+        .unguarded(class)
+        .flat_map(|ch| bits(state.resident_cols(ch)).map(move |col| state.piece_of(ch, col)));
+    let in_set = |p: PieceId| state.interest(p.chunk) == mask && !ctx.guarded(mask, p.chunk);
+    // Chunks nobody needs hold only spare pieces, which the pool also keeps in LRU order.
+    let pool = state.pool();
+    let lru: Box<dyn Iterator<Item = PieceId>> = if mask.is_empty() {
+        Box::new(pool.spare_lru())
+    } else {
+        Box::new(pool.lru())
+    };
+    let oldest = ctx.least_recent(size, walk, lru, in_set, PER_CLASS + 1, true);
     let mut scans: Option<Vec<(u64, u64)>> = None;
-    let mut taken = 0;
-    for ch in ctx.unguarded(class) {
+    for piece in oldest.iter().take(PER_CLASS) {
+        let ch = piece.chunk;
+        let Some(used) = state.pool().last_use(*piece) else {
+            continue;
+        };
         let evictable: Vec<(u32, u64)> = bits(state.resident_cols(ch))
             .map(|col| state.piece_of(ch, col))
             .filter(|p| ctx.evictable(*p))
             .map(|p| (state.col_bit(p).trailing_zeros(), state.piece_bytes(p)))
             .collect();
-        let Some(oldest) = evictable
-            .iter()
-            .filter_map(|(col, _)| state.pool().last_use(state.piece_of(ch, *col)))
-            .min()
-        else {
-            continue;
-        };
-        if taken == PER_CLASS {
-            return false;
-        }
         let scans = scans.get_or_insert_with(|| merged_scans(state, class, almost));
         let candidate = Candidate {
             evictable,
@@ -153,10 +164,9 @@ fn offer_class(
         let Some(cheapest) = options.iter().map(|o| o.loss).min() else {
             continue;
         };
-        ranked.push((cheapest, oldest, (ch, candidate, options)));
-        taken += 1;
+        ranked.push((cheapest, used, (ch, candidate, options)));
     }
-    true
+    oldest.len() <= PER_CLASS
 }
 
 /// The class's scans as (columns, summed weight), one entry per distinct column set.
