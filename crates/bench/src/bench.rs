@@ -11,7 +11,7 @@
 use crate::calibration::{Calibration, BYTES_PER_MB};
 use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
 use crate::error::BenchError;
-use crate::mix::QueryType;
+use crate::mix::{QueryKind, QueryType};
 use crate::presets::{check_params, Params};
 use crate::reference::References;
 use crate::runner::run_policy;
@@ -231,4 +231,27 @@ fn progress_bar(enabled: bool, prefix: &str, len: u64) -> ProgressBar {
     }
     bar.set_prefix(prefix.to_string());
     bar
+}
+
+/// A lone F-100 is I/O bound by design, so it should read at about the throttle's
+/// bandwidth; below this fraction of it, the disk itself is the limit.
+const DEVICE_SHORTFALL: f64 = 0.8;
+
+/// The bandwidth a lone F-100 actually got (MB/s) when it is well below the throttle's:
+/// the real disk is slower than the calibrated bandwidth, so the run is more I/O bound
+/// than the balance the calibration aimed for (it happens when our CPU per query is low
+/// enough to ask for more than the disk can do). `None` when F-100 was not run alone,
+/// the device was not throttled, or it kept up.
+pub fn device_shortfall(report: &BenchReport) -> Option<f64> {
+    let throttle = report.bandwidth_mb_s?;
+    let f100 = QueryType {
+        kind: QueryKind::Fast,
+        percent: 100,
+    };
+    let alone_s = *report.standalone.get(&f100)?;
+    if alone_s <= 0.0 {
+        return None;
+    }
+    let got = report.table.fast_read_bytes as f64 / alone_s / BYTES_PER_MB;
+    (got < DEVICE_SHORTFALL * throttle).then_some(got)
 }

@@ -164,3 +164,24 @@ fn html_has_figures_5_and_4_as_balanced_svg() {
     // Each policy logged six loads: 24 marks.
     assert_eq!(out.matches("<rect").count(), 24);
 }
+
+/// A lone F-100 that read at well under the throttle names the disk as the limit, in
+/// the text; one that kept up does not.
+#[test]
+fn a_disk_slower_than_the_throttle_is_reported() {
+    use coopscan_bench::{device_shortfall, QueryKind, QueryType};
+    let f100 = QueryType {
+        kind: QueryKind::Fast,
+        percent: 100,
+    };
+    // 40.96 MB at the report's 100 MB/s throttle takes 0.41 s.
+    let mut slow = common::synthetic_report(small_params(), Vec::new());
+    slow.standalone.insert(f100, 0.82);
+    let got = device_shortfall(&slow).expect("half the throttle");
+    assert!((got - 50.0).abs() < 0.1, "{got}");
+    assert!(text::render(&slow).contains("the disk is slower than the throttle"));
+    let mut kept_up = common::synthetic_report(small_params(), Vec::new());
+    kept_up.standalone.insert(f100, 0.42);
+    assert_eq!(device_shortfall(&kept_up), None);
+    assert!(!text::render(&kept_up).contains("slower than the throttle"));
+}

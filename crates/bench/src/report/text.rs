@@ -82,6 +82,14 @@ fn header(out: &mut String, r: &BenchReport) {
         p.standalone_runs,
         alone.join(", ")
     );
+    if let (Some(got), Some(asked)) = (crate::bench::device_shortfall(r), r.bandwidth_mb_s) {
+        let _ = writeln!(
+            out,
+            "note: a lone F-100 read at {got:.0} MB/s of the {asked:.0} MB/s asked: the disk \
+             is slower than the throttle, so this run is more I/O bound than the calibration's \
+             balance"
+        );
+    }
     let beside = published_for(&r.params).map_or(String::new(), |t| {
         format!("; (paper's {} in parentheses)", t.name)
     });
