@@ -27,22 +27,32 @@ fn read_once(abm: &mut Abm<AnyPolicy>, chunk: u64, t: u64) -> LoadDecision {
     load
 }
 
+/// Reads chunks 7, 6, 5, 4 in that order with `read` (so the lowest chunk is the most
+/// recently used; a 4-chunk buffer evicts nothing), then chunks 0 and 1: the chunks of
+/// the pieces evicted for those two loads.
+fn evicted_reading_0_and_1_after_7654(
+    abm: &mut Abm<AnyPolicy>,
+    read: fn(&mut Abm<AnyPolicy>, u64, u64) -> LoadDecision,
+) -> Vec<u32> {
+    for (t, chunk) in [7, 6, 5, 4].into_iter().enumerate() {
+        assert!(read(abm, chunk, t as u64).evicted.is_empty());
+    }
+    let mut evicted = Vec::new();
+    for (t, chunk) in [0, 1].into_iter().enumerate() {
+        let load = read(abm, chunk, 10 + t as u64);
+        evicted.extend(load.evicted.iter().map(|p| p.chunk.0));
+    }
+    abm.check_invariants().unwrap();
+    evicted
+}
+
 #[test]
 fn unneeded_chunks_leave_least_recently_used_first() {
     for eviction in [EvictionStrategy::Greedy, EvictionStrategy::Knapsack] {
         let geometry = TableGeometry::uniform(8, ROWS).unwrap();
         let config = AbmConfig::new(4).with_eviction(eviction);
         let mut abm = Abm::with_kind(geometry, config, PolicyKind::Relevance).unwrap();
-        // Used in the order 7, 6, 5, 4: the lowest chunk is the most recently used.
-        for (t, chunk) in [7, 6, 5, 4].into_iter().enumerate() {
-            assert!(read_once(&mut abm, chunk, t as u64).evicted.is_empty());
-        }
-        let mut evicted = Vec::new();
-        for (t, chunk) in [0, 1].into_iter().enumerate() {
-            let load = read_once(&mut abm, chunk, 10 + t as u64);
-            evicted.extend(load.evicted.iter().map(|p| p.chunk.0));
-        }
-        abm.check_invariants().unwrap();
+        let evicted = evicted_reading_0_and_1_after_7654(&mut abm, read_once);
         assert_eq!(
             evicted,
             vec![7, 6],
@@ -110,17 +120,7 @@ fn unneeded_pieces_leave_least_recently_used_first() {
     for eviction in [EvictionStrategy::Greedy, EvictionStrategy::Knapsack] {
         let config = AbmConfig::new(4).with_eviction(eviction);
         let mut abm = Abm::with_kind(columnar(8), config, PolicyKind::Relevance).unwrap();
-        for (t, chunk) in [7, 6, 5, 4].into_iter().enumerate() {
-            assert!(read_columns_once(&mut abm, chunk, t as u64)
-                .evicted
-                .is_empty());
-        }
-        let mut evicted = Vec::new();
-        for (t, chunk) in [0, 1].into_iter().enumerate() {
-            let load = read_columns_once(&mut abm, chunk, 10 + t as u64);
-            evicted.extend(load.evicted.iter().map(|p| p.chunk.0));
-        }
-        abm.check_invariants().unwrap();
+        let evicted = evicted_reading_0_and_1_after_7654(&mut abm, read_columns_once);
         assert_eq!(
             evicted,
             vec![7, 7, 6, 6],

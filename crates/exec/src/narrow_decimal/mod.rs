@@ -111,12 +111,15 @@ fn rewrite_aggregate(aggregate: &AggregateExec) -> Result<Option<Arc<dyn Executi
             .iter()
             .map(|s| Arc::clone(&s.expr))
             .collect();
-        match function.with_new_expressions(args, order_by) {
-            Some(new) if narrowed => {
+        let rebuilt = narrowed
+            .then(|| function.with_new_expressions(args, order_by))
+            .flatten();
+        match rebuilt {
+            Some(new) => {
                 changed = true;
                 aggr_exprs.push(Arc::new(new));
             }
-            _ => aggr_exprs.push(Arc::clone(function)),
+            None => aggr_exprs.push(Arc::clone(function)),
         }
     }
     if !changed {
