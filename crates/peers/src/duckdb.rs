@@ -13,7 +13,8 @@ use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
 use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
-use crate::sys::Cgroup;
+use crate::page_cache::NoPageCache;
+use crate::sys::{self, Cgroup};
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;
 use serde::Deserialize;
@@ -30,8 +31,9 @@ const PEER: &str = "DuckDB";
 const INSTALL: &str = "pip install duckdb   (Python 3; the wheel installs in seconds)";
 const TABLE: &str = "lineitem";
 /// Memory the driver's process tree needs beyond DuckDB's buffer (Python, DuckDB's
-/// code and per-thread state) when the cgroup also charges its page cache: measured
-/// on SF1 (issue 11).
+/// code and per-thread state): measured on SF1 (issue 11). The cgroup charges page
+/// cache too, but a confined DuckDB runs with none (`page_cache::NoPageCache`), so the
+/// slack does not become a data cache.
 pub const DUCKDB_SLACK_BYTES: u64 = 112 << 20;
 /// Smallest `memory_limit` DuckDB gets: below a few MB it cannot pin its blocks
 /// (seen: a 2 MB limit for a tiny test table fails with OutOfMemory). Only tiny tables'
@@ -318,6 +320,13 @@ impl DuckDbPeer {
             &self.db,
             buffer + DUCKDB_SLACK_BYTES,
         )?;
+        // Confined, DuckDB's data memory is its `memory_limit` alone, as coopscan's is
+        // its buffer: no page cache (`page_cache`), and the cgroup's slack serves only
+        // the process itself.
+        let no_page_cache = match &cgroup {
+            Some(_) => Some(NoPageCache::start(&self.db, &sys::disk_of(&self.db)?)?),
+            None => None,
+        };
         let driver = Driver::start(&self.db, true, buffer, self.threads, cgroup.as_deref())?;
         let counters = Counters::new(driver.pid());
         Ok(Box::new(PeerRun {
@@ -327,6 +336,7 @@ impl DuckDbPeer {
             },
             counters,
             cgroup,
+            no_page_cache,
         }))
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //!  coopscan Table ─► export (text + l_rowid) ─► DuckDB file / PostgreSQL heap   (setup, cached)
-//!  PolicySetup ─► confine (cgroup: blkio read throttle + memory cap; page cache dropped)
+//!  PolicySetup ─► confine (cgroup: blkio read throttle + memory cap; page cache dropped;
+//!                DuckDB: kept out of the page cache while it runs, `page_cache`)
 //!              ─► fresh driver / server ─► QueryEngine::run ─► canonical rows
 //! ```
 
@@ -14,6 +15,7 @@ pub mod canonical;
 pub mod duckdb;
 pub mod error;
 pub mod export;
+pub mod page_cache;
 pub mod postgres;
 pub mod run;
 pub mod sys;

@@ -384,6 +384,10 @@ impl PgPeer {
             },
             counters,
             cgroup,
+            // PostgreSQL reads 8 KB pages and relies on the kernel's readahead for
+            // sequential scans; without it every read waits for the disk. Its page
+            // cache stays capped by its cgroup's slack instead (docs/performance.md).
+            no_page_cache: None,
         }))
     }
 }

@@ -2,6 +2,7 @@
 //! processes, and the [`PolicyRun`] counters read from `/proc`.
 
 use crate::error::PeerError;
+use crate::page_cache::NoPageCache;
 use crate::sys::{self, Cgroup, DeviceLimits, ProcStats};
 use coopscan_bench::{IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance};
 use std::path::Path;
@@ -126,11 +127,13 @@ impl Counters {
 }
 
 /// One policy run of a peer: a fresh process (driver or server) behind `engine`, its
-/// counters from `/proc`, and the cgroup confining it (I/O-bound regime).
+/// counters from `/proc`, the cgroup confining it (I/O-bound regime) and, for a peer
+/// whose page cache is kept at zero, what keeps it there.
 pub struct PeerRun<E> {
     pub engine: E,
     pub counters: Counters,
     pub cgroup: Option<Arc<Cgroup>>,
+    pub no_page_cache: Option<NoPageCache>,
 }
 
 impl<E: QueryEngine> PolicyRun for PeerRun<E> {

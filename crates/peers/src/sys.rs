@@ -142,7 +142,7 @@ pub fn bytes_under(path: &Path) -> Result<u64, PeerError> {
     })
 }
 
-fn files_under(path: &Path) -> Result<Vec<PathBuf>, PeerError> {
+pub(crate) fn files_under(path: &Path) -> Result<Vec<PathBuf>, PeerError> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| PeerError::io(path, e))?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
