@@ -12,6 +12,7 @@ use coopscan_bench::{
 use coopscan_buffer::EvictionStrategy;
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
     query_session, query_session_config, run_sql, CoopTable, Query, QueryTag, ScanMode,
 };
@@ -54,11 +55,22 @@ pub struct QueryShape {
     pub threads: usize,
 }
 
+/// Which optimizer rules a [`DfEngine`]'s sessions have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rules {
+    /// coopscan's sessions ([`query_session`]: DataFusion's rules and ours).
+    Coopscan,
+    /// DataFusion's own rules only: the reference the timed runs are checked against,
+    /// so that our rules (decimal arithmetic in 64 bits) are checked too.
+    PlainDataFusion,
+}
+
 /// Runs the benchmark's queries through DataFusion over one provider.
 pub struct DfEngine {
     tokio: Arc<tokio::runtime::Runtime>,
     provider: Arc<CoopTable>,
     shape: QueryShape,
+    rules: Rules,
 }
 
 impl DfEngine {
@@ -66,11 +78,13 @@ impl DfEngine {
         tokio: Arc<tokio::runtime::Runtime>,
         provider: Arc<CoopTable>,
         shape: QueryShape,
+        rules: Rules,
     ) -> Self {
         DfEngine {
             tokio,
             provider,
             shape,
+            rules,
         }
     }
 }
@@ -83,7 +97,10 @@ impl QueryEngine for DfEngine {
         // stream's own thread: with one partition nothing is spawned elsewhere.
         let config =
             query_session_config(self.shape.threads).with_extension(Arc::new(QueryTag(q.id)));
-        let ctx = query_session(config);
+        let ctx = match self.rules {
+            Rules::Coopscan => query_session(config),
+            Rules::PlainDataFusion => SessionContext::new_with_config(config),
+        };
         ctx.register_table(table_of(q.query_type.kind), Arc::clone(&self.provider) as _)?;
         let batches = self
             .tokio
@@ -202,7 +219,7 @@ impl DfFactory {
             slow_extra: self.slow_extra,
             threads: setup.params.query_threads,
         };
-        let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape);
+        let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape, Rules::Coopscan);
         Ok(Box::new(DfRun { runtime, engine }))
     }
 }
@@ -223,8 +240,8 @@ pub fn frames_for(table: &Table, buffer_pct: f64) -> u32 {
     (frames as u32).max(MIN_FRAMES)
 }
 
-/// An engine reading in table order (Scan) on an unthrottled device: the reference
-/// every policy's results must equal.
+/// An engine reading in table order (Scan) on an unthrottled device, planned by plain
+/// DataFusion: the reference every policy's (and every peer's) results must equal.
 pub fn scan_engine(
     table: &Table,
     tokio: Arc<tokio::runtime::Runtime>,
@@ -235,7 +252,12 @@ pub fn scan_engine(
         ..DeviceConfig::default()
     }));
     let provider = Arc::new(CoopTable::new(table.clone(), device, ScanMode::Scan)?);
-    Ok(DfEngine::new(tokio, provider, shape))
+    Ok(DfEngine::new(
+        tokio,
+        provider,
+        shape,
+        Rules::PlainDataFusion,
+    ))
 }
 
 /// The calibration's engine: the timed runs' own path (CScans through a Runtime), with a
@@ -263,5 +285,8 @@ pub fn resident_engine(
         RuntimeConfig::new(frames, PolicyKind::Normal),
     )?);
     let provider = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
-    Ok((DfEngine::new(tokio, provider, shape), runtime))
+    Ok((
+        DfEngine::new(tokio, provider, shape, Rules::Coopscan),
+        runtime,
+    ))
 }

@@ -12,8 +12,8 @@
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
-use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::page_cache::NoPageCache;
+use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::sys::{self, Cgroup};
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;

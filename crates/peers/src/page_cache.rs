@@ -186,7 +186,10 @@ mod tests {
         drop(evictor);
         read_all(&path);
         settle();
-        assert!(cached_bytes(&path).unwrap() > 0, "cached again once stopped");
+        assert!(
+            cached_bytes(&path).unwrap() > 0,
+            "cached again once stopped"
+        );
     }
 
     #[test]
