@@ -41,8 +41,9 @@ pub fn text(report: &BenchReport) -> String {
         return String::new();
     }
     let mut out = format!(
-        "Figure 17 (2012 paper): sharing potential, time-averaged over {SHARING_SAMPLES} \
-         samples of each run; wanted by exactly 1 / 2 / 3 / >=4 active queries\n"
+        "\nFigure 17 (2012 paper): sharing potential, time-averaged over {SHARING_SAMPLES} \
+         samples of each run; chunks and MiB wanted by exactly 1 / 2 / 3 / ≥4 active \
+         queries, and the share of the volume wanted by two or more\n"
     );
     let _ = write!(out, "{:<POLICY_WIDTH$}{:<8}", "policy", "");
     for name in CLASS_NAMES {
