@@ -6,13 +6,14 @@
 //! 3. compute reference outputs for every distinct query (reference engine, untimed);
 //! 4. standalone cold runs: each query type alone on a fresh policy run (cold buffer),
 //!    `standalone_runs` times, the median kept;
-//! 5. per policy: a fresh policy run, the timed streams, statistics.
+//! 5. per policy: a fresh policy run, the timed streams, statistics (for `pbm-sharing`
+//!    also the sharing potential, from the engine's consumptions).
 
 use crate::calibration::{Calibration, BYTES_PER_MB};
 use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
 use crate::error::BenchError;
 use crate::mix::{QueryKind, QueryType};
-use crate::presets::{check_params, Params};
+use crate::presets::{check_params, Params, PBM_SHARING};
 use crate::reference::References;
 use crate::runner::run_policy;
 use crate::samples::Samples;
@@ -110,7 +111,8 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
     for policy in &params.policies {
         let run = start(input, policy, bandwidth_mb_s)?;
         let bar = progress_bar(input.progress, policy, workload.query_count() as u64);
-        let measured = run_policy(policy, run.as_ref(), &workload, &references, &bar)?;
+        let sharing = params.preset == PBM_SHARING;
+        let measured = run_policy(policy, run.as_ref(), &workload, &references, &bar, sharing)?;
         bar.finish_and_clear();
         drop(run); // free this policy's buffer before the next starts
         policies.push(PolicyResult {

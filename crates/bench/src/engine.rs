@@ -5,7 +5,8 @@
 //!  PolicyFactory::start(setup) ──► Box<dyn PolicyRun>   (fresh runtime: cold buffer)
 //!                                     ├─ engine() ──► &dyn QueryEngine ─ run(query) ─► QueryOutput
 //!                                     ├─ load_log()  chunk loads, tagged with query ids
-//!                                     └─ io_stats()  device requests and bytes so far
+//!                                     ├─ io_stats()  device requests and bytes so far
+//!                                     └─ consumptions()  when each query took each chunk
 //! ```
 
 use crate::presets::Params;
@@ -41,6 +42,25 @@ pub struct LoadRecord {
     pub bytes: u64,
 }
 
+/// One query starting to process one chunk: the chunk (or pieces of it) delivered to
+/// the query's scan. The sharing-potential analysis (`crate::sharing`, the 2012 paper's
+/// Figure 17) counts a chunk as still wanted by an active query until this moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Consumption {
+    /// Delivery time since the policy run started: the clock of [`LoadRecord::at`]
+    /// (the runtime's, started when the factory built the run).
+    pub at: Duration,
+    /// The id of the query whose scan took the chunk ([`QueryInstance::id`], the tag
+    /// its scan was registered with).
+    pub tag: u64,
+    /// The chunk's index in the table, as in [`LoadRecord::chunk`] (the runtime's
+    /// `ChunkId`): a contiguous run of rows, of whatever row count the table has.
+    pub chunk: u32,
+    /// Bytes delivered: the whole chunk in NSM/PAX, the columns read in DSM. Several
+    /// records of one query and chunk (one per DSM column piece) are added up.
+    pub bytes: u64,
+}
+
 /// Device counters; the runner takes the difference over the timed run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct IoStats {
@@ -69,6 +89,15 @@ pub trait PolicyRun {
     /// under the run's buffer (the 2012 paper's yardstick); `None` when the engine
     /// records no references. Called once, after the timed run.
     fn opt_chunk_loads(&self) -> Option<u64> {
+        None
+    }
+    /// When each query of this run started processing each chunk of its ranges, one
+    /// record per delivery (per piece in DSM), since this run was started; `None` when
+    /// the engine does not record deliveries. Called once, after the timed run and
+    /// before [`PolicyRun::opt_chunk_loads`], and only when the preset analyses
+    /// sharing (`pbm-sharing`). An engine whose two answers come from one consumable
+    /// reference trace must take it once and keep it for both.
+    fn consumptions(&self) -> Option<Vec<Consumption>> {
         None
     }
     /// Time the engine's buffer manager spent deciding since this run started (the

@@ -23,6 +23,7 @@ pub mod reference;
 pub mod report;
 pub mod runner;
 pub mod samples;
+pub mod sharing;
 /// Table 2's setup and published numbers (defined once, in `coopscan-paper`).
 pub use coopscan_paper::table2 as paper;
 pub mod stats;
@@ -34,8 +35,8 @@ pub use bench::{
 };
 pub use calibration::{calibrate, Calibration, CalibrationInput};
 pub use engine::{
-    IoStats, LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine, QueryOutput,
-    SchedulingCost,
+    Consumption, IoStats, LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine,
+    QueryOutput, SchedulingCost,
 };
 pub use error::BenchError;
 pub use mix::{Mix, QueryKind, QueryType};

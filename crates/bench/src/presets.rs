@@ -154,6 +154,8 @@ fn set<T: Copy>(slot: &mut T, value: Option<T>) {
     }
 }
 
+/// The preset whose runs get the sharing-potential analysis (Figure 17).
+pub const PBM_SHARING: &str = "pbm-sharing";
 /// The names [`preset`] accepts.
 pub const PRESETS: &[&str] = &[
     "table2",
@@ -166,7 +168,7 @@ pub const PRESETS: &[&str] = &[
     "pbm-buffer",
     "pbm-bandwidth",
     "pbm-streams",
-    "pbm-sharing",
+    PBM_SHARING,
 ];
 /// The 2012 paper's comparison: LRU (our `normal`: in-order scans, LRU), PBM, its
 /// PBM/LRU sketch (`pbm-lru`) and CScans (`relevance`).
@@ -189,7 +191,7 @@ pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchErr
         "pbm-buffer" => pbm_buffer(),
         "pbm-streams" => pbm_streams(),
         "pbm-bandwidth" => pbm_bandwidth(),
-        "pbm-sharing" => vec![pbm_sharing()],
+        PBM_SHARING => vec![pbm_sharing()],
         _ => return Err(BenchError::UnknownPreset(name.to_string())),
     };
     for run in &mut runs {
@@ -476,13 +478,15 @@ pub fn pbm_bandwidth() -> Vec<Params> {
 }
 
 /// 2012 paper Figure 17: the microbenchmark of Figure 11 at its default 40 % buffer,
-/// whose runs the sharing-potential analysis (volume wanted by 1, 2, 3, ≥ 4 scans over
-/// time) reads. The analysis needs each scan's consumption times: the simulator has
-/// them (`coopscan_sim::sharing_potential`); a real run needs the runtime's reference
-/// trace (`Runtime::record_trace`) passed out through the engine.
+/// with the sharing-potential analysis (`crate::sharing`: chunks and MiB wanted by
+/// exactly 1, 2, 3, ≥ 4 active queries, 200 samples over each policy's run) in every
+/// report. It needs each query's consumption times, which the engine hands out through
+/// [`crate::PolicyRun::consumptions`] (the runtime's reference trace, tags mapped to
+/// query ids); an engine without them gets the runs alone. The simulator's twin is
+/// `coopscan_sim::sharing_potential`.
 pub fn pbm_sharing() -> Params {
     pbm_variant("sharing 40%".into(), "FS-1,10,50,100", |p| {
-        p.preset = "pbm-sharing".into();
+        p.preset = PBM_SHARING.into();
     })
 }
 

@@ -26,13 +26,15 @@ struct StreamContext<'a> {
     bar: &'a ProgressBar,
 }
 
-/// Runs `workload` on `run` (a fresh runtime for `policy`) and measures it.
+/// Runs `workload` on `run` (a fresh runtime for `policy`) and measures it; with
+/// `sharing`, also asks the engine when each query took each chunk (Figure 17).
 pub fn run_policy(
     policy: &str,
     run: &dyn PolicyRun,
     workload: &Workload,
     references: &References,
     bar: &ProgressBar,
+    sharing: bool,
 ) -> Result<PolicyMeasurement, BenchError> {
     let io_before = run.io_stats();
     let abort = AtomicBool::new(false);
@@ -54,6 +56,8 @@ pub fn run_policy(
     for stream in per_stream {
         runs.extend(stream?);
     }
+    // Before OPT: an engine may answer both from one trace it takes once.
+    let consumptions = sharing.then(|| run.consumptions()).flatten();
     Ok(PolicyMeasurement {
         policy: policy.to_string(),
         results_checked: runs.len(),
@@ -64,6 +68,7 @@ pub fn run_policy(
         loads: run.load_log(),
         opt_chunk_loads: run.opt_chunk_loads(),
         scheduling: run.scheduling(),
+        consumptions,
     })
 }
 

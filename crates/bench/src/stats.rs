@@ -10,8 +10,9 @@
 //! - per type I/Os: chunk loads the ABM scheduled for queries of that type (tags);
 //!   `None` when no load in the run carried a tag (elevator: the paper's empty column).
 
-use crate::engine::{IoStats, LoadRecord, SchedulingCost};
+use crate::engine::{Consumption, IoStats, LoadRecord, SchedulingCost};
 use crate::mix::QueryType;
+use crate::sharing::{sharing_potential, SharingPotential, SHARING_SAMPLES};
 use crate::workload::QueryInstance;
 use coopscan_paper::stats as paper_stats;
 use serde::Serialize;
@@ -46,6 +47,8 @@ pub struct PolicyMeasurement {
     pub opt_chunk_loads: Option<u64>,
     /// Time in buffer-manager decisions, if the engine measured it.
     pub scheduling: Option<SchedulingCost>,
+    /// When each query took each chunk, if asked for (`pbm-sharing`) and recorded.
+    pub consumptions: Option<Vec<Consumption>>,
 }
 
 /// Standalone cold time per query type, in seconds.
@@ -83,16 +86,19 @@ pub struct PolicyStats {
     pub queries: usize,
     pub results_checked: usize,
     pub query_types: BTreeMap<QueryType, QueryTypeStats>,
+    /// The 2012 paper's Figure 17 for this run, when the engine gave consumptions.
+    pub sharing: Option<SharingPotential>,
 }
 
 impl PolicyStats {
     pub fn compute(m: &PolicyMeasurement, standalone: &Standalone) -> PolicyStats {
         let normalized: Vec<f64> = m.runs.iter().map(|r| normalize(r, standalone)).collect();
         let last_end = m.runs.iter().map(|r| r.end).max().unwrap_or_default();
+        let total = m.wall.max(last_end);
         PolicyStats {
             avg_stream_time_s: mean(&stream_times(&m.runs)),
             avg_normalized_latency: mean(&normalized),
-            total_time_s: m.wall.max(last_end).as_secs_f64(),
+            total_time_s: total.as_secs_f64(),
             cpu_use: m.cpu_use,
             io_requests: m.io.requests,
             io_bytes: m.io.bytes,
@@ -103,6 +109,10 @@ impl PolicyStats {
             queries: m.runs.len(),
             results_checked: m.results_checked,
             query_types: per_type(m, standalone),
+            sharing: m
+                .consumptions
+                .as_deref()
+                .map(|c| sharing_potential(&m.runs, c, total, SHARING_SAMPLES)),
         }
     }
 }

@@ -72,6 +72,7 @@ fn measurement(tags: [Option<u64>; 7]) -> (PolicyMeasurement, Standalone) {
             seconds: 0.25,
             calls: 40,
         }),
+        consumptions: None,
     };
     let standalone = Standalone::from([(F10, 1.0), (S100, 4.0), (F100, 0.5)]);
     (m, standalone)

@@ -4,11 +4,12 @@
 //! table for the `fig5` preset. Figures 6-8 when the runs form their sweep
 //! (`sweep_html`). Figure 4 (one plot per run, a panel per policy): chunk loads over
 //! time, x = time, y = chunk, coloured by the kind of query the load was scheduled for.
+//! Figure 17 of the 2012 paper under it for a run analysed for sharing (`sharing`).
 
 use super::fig5_table::{relative, RELEVANCE};
 use super::palette;
 use super::svg::{escape, Frame, Svg};
-use super::{sweep_html, text};
+use super::{sharing, sweep_html, text};
 use crate::bench::{BenchReport, PolicyResult};
 use crate::mix::QueryKind;
 use std::collections::HashMap;
@@ -57,6 +58,7 @@ pub fn render(reports: &[BenchReport]) -> String {
             "<h3>Figure 4: chunk loads over time (blue: FAST, red: SLOW, grey: untagged)</h3>\n",
         );
         out.push_str(&figure4(report));
+        out.push_str(&sharing::html(report));
     }
     out.push_str("</body></html>\n");
     out

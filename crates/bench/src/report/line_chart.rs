@@ -42,6 +42,8 @@ pub struct Panel<'a> {
     pub xs: &'a [f64],
     pub log_x: bool,
     pub lines: Vec<Line<'a>>,
+    /// A dot at every point: for a few swept values, not for a dense time series.
+    pub markers: bool,
 }
 
 /// Maps data to the area: x over the swept range, y from 0 to the largest value.
@@ -108,6 +110,9 @@ pub fn draw(svg: &mut Svg, area: Area, panel: &Panel<'_>) {
             continue;
         }
         svg.polyline(&points, line.color, line.name);
+        if !panel.markers {
+            continue;
+        }
         for (x, y) in points {
             svg.circle(x, y, MARKER_RADIUS, line.color);
         }

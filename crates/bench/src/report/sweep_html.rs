@@ -97,6 +97,7 @@ fn group_svg(figure: &SweepFigure, group: &Group) -> String {
             xs: &group.xs,
             log_x: spec.log_x,
             lines,
+            markers: true,
         };
         line_chart::draw(&mut svg, area, &panel);
     }

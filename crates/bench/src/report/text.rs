@@ -1,5 +1,6 @@
 //! Table 2's shape as text: system statistics (one column per policy, the paper's value
-//! in parentheses), then per query type our row with the paper's row under it.
+//! in parentheses), then per query type our row with the paper's row under it; then
+//! Figure 17's table when the run was analysed for sharing.
 
 use crate::bench::{BenchReport, PolicyResult};
 use crate::paper;
@@ -22,6 +23,7 @@ pub fn render(report: &BenchReport) -> String {
     header(&mut out, report);
     system_table(&mut out, report);
     query_table(&mut out, report);
+    out.push_str(&super::sharing::text(report));
     out
 }
 

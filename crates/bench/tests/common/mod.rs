@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use coopscan_bench::{
-    IoStats, LoadRecord, Params, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput,
+    Consumption, IoStats, LoadRecord, Params, PolicyRun, PolicySetup, QueryEngine, QueryInstance,
+    QueryOutput,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -41,11 +42,51 @@ pub struct FakeEngine {
     wrong_done: AtomicBool,
     loads: Mutex<Vec<LoadRecord>>,
     requests: AtomicU64,
+    /// Consuming fakes take this long per query, then consume every chunk of its rows.
+    consume_after: Option<Duration>,
+    consumptions: Mutex<Vec<Consumption>>,
+}
+
+impl FakeEngine {
+    fn new(tagged: bool, wrong_once: Option<u64>, consume_after: Option<Duration>) -> Self {
+        FakeEngine {
+            started: Instant::now(),
+            tagged,
+            wrong_once,
+            wrong_done: AtomicBool::new(false),
+            loads: Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+            consume_after,
+            consumptions: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every chunk of `q`'s rows (`ROWS_PER_CHUNK` each), all consumed now.
+    fn consume_all(&self, q: &QueryInstance) -> anyhow::Result<()> {
+        let at = self.started.elapsed();
+        let chunks = q.rows.start / ROWS_PER_CHUNK..q.rows.end.div_ceil(ROWS_PER_CHUNK);
+        let mut log = self
+            .consumptions
+            .lock()
+            .map_err(|_| anyhow::anyhow!("poisoned"))?;
+        for chunk in chunks {
+            log.push(Consumption {
+                at,
+                tag: q.id,
+                chunk: u32::try_from(chunk)?,
+                bytes: CHUNK_BYTES,
+            });
+        }
+        Ok(())
+    }
 }
 
 impl QueryEngine for FakeEngine {
     fn run(&self, q: &QueryInstance) -> anyhow::Result<QueryOutput> {
-        std::thread::sleep(QUERY_DELAY);
+        std::thread::sleep(self.consume_after.unwrap_or(QUERY_DELAY));
+        if self.consume_after.is_some() {
+            self.consume_all(q)?;
+        }
         let record = LoadRecord {
             at: self.started.elapsed(),
             chunk: (q.rows.start / ROWS_PER_CHUNK) as u32,
@@ -90,6 +131,11 @@ impl PolicyRun for FakeRun {
             bytes: requests * CHUNK_BYTES,
         }
     }
+
+    fn consumptions(&self) -> Option<Vec<Consumption>> {
+        self.engine.consume_after?;
+        self.engine.consumptions.lock().ok().map(|c| c.clone())
+    }
 }
 
 /// A factory whose elevator leaves loads untagged, like the real runtime's.
@@ -97,15 +143,20 @@ pub fn fake_factory(
     wrong_once: Option<u64>,
 ) -> impl Fn(PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>> + Sync {
     move |setup: PolicySetup<'_>| {
-        let engine = FakeEngine {
-            started: Instant::now(),
-            tagged: setup.policy != "elevator",
-            // Only the timed relevance run answers wrongly, not the standalone runs.
-            wrong_once: wrong_once.filter(|_| setup.policy == "relevance"),
-            wrong_done: AtomicBool::new(false),
-            loads: Mutex::new(Vec::new()),
-            requests: AtomicU64::new(0),
-        };
+        // Only the timed relevance run answers wrongly, not the standalone runs.
+        let wrong_once = wrong_once.filter(|_| setup.policy == "relevance");
+        let engine = FakeEngine::new(setup.policy != "elevator", wrong_once, None);
+        Ok(Box::new(FakeRun { engine }) as Box<dyn PolicyRun>)
+    }
+}
+
+/// A factory whose queries take `per_query` each and then consume every chunk of their
+/// rows: each query wants all its chunks for as long as it runs.
+pub fn consuming_factory(
+    per_query: Duration,
+) -> impl Fn(PolicySetup<'_>) -> anyhow::Result<Box<dyn PolicyRun>> + Sync {
+    move |_: PolicySetup<'_>| {
+        let engine = FakeEngine::new(true, None, Some(per_query));
         Ok(Box::new(FakeRun { engine }) as Box<dyn PolicyRun>)
     }
 }
@@ -141,6 +192,7 @@ pub fn sweep_stats(
         queries: 4,
         results_checked: 4,
         query_types: Default::default(),
+        sharing: None,
     }
 }
 

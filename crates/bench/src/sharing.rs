@@ -1,0 +1,217 @@
+//! The 2012 paper's Figure 17 ("sharing potential") for a real run: at moments spread
+//! evenly over the run, how many chunks are still wanted by exactly 1, 2, 3 and ≥ 4
+//! active queries. A large volume wanted by two or more is what a buffer manager can
+//! share; the paper finds much of it in its microbenchmark, little in TPC-H.
+//!
+//! The rule is the simulator's (`coopscan_sim::sharing_potential`): sample `i` of `n`
+//! is at `(i + ½) × total / n`; a query is active when `start ≤ t < end`, and an active
+//! query wants each chunk of its ranges that it has not started processing by `t`
+//! (its first [`Consumption`] of the chunk is later than `t`).
+//!
+//! A query's chunks are the chunks it consumed during the run. The runner keeps only
+//! runs in which every query completed, and a completed scan was delivered every chunk
+//! its rows intersect, so these are exactly the chunks of its ranges — without a second
+//! copy of the table's chunk map (chunks hold varying row counts) in this crate.
+//!
+//! Odd input never panics: a consumption whose tag is no query of the run, or whose
+//! chunk cannot hold any of its query's rows (chunk k starts at row ≥ k, as every chunk
+//! holds a row, so a query over rows `..e` consumes only chunks `< e`), is ignored and
+//! counted in [`IgnoredConsumptions`].
+
+use crate::engine::Consumption;
+use crate::stats::QueryRun;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+/// Classes of Figure 17: wanted by exactly 1, 2, 3 and ≥ 4 active queries.
+pub const SHARING_CLASSES: usize = 4;
+/// Samples over a run, as the simulator takes.
+pub const SHARING_SAMPLES: usize = 200;
+const BYTES_PER_MIB: f64 = 1_048_576.0;
+
+/// Chunks wanted by exactly 1, 2, 3 and ≥ 4 active queries at `at_s` (seconds since
+/// the run started).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SharingSample {
+    pub at_s: f64,
+    pub chunks: [u32; SHARING_CLASSES],
+}
+
+/// Consumptions the analysis could not place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IgnoredConsumptions {
+    /// Tagged with no query of the run (e.g. a scan the runner did not start).
+    pub unknown_tag: u64,
+    /// A chunk its query's rows cannot reach (past the table).
+    pub chunk_past_rows: u64,
+}
+
+/// One run's sharing potential.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SharingPotential {
+    /// Time-averaged chunks wanted by exactly 1, 2, 3 and ≥ 4 queries.
+    pub mean_chunks: [f64; SHARING_CLASSES],
+    /// The same as volumes (MiB): each chunk counts with the most bytes any query
+    /// consumed of it.
+    pub mean_mib: [f64; SHARING_CLASSES],
+    /// Of the time-averaged volume wanted, the share wanted by two or more queries
+    /// (0 when nothing is ever wanted).
+    pub shared_fraction: f64,
+    pub ignored: IgnoredConsumptions,
+    pub samples: Vec<SharingSample>,
+}
+
+/// What one query wants: its active interval and, per chunk it consumed (a dense
+/// index), when it first did.
+struct Wants {
+    start_s: f64,
+    end_s: f64,
+    chunks: Vec<(usize, f64)>,
+}
+
+/// The chunks the queries consumed, renumbered densely (so no allocation is sized by a
+/// chunk number), with each chunk's volume.
+struct Chunks {
+    bytes: Vec<u64>,
+}
+
+/// The sharing potential of one run: `runs` (times since the run started), the
+/// engine's `consumptions` (same clock), sampled `samples` times over `total`.
+pub fn sharing_potential(
+    runs: &[QueryRun],
+    consumptions: &[Consumption],
+    total: Duration,
+    samples: usize,
+) -> SharingPotential {
+    let (per_query, ignored) = first_consumptions(runs, consumptions);
+    let (wants, chunks) = wants_of(runs, &per_query);
+    let total_s = total.as_secs_f64();
+    let mut sum_chunks = [0.0; SHARING_CLASSES];
+    let mut sum_bytes = [0.0; SHARING_CLASSES];
+    let mut wanted = vec![0u32; chunks.bytes.len()];
+    let mut out = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let at_s = (i as f64 + 0.5) * total_s / samples as f64;
+        count_wanted(&wants, at_s, &mut wanted);
+        let mut sample = SharingSample {
+            at_s,
+            chunks: [0; SHARING_CLASSES],
+        };
+        for (k, &w) in wanted.iter().enumerate() {
+            let Some(class) = class_of(w) else { continue };
+            sample.chunks[class] = sample.chunks[class].saturating_add(1);
+            sum_bytes[class] += chunks.bytes.get(k).copied().unwrap_or(0) as f64;
+        }
+        for (sum, &c) in sum_chunks.iter_mut().zip(&sample.chunks) {
+            *sum += f64::from(c);
+        }
+        out.push(sample);
+    }
+    let n = samples.max(1) as f64;
+    let mean_chunks = sum_chunks.map(|s| s / n);
+    let mean_mib = sum_bytes.map(|s| s / n / BYTES_PER_MIB);
+    SharingPotential {
+        mean_chunks,
+        mean_mib,
+        shared_fraction: shared_fraction(&mean_mib),
+        ignored,
+        samples: out,
+    }
+}
+
+/// Per (query index, chunk): the first delivery and the bytes delivered in all.
+type PerQuery = BTreeMap<(usize, u32), (Duration, u64)>;
+
+fn first_consumptions(
+    runs: &[QueryRun],
+    consumptions: &[Consumption],
+) -> (PerQuery, IgnoredConsumptions) {
+    let by_tag: HashMap<u64, usize> = runs
+        .iter()
+        .enumerate()
+        .map(|(q, r)| (r.query.id, q))
+        .collect();
+    let mut ignored = IgnoredConsumptions::default();
+    let mut per_query = PerQuery::new();
+    for c in consumptions {
+        let Some(&q) = by_tag.get(&c.tag) else {
+            ignored.unknown_tag = ignored.unknown_tag.saturating_add(1);
+            continue;
+        };
+        if u64::from(c.chunk) >= runs[q].query.rows.end {
+            ignored.chunk_past_rows = ignored.chunk_past_rows.saturating_add(1);
+            continue;
+        }
+        let entry = per_query.entry((q, c.chunk)).or_insert((c.at, 0));
+        entry.0 = entry.0.min(c.at);
+        entry.1 = entry.1.saturating_add(c.bytes);
+    }
+    (per_query, ignored)
+}
+
+fn wants_of(runs: &[QueryRun], per_query: &PerQuery) -> (Vec<Wants>, Chunks) {
+    let mut dense: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut bytes: Vec<u64> = Vec::new();
+    let mut wants: Vec<Wants> = runs
+        .iter()
+        .map(|r| Wants {
+            start_s: r.start.as_secs_f64(),
+            end_s: r.end.as_secs_f64(),
+            chunks: Vec::new(),
+        })
+        .collect();
+    for (&(q, chunk), &(at, delivered)) in per_query {
+        let next = dense.len();
+        let k = *dense.entry(chunk).or_insert(next);
+        if k == bytes.len() {
+            bytes.push(0);
+        }
+        bytes[k] = bytes[k].max(delivered);
+        wants[q].chunks.push((k, at.as_secs_f64()));
+    }
+    (wants, Chunks { bytes })
+}
+
+/// Sets `wanted[k]` to the number of queries active at `at_s` that want chunk `k`.
+fn count_wanted(wants: &[Wants], at_s: f64, wanted: &mut [u32]) {
+    wanted.iter_mut().for_each(|w| *w = 0);
+    for q in wants.iter().filter(|q| q.start_s <= at_s && at_s < q.end_s) {
+        for &(k, _) in q.chunks.iter().filter(|&&(_, from_s)| from_s > at_s) {
+            if let Some(w) = wanted.get_mut(k) {
+                *w = w.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// Class index of a chunk wanted by `wanted` queries; `None` when nobody wants it.
+fn class_of(wanted: u32) -> Option<usize> {
+    let wanted = usize::try_from(wanted).ok()?;
+    (wanted > 0).then(|| wanted.min(SHARING_CLASSES) - 1)
+}
+
+fn shared_fraction(mean_mib: &[f64; SHARING_CLASSES]) -> f64 {
+    let all: f64 = mean_mib.iter().sum();
+    if all > 0.0 {
+        mean_mib[1..].iter().sum::<f64>() / all
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_cap_at_four_or_more() {
+        assert_eq!(class_of(0), None);
+        assert_eq!(class_of(1), Some(0));
+        assert_eq!(class_of(3), Some(2));
+        assert_eq!(class_of(4), Some(3));
+        assert_eq!(class_of(u32::MAX), Some(3));
+        assert_eq!(shared_fraction(&[0.0; SHARING_CLASSES]), 0.0);
+        assert_eq!(shared_fraction(&[1.0, 1.0, 0.0, 2.0]), 0.75);
+    }
+}
