@@ -2,14 +2,15 @@
 //! SQL over a coopscan table, and the per-policy factory that gives every policy a
 //! fresh Runtime (a cold buffer) on a throttled O_DIRECT device.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::Context;
 use coopscan_bench::{
-    IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryKind,
-    QueryOutput, SchedulingCost,
+    Consumption, IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance,
+    QueryKind, QueryOutput, SchedulingCost,
 };
-use coopscan_buffer::EvictionStrategy;
+use coopscan_buffer::{EvictionStrategy, Reference};
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use coopscan_exec::datafusion::prelude::SessionContext;
@@ -135,6 +136,16 @@ pub fn canonical_rows(batches: &[RecordBatch]) -> anyhow::Result<Vec<String>> {
 pub struct DfRun {
     runtime: Arc<Runtime>,
     engine: DfEngine,
+    /// The run's piece references, taken from the runtime once (taking empties it) and
+    /// read by both OPT and the sharing analysis.
+    trace: Mutex<Option<Arc<Vec<Reference>>>>,
+}
+
+impl DfRun {
+    fn trace(&self) -> Arc<Vec<Reference>> {
+        let mut trace = self.trace.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(trace.get_or_insert_with(|| Arc::new(self.runtime.take_trace())))
+    }
 }
 
 impl PolicyRun for DfRun {
@@ -165,9 +176,26 @@ impl PolicyRun for DfRun {
     /// Belady's OPT replayed on the references recorded since the run started (the
     /// trace is consumed).
     fn opt_chunk_loads(&self) -> Option<u64> {
-        let trace = self.runtime.take_trace();
-        let opt = coopscan_sim::opt::replay_opt(&trace, self.runtime.buffer_bytes());
+        let opt = coopscan_sim::opt::replay_opt(&self.trace(), self.runtime.buffer_bytes());
         Some(opt.loads)
+    }
+
+    /// Each reference of a tagged scan, named by its query (Figure 17's analysis).
+    fn consumptions(&self) -> Option<Vec<Consumption>> {
+        let tags = self.runtime.traced_tags();
+        let out = self
+            .trace()
+            .iter()
+            .filter_map(|r| {
+                Some(Consumption {
+                    at: Duration::from_nanos(r.at.0),
+                    tag: *tags.get(&r.scan)?,
+                    chunk: r.piece.chunk.0,
+                    bytes: r.bytes,
+                })
+            })
+            .collect();
+        Some(out)
     }
 
     fn scheduling(&self) -> Option<SchedulingCost> {
@@ -220,7 +248,11 @@ impl DfFactory {
             threads: setup.params.query_threads,
         };
         let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape, Rules::Coopscan);
-        Ok(Box::new(DfRun { runtime, engine }))
+        Ok(Box::new(DfRun {
+            runtime,
+            engine,
+            trace: Mutex::new(None),
+        }))
     }
 }
 

@@ -8,8 +8,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use coopscan_buffer::{
-    Abm, AbmConfig, AbmStats, ChunkId, ColumnMask, PolicyKind, RowRanges, ScanOrder, ScanSpec,
-    SharedPages, TableGeometry,
+    Abm, AbmConfig, AbmStats, ChunkId, ColumnMask, PolicyKind, RowRanges, ScanId, ScanOrder,
+    ScanSpec, SharedPages, TableGeometry,
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
@@ -75,6 +75,7 @@ impl Runtime {
                 shutdown: false,
                 stopped: None,
                 tags: HashMap::new(),
+                traced_tags: None,
                 load_log: LoadLog::default(),
                 scheduling: Scheduling::default(),
             }),
@@ -164,6 +165,9 @@ impl Runtime {
         };
         if let (Some(id), Some(tag)) = (id, tag) {
             inner.tags.insert(id, tag);
+            if let Some(traced) = inner.traced_tags.as_mut() {
+                traced.insert(id, tag);
+            }
         }
         drop(inner);
         self.shared.counters.registered();
@@ -226,7 +230,20 @@ impl Runtime {
     /// references the pieces the scan reads of it), for an offline replay under OPT
     /// (`coopscan opt`); 40 bytes per reference until [`Runtime::take_trace`].
     pub fn record_trace(&self) {
-        self.shared.inner.lock().abm.record_trace();
+        let mut inner = self.shared.inner.lock();
+        inner.abm.record_trace();
+        inner.traced_tags.get_or_insert_with(HashMap::new);
+    }
+
+    /// The tag of every scan registered with one since [`Runtime::record_trace`],
+    /// unregistered scans included: what names a trace's scans.
+    pub fn traced_tags(&self) -> HashMap<ScanId, u64> {
+        self.shared
+            .inner
+            .lock()
+            .traced_tags
+            .clone()
+            .unwrap_or_default()
     }
 
     /// The piece references recorded so far, in order (recording continues).

@@ -38,6 +38,9 @@ pub(crate) struct Inner {
     pub(crate) stopped: Option<RuntimeError>,
     /// Caller-chosen tags of registered scans (e.g. a benchmark's query number).
     pub(crate) tags: HashMap<ScanId, u64>,
+    /// Every tag given while a trace is recorded, kept after its scan unregisters, so
+    /// the trace's scans can be named afterwards; `None` when no trace is recorded.
+    pub(crate) traced_tags: Option<HashMap<ScanId, u64>>,
     pub(crate) load_log: LoadLog,
     /// Time spent in ABM calls ([`Inner::decide`]).
     pub(crate) scheduling: Scheduling,
