@@ -281,3 +281,45 @@ fn table4_runs_every_family_on_the_synthetic_relation() {
         "another seed is another dataset directory"
     );
 }
+
+#[test]
+fn pbm_sharing_reports_what_every_query_consumed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "bench",
+        "--preset",
+        "pbm-sharing",
+        "--sf",
+        "0.01",
+        "--chunk-mb",
+        "1",
+        "--streams",
+        "3",
+        "--queries",
+        "2",
+        "--policies",
+        "pbm,relevance",
+        "--standalone-runs",
+        "1",
+    ];
+    let report = bench_json(&args, tmp.path());
+    let chunks = report["table"]["chunks"].as_f64();
+    for policy in ["pbm", "relevance"] {
+        let s = &report["policies"][policy]["sharing"];
+        assert_eq!(s["samples"].as_array().map(Vec::len), Some(200), "{s}");
+        // Every consumption belongs to a query of the run: the runtime kept the tags
+        // of scans that had already unregistered.
+        assert_eq!(s["ignored"]["unknown_tag"], 0, "{policy}");
+        assert_eq!(s["ignored"]["chunk_past_rows"], 0, "{policy}");
+        let wanted: f64 = (0..4)
+            .map(|i| s["mean_chunks"][i].as_f64().expect("mean"))
+            .sum();
+        assert!(
+            wanted > 0.0,
+            "{policy}: queries were active and wanted chunks"
+        );
+        if let Some(chunks) = chunks {
+            assert!(wanted <= chunks, "{policy}: {wanted} of {chunks} chunks");
+        }
+    }
+}
