@@ -14,7 +14,7 @@ use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
 use crate::page_cache::NoPageCache;
 use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
-use crate::sys::{self, Cgroup};
+use crate::sys::Cgroup;
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;
 use serde::Deserialize;
@@ -324,7 +324,7 @@ impl DuckDbPeer {
         // its buffer: no page cache (`page_cache`), and the cgroup's slack serves only
         // the process itself.
         let no_page_cache = match &cgroup {
-            Some(_) => Some(NoPageCache::start(&self.db, &sys::disk_of(&self.db)?)?),
+            Some(group) => Some(NoPageCache::start(&self.db, group.disk())?),
             None => None,
         };
         let driver = Driver::start(&self.db, true, buffer, self.threads, cgroup.as_deref())?;

@@ -248,6 +248,11 @@ impl Cgroup {
             .collect()
     }
 
+    /// `major:minor` of the disk the group's reads are throttled on.
+    pub fn disk(&self) -> &str {
+        &self.disk
+    }
+
     /// Bytes the group's processes read from the disk (`blkio.throttle.io_service_bytes`).
     pub fn disk_read_bytes(&self) -> u64 {
         let path = self.blkio.join("blkio.throttle.io_service_bytes");
