@@ -26,6 +26,7 @@ pub mod opt;
 mod pbm_bandwidth;
 mod pbm_buffer;
 mod pbm_lru_hot;
+pub mod pbm_replay;
 mod pbm_sharing;
 mod pbm_streams;
 pub mod presets;

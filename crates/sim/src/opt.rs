@@ -1,5 +1,5 @@
 //! Offline replays of a piece-reference trace (`coopscan_buffer::trace`): Belady's OPT
-//! and LRU, each under a byte budget.
+//! and LRU, each under a byte budget (PBM's rule replayed: `pbm_replay.rs`).
 //!
 //! As in the 2012 paper (§4), OPT replays the references of a run in the order they
 //! happened and, on a miss with a full buffer, evicts the resident piece referenced
@@ -22,15 +22,17 @@ pub struct Replay {
 }
 
 /// Never referenced again.
-const NEVER: usize = usize::MAX;
+pub(crate) const NEVER: usize = usize::MAX;
 
 /// Dense ids for the trace's pieces, and each piece's size.
-struct Dense {
-    ids: Vec<u32>,
-    bytes: Vec<u64>,
+pub(crate) struct Dense {
+    /// The piece of each reference.
+    pub(crate) ids: Vec<u32>,
+    /// Each piece's size.
+    pub(crate) bytes: Vec<u64>,
 }
 
-fn dense(trace: &[Reference]) -> Dense {
+pub(crate) fn dense(trace: &[Reference]) -> Dense {
     let mut map: HashMap<PieceId, u32> = HashMap::new();
     let mut bytes = Vec::new();
     let ids = trace

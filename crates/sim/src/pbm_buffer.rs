@@ -3,7 +3,8 @@
 //! together on the Table 2 machine; the buffer varies from 10 % to 100 % of the chunks
 //! the queries touch. Reported per buffer size and policy: average stream time and I/O
 //! volume, plus OPT's I/O volume replayed on the PBM run's reference trace (the
-//! paper's method) and LRU replayed on the same trace as a check of the replay.
+//! paper's method), LRU replayed on the same trace as a check of the replay, and PBM's
+//! own rule replayed on it (`pbm_replay`: the run's loads less read-ahead and timing).
 //!
 //! Paper's finding: LRU's I/O grows first as the buffer shrinks; PBM and CScans stay
 //! flat down to 40 %; at 10 % PBM falls to LRU's level while CScans stay good; OPT lies
@@ -11,6 +12,7 @@
 
 use crate::engine::{simulate, SimConfig};
 use crate::opt::{replay_lru, replay_opt, Replay};
+use crate::pbm_replay::replay_pbm;
 use crate::presets::{random_range_query, standalone_latencies, table2_config};
 use crate::workload::{StreamSpec, Workload};
 use crate::SimError;
@@ -46,6 +48,7 @@ pub struct PbmBufferPoint {
     /// Replays of the PBM run's trace (present when PBM ran).
     pub opt: Option<Replay>,
     pub lru_replay: Option<Replay>,
+    pub pbm_replay: Option<Replay>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -83,7 +86,7 @@ pub(crate) fn chunks_touched(workload: &Workload) -> u32 {
     touched.len() as u32
 }
 
-/// Runs every policy at every buffer size; OPT and LRU replay the PBM run's trace.
+/// Runs every policy at every buffer size; OPT, LRU and PBM replay the PBM run's trace.
 pub fn pbm_buffer(
     policies: &[PolicyKind],
     seed: u64,
@@ -117,7 +120,7 @@ pub fn pbm_buffer(
     })
 }
 
-/// Every policy on one configuration; OPT and LRU replay the PBM run's trace.
+/// Every policy on one configuration; OPT, LRU and PBM replay the PBM run's trace.
 pub(crate) fn point(
     cfg: &SimConfig,
     workload: &Workload,
@@ -125,7 +128,7 @@ pub(crate) fn point(
     pct: u32,
 ) -> Result<PbmBufferPoint, SimError> {
     let mut rows = BTreeMap::new();
-    let (mut opt, mut lru_replay) = (None, None);
+    let (mut opt, mut lru_replay, mut pbm_replay) = (None, None, None);
     let standalone = standalone_latencies(cfg, workload)?;
     for &policy in policies {
         let cfg = SimConfig {
@@ -140,6 +143,7 @@ pub(crate) fn point(
             let capacity = cfg.chunk_bytes * u64::from(cfg.frames);
             opt = Some(replay_opt(trace, capacity));
             lru_replay = Some(replay_lru(trace, capacity));
+            pbm_replay = Some(replay_pbm(trace, capacity));
         }
         let row = PbmBufferRow {
             avg_stream_s: run.avg_stream_time_s(),
@@ -156,6 +160,7 @@ pub(crate) fn point(
         policies: rows,
         opt,
         lru_replay,
+        pbm_replay,
     })
 }
 
@@ -172,7 +177,8 @@ pub(crate) fn replay_loads(replay: Option<Replay>) -> String {
 }
 
 /// The report as a text table: one line per buffer size, I/O (chunk loads) and
-/// average stream time per policy, OPT's loads on the PBM trace.
+/// average stream time per policy; OPT's, LRU's and PBM's replayed loads on the PBM
+/// trace.
 pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -187,7 +193,11 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
     for name in &names {
         let _ = write!(out, " {name:>26}");
     }
-    let _ = writeln!(out, " {:>9} {:>10}", "OPT(pbm)", "LRU(pbm)");
+    let _ = writeln!(
+        out,
+        " {:>9} {:>10} {:>10}",
+        "OPT(pbm)", "LRU(pbm)", "PBM(pbm)"
+    );
     for p in &report.points {
         let _ = write!(out, "{:>6}% {:>7}", p.buffer_pct, p.frames);
         for name in &names {
@@ -201,9 +211,10 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
         }
         let _ = writeln!(
             out,
-            " {:>9} {:>10}",
+            " {:>9} {:>10} {:>10}",
             replay_loads(p.opt),
-            replay_loads(p.lru_replay)
+            replay_loads(p.lru_replay),
+            replay_loads(p.pbm_replay)
         );
     }
     out
