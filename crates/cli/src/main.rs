@@ -39,7 +39,7 @@ enum Command {
     Verify(cmd_verify::VerifyArgs),
     /// Run the buffer policies on virtual time (the 2004 report's simulator).
     Sim(cmd_sim::SimArgs),
-    /// Replay a piece-reference trace under OPT (Belady) and LRU at several buffer sizes.
+    /// Replay a piece-reference trace under OPT (Belady), LRU and PBM at several buffer sizes.
     Opt(cmd_opt::OptArgs),
     /// Run SQL over coopscan tables (an interactive prompt when no SQL is given).
     Sql(cmd_sql::SqlArgs),

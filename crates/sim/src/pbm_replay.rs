@@ -282,7 +282,8 @@ impl State {
         // `next` lies after the scan's current position `seen - 1`.
         let ahead = next.saturating_add(1).saturating_sub(scan.seen) as u128;
         let pace = scan.pace.unwrap_or(mean_pace);
-        (u128::from(scan.latest_at) << PACE_FRACTION_BITS).saturating_add(ahead.saturating_mul(pace))
+        (u128::from(scan.latest_at) << PACE_FRACTION_BITS)
+            .saturating_add(ahead.saturating_mul(pace))
     }
 
     /// The pace given to a scan not yet observed.
@@ -349,7 +350,13 @@ mod tests {
     fn scan_trace(rng: &mut ChaCha8Rng, max_chunks: u32, sized: bool) -> Vec<Reference> {
         let chunks = rng.random_range(1..max_chunks);
         let sizes: Vec<u64> = (0..chunks)
-            .map(|_| if sized { rng.random_range(1..=40) } else { PIECE })
+            .map(|_| {
+                if sized {
+                    rng.random_range(1..=40)
+                } else {
+                    PIECE
+                }
+            })
             .collect();
         let mut refs = Vec::new();
         for scan in 0..rng.random_range(1..=5u64) {
@@ -400,8 +407,11 @@ mod tests {
             }
             let size = |p: PieceId| trace.iter().find(|y| y.piece == p).map_or(0, |y| y.bytes);
             while resident.iter().map(|&(p, _)| size(p)).sum::<u64>() > capacity {
-                let live: Vec<ScanId> =
-                    scans.iter().copied().filter(|&s| registered(s, i)).collect();
+                let live: Vec<ScanId> = scans
+                    .iter()
+                    .copied()
+                    .filter(|&s| registered(s, i))
+                    .collect();
                 let paces: Vec<u128> = live.iter().filter_map(|&s| pace(s, i)).collect();
                 let mean = match paces.len() {
                     0 => UNOBSERVED_PACE,
@@ -420,7 +430,9 @@ mod tests {
                                 .map(|j| trace[j].at.0)
                                 .max()?;
                             let step = pace(s, i).unwrap_or(mean);
-                            Some((u128::from(latest) << PACE_FRACTION_BITS) + (k as u128 + 1) * step)
+                            Some(
+                                (u128::from(latest) << PACE_FRACTION_BITS) + (k as u128 + 1) * step,
+                            )
                         })
                         .min();
                     (due.is_none(), due.unwrap_or(0), NEVER - last)
@@ -443,7 +455,11 @@ mod tests {
             let capacity = rng.random_range(0..=distinct_bytes(&trace) + 5);
             let (replay, got) = victims(&trace, capacity);
             let (loads, want) = naive(&trace, capacity);
-            assert_eq!((replay.loads, &got), (loads, &want), "case {case}: {trace:?}");
+            assert_eq!(
+                (replay.loads, &got),
+                (loads, &want),
+                "case {case}: {trace:?}"
+            );
         }
     }
 
@@ -461,7 +477,10 @@ mod tests {
                     .collect()
             };
             let frames = rng.random_range(0..=trace.len() as u64);
-            let (pbm, opt) = (replay_pbm(&trace, frames * PIECE), replay_opt(&trace, frames * PIECE));
+            let (pbm, opt) = (
+                replay_pbm(&trace, frames * PIECE),
+                replay_opt(&trace, frames * PIECE),
+            );
             assert!(pbm.loads >= opt.loads, "case {case}: {pbm:?} < {opt:?}");
             assert!(pbm.loads <= pbm.references);
         }
@@ -524,7 +543,11 @@ mod tests {
             let pieces = dense(&trace).bytes.len() as u64;
             let capacity = distinct + rng.random_range(0..3) * PIECE;
             let (replay, got) = victims(&trace, capacity);
-            assert_eq!((replay.loads, replay.bytes_loaded), (pieces, distinct), "{case}");
+            assert_eq!(
+                (replay.loads, replay.bytes_loaded),
+                (pieces, distinct),
+                "{case}"
+            );
             assert!(got.is_empty());
         }
     }
