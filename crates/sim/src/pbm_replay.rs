@@ -46,20 +46,36 @@ const PACE_FRACTION_BITS: u32 = 16;
 /// then applies to every scan alike and only the distances rank.
 const UNOBSERVED_PACE: u128 = 1 << PACE_FRACTION_BITS;
 
-/// PBM's eviction rule under `capacity` bytes, with online knowledge only.
-pub fn replay_pbm(trace: &[Reference], capacity: u64) -> Replay {
-    replay_pbm_observed(trace, capacity, |_, _| {})
+/// What a replay predicts a registered scan's next consumption of a piece from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Foresight {
+    /// Its observed pace: PBM's rule, online knowledge only ([`replay_pbm`]).
+    ObservedPace,
+    /// The time the scan really references the piece (from the trace): PBM with
+    /// perfect paces, or equally OPT blind to the scans not yet started. Between
+    /// [`replay_pbm`] and OPT, it splits PBM's prediction error into wrong paces and
+    /// unknown future queries.
+    ExactTimes,
 }
 
-/// [`replay_pbm`], telling `on_evict` every victim: the index of the reference after
-/// which it went, and the piece.
+/// PBM's eviction rule under `capacity` bytes, with online knowledge only.
+pub fn replay_pbm(trace: &[Reference], capacity: u64) -> Replay {
+    replay_pbm_observed(trace, capacity, Foresight::ObservedPace, |_, _| {})
+}
+
+/// [`replay_pbm`] under a chosen [`Foresight`], telling `on_evict` every victim: the
+/// index of the reference after which it went, and the piece.
 pub fn replay_pbm_observed(
     trace: &[Reference],
     capacity: u64,
+    foresight: Foresight,
     mut on_evict: impl FnMut(usize, PieceId),
 ) -> Replay {
     let plan = Plan::new(trace);
     let mut state = State::new(&plan);
+    if foresight == Foresight::ExactTimes {
+        state.exact_at = Some(times_by_scan(trace, &plan));
+    }
     let mut out = Replay::default();
     for (i, r) in trace.iter().enumerate() {
         out.references += 1;
@@ -167,6 +183,8 @@ struct ScanSeen {
 }
 
 struct State {
+    /// Under [`Foresight::ExactTimes`]: per scan, the time of each of its references.
+    exact_at: Option<Vec<Vec<u64>>>,
     scans: Vec<ScanSeen>,
     /// Sum and count of the registered scans' observed paces (for the unobserved).
     pace_sum: u128,
@@ -185,6 +203,7 @@ impl State {
     fn new(plan: &Plan) -> State {
         let pieces = plan.pieces.bytes.len();
         State {
+            exact_at: None,
             scans: vec![ScanSeen::default(); plan.first_of_scan.len()],
             pace_sum: 0,
             paced: 0,
@@ -278,6 +297,9 @@ impl State {
 
     /// When scan `s` is predicted to reach its position `next` (fixed point).
     fn due(&self, s: u32, next: usize, mean_pace: u128) -> u128 {
+        if let Some(at) = self.exact_at.as_ref().and_then(|a| a[s as usize].get(next)) {
+            return u128::from(*at) << PACE_FRACTION_BITS;
+        }
         let scan = &self.scans[s as usize];
         // `next` lies after the scan's current position `seen - 1`.
         let ahead = next.saturating_add(1).saturating_sub(scan.seen) as u128;
@@ -303,6 +325,16 @@ impl State {
             self.used -= bytes;
         }
     }
+}
+
+/// Per scan, the times of its references in order (what [`Foresight::ExactTimes`]
+/// predicts with).
+fn times_by_scan(trace: &[Reference], plan: &Plan) -> Vec<Vec<u64>> {
+    let mut at = vec![Vec::new(); plan.first_of_scan.len()];
+    for (r, &s) in trace.iter().zip(&plan.scan) {
+        at[s as usize].push(r.at.0);
+    }
+    at
 }
 
 /// A scan's time per reference so far (fixed point), once it has been seen at two
@@ -336,10 +368,19 @@ mod tests {
         }
     }
 
-    /// The victims of a replay as (reference index, chunk).
+    /// The victims of a PBM replay as (reference index, chunk).
     fn victims(trace: &[Reference], capacity: u64) -> (Replay, Vec<(usize, u32)>) {
+        victims_with(trace, capacity, Foresight::ObservedPace)
+    }
+
+    fn victims_with(
+        trace: &[Reference],
+        capacity: u64,
+        foresight: Foresight,
+    ) -> (Replay, Vec<(usize, u32)>) {
         let mut out = Vec::new();
-        let replay = replay_pbm_observed(trace, capacity, |i, p| out.push((i, p.chunk.0)));
+        let replay =
+            replay_pbm_observed(trace, capacity, foresight, |i, p| out.push((i, p.chunk.0)));
         (replay, out)
     }
 
@@ -376,7 +417,7 @@ mod tests {
     /// The same rule restated from scratch at every eviction, straight from the
     /// trace prefix (no incremental state): the independent reference for the
     /// replay's bookkeeping. Returns the loads and the victims.
-    fn naive(trace: &[Reference], capacity: u64) -> (u64, Vec<(usize, u32)>) {
+    fn naive(trace: &[Reference], capacity: u64, foresight: Foresight) -> (u64, Vec<(usize, u32)>) {
         let refs_of = |s: ScanId| -> Vec<usize> {
             (0..trace.len()).filter(|&j| trace[j].scan == s).collect()
         };
@@ -424,6 +465,11 @@ mod tests {
                             let later: Vec<usize> =
                                 refs_of(s).into_iter().filter(|&j| j > i).collect();
                             let k = later.iter().position(|&j| trace[j].piece == p)?;
+                            if foresight == Foresight::ExactTimes {
+                                return Some(
+                                    u128::from(trace[later[k]].at.0) << PACE_FRACTION_BITS,
+                                );
+                            }
                             let latest = refs_of(s)
                                 .into_iter()
                                 .filter(|&j| j <= i)
@@ -449,12 +495,13 @@ mod tests {
     #[test]
     fn matches_the_rule_restated_from_scratch() {
         let mut rng = ChaCha8Rng::seed_from_u64(12);
-        for case in 0..150 {
+        for case in 0..200 {
             let sized = case % 2 == 1;
+            let foresight = [Foresight::ObservedPace, Foresight::ExactTimes][case / 2 % 2];
             let trace = scan_trace(&mut rng, 14, sized);
             let capacity = rng.random_range(0..=distinct_bytes(&trace) + 5);
-            let (replay, got) = victims(&trace, capacity);
-            let (loads, want) = naive(&trace, capacity);
+            let (replay, got) = victims_with(&trace, capacity, foresight);
+            let (loads, want) = naive(&trace, capacity, foresight);
             assert_eq!(
                 (replay.loads, &got),
                 (loads, &want),
@@ -476,13 +523,13 @@ mod tests {
                     .map(|t| r(t, rng.random_range(0..4), rng.random_range(0..8)))
                     .collect()
             };
-            let frames = rng.random_range(0..=trace.len() as u64);
-            let (pbm, opt) = (
-                replay_pbm(&trace, frames * PIECE),
-                replay_opt(&trace, frames * PIECE),
-            );
-            assert!(pbm.loads >= opt.loads, "case {case}: {pbm:?} < {opt:?}");
-            assert!(pbm.loads <= pbm.references);
+            let capacity = rng.random_range(0..=trace.len() as u64) * PIECE;
+            let opt = replay_opt(&trace, capacity);
+            for foresight in [Foresight::ObservedPace, Foresight::ExactTimes] {
+                let (pbm, _) = victims_with(&trace, capacity, foresight);
+                assert!(pbm.loads >= opt.loads, "case {case}: {pbm:?} < {opt:?}");
+                assert!(pbm.loads <= pbm.references);
+            }
         }
     }
 
@@ -557,5 +604,33 @@ mod tests {
         let trace = [r(0, 0, 0), r(1, 0, 0), r(2, 1, 0)];
         assert_eq!(replay_pbm(&trace, PIECE - 1).loads, 3);
         assert_eq!(replay_pbm(&[], 100), Replay::default());
+    }
+
+    #[test]
+    fn exact_times_is_opt_when_every_scan_has_started() {
+        // Once every scan has made its first reference, ExactTimes knows each resident
+        // piece's next reference exactly, as OPT does. Each scan first references a
+        // chunk of its own (100 + scan), all before anything else; then the scans move
+        // over ascending chunks in a random interleaving.
+        let mut rng = ChaCha8Rng::seed_from_u64(99);
+        for case in 0..100 {
+            let scans = rng.random_range(1..=4u64);
+            let mut trace: Vec<Reference> = (0..scans).map(|s| r(s, s, 100 + s as u32)).collect();
+            let mut cursor: Vec<u32> = (0..scans).map(|_| rng.random_range(0..6)).collect();
+            for t in 0..rng.random_range(0..40u64) {
+                let s = rng.random_range(0..scans) as usize;
+                cursor[s] += rng.random_range(1..3);
+                trace.push(r(scans + t, s as u64, cursor[s]));
+            }
+            // Room for every first reference, so none is evicted before all scans
+            // have started (they are never wanted again anyway).
+            let capacity = rng.random_range(scans..=scans + 8) * PIECE;
+            let (exact, _) = victims_with(&trace, capacity, Foresight::ExactTimes);
+            assert_eq!(
+                exact.loads,
+                replay_opt(&trace, capacity).loads,
+                "case {case}"
+            );
+        }
     }
 }
