@@ -6,13 +6,17 @@
 //! cargo run -p coopscan-sim --release --example pbm_presets -- pbm-bandwidth \
 //!     [--policies normal,pbm,pbm-lru,relevance] [--seed 42] [--json FILE]
 //! ```
+//!
+//! `pbm-bandwidth` also takes `--cores N`, `--clock-ghz G` and `--slow-cost-ratio R`
+//! (SLOW's CPU cost per chunk over FAST's, total CPU work kept): see
+//! `coopscan_sim::PbmBandwidthOptions`.
 
 use coopscan_buffer::PolicyKind;
 use coopscan_sim::{
-    mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text,
-    pbm_lru_hot, pbm_lru_hot_text, pbm_sharing, pbm_sharing_text, pbm_streams, pbm_streams_text,
-    PresetName, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS,
-    PBM_STREAMS,
+    mixed_pool, mixed_pool_text, pbm_bandwidth_text, pbm_bandwidth_with, pbm_buffer,
+    pbm_buffer_text, pbm_lru_hot, pbm_lru_hot_text, pbm_sharing, pbm_sharing_text, pbm_streams,
+    pbm_streams_text, PbmBandwidthOptions, PresetName, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT,
+    PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS, PBM_STREAMS,
 };
 use std::process::ExitCode;
 
@@ -28,6 +32,8 @@ struct Args {
     policies: Vec<PolicyKind>,
     seed: u64,
     json: Option<String>,
+    /// The machine of `pbm-bandwidth` (its flags are refused for the other presets).
+    bandwidth: PbmBandwidthOptions,
 }
 
 fn parse() -> Result<Args, String> {
@@ -41,12 +47,19 @@ fn parse() -> Result<Args, String> {
         _ => Some(name.parse::<PresetName>().map_err(|e| format!("{e}"))?),
     };
     let (mut policies, mut seed, mut json) = (DEFAULT_POLICIES.to_string(), DEFAULT_SEED, None);
+    let mut bandwidth = PbmBandwidthOptions::default();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--policies" => policies = value,
             "--seed" => seed = value.parse().map_err(|e| format!("--seed: {e}"))?,
             "--json" => json = Some(value),
+            "--cores" | "--clock-ghz" | "--slow-cost-ratio" => {
+                if preset != Some(PresetName::PbmBandwidth) {
+                    return Err(format!("{flag} is for pbm-bandwidth only"));
+                }
+                bandwidth_flag(&mut bandwidth, &flag, &value)?;
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -59,7 +72,20 @@ fn parse() -> Result<Args, String> {
         policies,
         seed,
         json,
+        bandwidth,
     })
+}
+
+/// One `pbm-bandwidth` machine flag; the simulator checks the ranges.
+fn bandwidth_flag(o: &mut PbmBandwidthOptions, flag: &str, value: &str) -> Result<(), String> {
+    let number = |v: &str| v.parse::<f64>().map_err(|e| format!("{flag}: {e}"));
+    match flag {
+        "--cores" => o.cores = value.parse().map_err(|e| format!("{flag}: {e}"))?,
+        // GHz on the command line; a non-finite product is refused by the simulator.
+        "--clock-ghz" => o.clock_hz = number(value)? * 1e9,
+        _ => o.slow_over_fast_cpu = Some(number(value)?),
+    }
+    Ok(())
 }
 
 fn run(args: &Args) -> Result<(String, String), String> {
@@ -75,7 +101,13 @@ fn run(args: &Args) -> Result<(String, String), String> {
             Ok((pbm_buffer_text(&r), json(&r)))
         }
         PresetName::PbmBandwidth => {
-            let r = pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S).map_err(err)?;
+            let r = pbm_bandwidth_with(
+                &args.policies,
+                args.seed,
+                &PBM_BANDWIDTH_MB_S,
+                &args.bandwidth,
+            )
+            .map_err(err)?;
             Ok((pbm_bandwidth_text(&r), json(&r)))
         }
         PresetName::PbmStreams => {

@@ -52,8 +52,8 @@ pub use mixed_pool::{
 };
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 pub use pbm_bandwidth::{
-    pbm_bandwidth, pbm_bandwidth_text, PbmBandwidthPoint, PbmBandwidthReport, PBM_BANDWIDTH_MB_S,
-    PBM_DEFAULT_BUFFER_PCT,
+    pbm_bandwidth, pbm_bandwidth_text, pbm_bandwidth_with, PbmBandwidthOptions, PbmBandwidthPoint,
+    PbmBandwidthReport, PBM_BANDWIDTH_MB_S, PBM_DEFAULT_BUFFER_PCT,
 };
 pub use pbm_buffer::{
     pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport,
