@@ -3,10 +3,10 @@
 //! active queries. A large volume wanted by two or more is what a buffer manager can
 //! share; the paper finds much of it in its microbenchmark, little in TPC-H.
 //!
-//! The rule is the simulator's (`coopscan_sim::sharing_potential`): sample `i` of `n`
-//! is at `(i + ½) × total / n`; a query is active when `start ≤ t < end`, and an active
-//! query wants each chunk of its ranges that it has not started processing by `t`
-//! (its first [`Consumption`] of the chunk is later than `t`).
+//! The rule is the simulator's, defined once in `coopscan_paper::sharing`: sample `i`
+//! of `n` is at `(i + ½) × total / n`; a query is active when `start ≤ t < end`, and an
+//! active query wants each chunk of its ranges that it has not started processing by
+//! `t` (its first [`Consumption`] of the chunk is later than `t`).
 //!
 //! A query's chunks are the chunks it consumed during the run. The runner keeps only
 //! runs in which every query completed, and a completed scan was delivered every chunk
@@ -20,23 +20,13 @@
 
 use crate::engine::Consumption;
 use crate::stats::QueryRun;
+use coopscan_paper::sharing::{sample_sharing, ScanWants, WantedPiece};
+pub use coopscan_paper::sharing::{SharingSample, SHARING_CLASSES, SHARING_SAMPLES};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-/// Classes of Figure 17: wanted by exactly 1, 2, 3 and ≥ 4 active queries.
-pub const SHARING_CLASSES: usize = 4;
-/// Samples over a run, as the simulator takes.
-pub const SHARING_SAMPLES: usize = 200;
 const BYTES_PER_MIB: f64 = 1_048_576.0;
-
-/// Chunks wanted by exactly 1, 2, 3 and ≥ 4 active queries at `at_s` (seconds since
-/// the run started).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct SharingSample {
-    pub at_s: f64,
-    pub chunks: [u32; SHARING_CLASSES],
-}
 
 /// Consumptions the analysis could not place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -62,20 +52,6 @@ pub struct SharingPotential {
     pub samples: Vec<SharingSample>,
 }
 
-/// What one query wants: its active interval and, per chunk it consumed (a dense
-/// index), when it first did.
-struct Wants {
-    start_s: f64,
-    end_s: f64,
-    chunks: Vec<(usize, f64)>,
-}
-
-/// The chunks the queries consumed, renumbered densely (so no allocation is sized by a
-/// chunk number), with each chunk's volume.
-struct Chunks {
-    bytes: Vec<u64>,
-}
-
 /// The sharing potential of one run: `runs` (times since the run started), the
 /// engine's `consumptions` (same clock), sampled `samples` times over `total`.
 pub fn sharing_potential(
@@ -85,28 +61,17 @@ pub fn sharing_potential(
     samples: usize,
 ) -> SharingPotential {
     let (per_query, ignored) = first_consumptions(runs, consumptions);
-    let (wants, chunks) = wants_of(runs, &per_query);
-    let total_s = total.as_secs_f64();
+    let (wants, chunk_bytes) = wants_of(runs, &per_query);
+    let sampled = sample_sharing(&wants, &chunk_bytes, total.as_secs_f64(), samples);
     let mut sum_chunks = [0.0; SHARING_CLASSES];
     let mut sum_bytes = [0.0; SHARING_CLASSES];
-    let mut wanted = vec![0u32; chunks.bytes.len()];
-    let mut out = Vec::with_capacity(samples);
-    for i in 0..samples {
-        let at_s = (i as f64 + 0.5) * total_s / samples as f64;
-        count_wanted(&wants, at_s, &mut wanted);
-        let mut sample = SharingSample {
-            at_s,
-            chunks: [0; SHARING_CLASSES],
-        };
-        for (k, &w) in wanted.iter().enumerate() {
-            let Some(class) = class_of(w) else { continue };
-            sample.chunks[class] = sample.chunks[class].saturating_add(1);
-            sum_bytes[class] += chunks.bytes.get(k).copied().unwrap_or(0) as f64;
-        }
-        for (sum, &c) in sum_chunks.iter_mut().zip(&sample.chunks) {
+    for s in &sampled {
+        for (sum, &c) in sum_chunks.iter_mut().zip(&s.sample.chunks) {
             *sum += f64::from(c);
         }
-        out.push(sample);
+        for (sum, &b) in sum_bytes.iter_mut().zip(&s.bytes) {
+            *sum += b as f64;
+        }
     }
     let n = samples.max(1) as f64;
     let mean_chunks = sum_chunks.map(|s| s / n);
@@ -116,7 +81,7 @@ pub fn sharing_potential(
         mean_mib,
         shared_fraction: shared_fraction(&mean_mib),
         ignored,
-        samples: out,
+        samples: sampled.into_iter().map(|s| s.sample).collect(),
     }
 }
 
@@ -150,15 +115,18 @@ fn first_consumptions(
     (per_query, ignored)
 }
 
-fn wants_of(runs: &[QueryRun], per_query: &PerQuery) -> (Vec<Wants>, Chunks) {
+/// Per query: its active interval and the chunks it consumed, each wanted until its
+/// first delivery. Chunks are renumbered densely (so no allocation is sized by a chunk
+/// number); with them, each chunk's volume.
+fn wants_of(runs: &[QueryRun], per_query: &PerQuery) -> (Vec<ScanWants>, Vec<u64>) {
     let mut dense: BTreeMap<u32, usize> = BTreeMap::new();
     let mut bytes: Vec<u64> = Vec::new();
-    let mut wants: Vec<Wants> = runs
+    let mut wants: Vec<ScanWants> = runs
         .iter()
-        .map(|r| Wants {
+        .map(|r| ScanWants {
             start_s: r.start.as_secs_f64(),
             end_s: r.end.as_secs_f64(),
-            chunks: Vec::new(),
+            pieces: Vec::new(),
         })
         .collect();
     for (&(q, chunk), &(at, delivered)) in per_query {
@@ -168,27 +136,12 @@ fn wants_of(runs: &[QueryRun], per_query: &PerQuery) -> (Vec<Wants>, Chunks) {
             bytes.push(0);
         }
         bytes[k] = bytes[k].max(delivered);
-        wants[q].chunks.push((k, at.as_secs_f64()));
+        wants[q].pieces.push(WantedPiece {
+            piece: k,
+            until_s: at.as_secs_f64(),
+        });
     }
-    (wants, Chunks { bytes })
-}
-
-/// Sets `wanted[k]` to the number of queries active at `at_s` that want chunk `k`.
-fn count_wanted(wants: &[Wants], at_s: f64, wanted: &mut [u32]) {
-    wanted.iter_mut().for_each(|w| *w = 0);
-    for q in wants.iter().filter(|q| q.start_s <= at_s && at_s < q.end_s) {
-        for &(k, _) in q.chunks.iter().filter(|&&(_, from_s)| from_s > at_s) {
-            if let Some(w) = wanted.get_mut(k) {
-                *w = w.saturating_add(1);
-            }
-        }
-    }
-}
-
-/// Class index of a chunk wanted by `wanted` queries; `None` when nobody wants it.
-fn class_of(wanted: u32) -> Option<usize> {
-    let wanted = usize::try_from(wanted).ok()?;
-    (wanted > 0).then(|| wanted.min(SHARING_CLASSES) - 1)
+    (wants, bytes)
 }
 
 fn shared_fraction(mean_mib: &[f64; SHARING_CLASSES]) -> f64 {
@@ -205,12 +158,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classes_cap_at_four_or_more() {
-        assert_eq!(class_of(0), None);
-        assert_eq!(class_of(1), Some(0));
-        assert_eq!(class_of(3), Some(2));
-        assert_eq!(class_of(4), Some(3));
-        assert_eq!(class_of(u32::MAX), Some(3));
+    fn shared_fraction_is_the_volume_wanted_by_two_or_more() {
         assert_eq!(shared_fraction(&[0.0; SHARING_CLASSES]), 0.0);
         assert_eq!(shared_fraction(&[1.0, 1.0, 0.0, 2.0]), 0.75);
     }

@@ -11,8 +11,10 @@
 //! * [`table4`]: VLDB 2007 §6.3.1, Table 4, column overlap on a synthetic table.
 //! * [`published`]: the shape of a published table, shared by Tables 2 and 3.
 //! * [`stats`]: Table 2's statistics (stream time, normalized latency).
+//! * [`sharing`]: PBM 2012 Figure 17, sharing potential (the classes and the sampling).
 
 pub mod published;
+pub mod sharing;
 pub mod stats;
 pub mod table2;
 pub mod table3;

@@ -14,24 +14,15 @@ use crate::pbm_bandwidth::PBM_DEFAULT_BUFFER_PCT;
 use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
 use crate::presets::table2_config;
 use crate::result::RunResult;
+use crate::timeline::Timeline;
 use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
+use coopscan_paper::sharing::{sample_sharing, ScanWants, WantedPiece};
+pub use coopscan_paper::sharing::{SharingSample, SHARING_CLASSES, SHARING_SAMPLES};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-
-/// Classes of Figure 17: wanted by 1, 2, 3 and ≥ 4 scans.
-pub const SHARING_CLASSES: usize = 4;
-/// Samples over a run (evenly spaced, at the middle of each interval).
-pub const SHARING_SAMPLES: usize = 200;
-
-/// Chunks wanted by exactly 1, 2, 3 and ≥ 4 active scans at `at_s`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct SharingSample {
-    pub at_s: f64,
-    pub chunks: [u32; SHARING_CLASSES],
-}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PbmSharingRun {
@@ -52,8 +43,9 @@ pub struct PbmSharingReport {
     pub runs: Vec<PbmSharingRun>,
 }
 
-/// Sharing potential of one run, sampled `samples` times over its length. Needs the
-/// run's timeline (processing intervals).
+/// Sharing potential of one run, sampled `samples` times over its length, by the
+/// paper crate's rule (`coopscan_paper::sharing`). Needs the run's timeline
+/// (processing intervals).
 pub fn sharing_potential(
     workload: &Workload,
     run: &RunResult,
@@ -63,47 +55,70 @@ pub fn sharing_potential(
     let timeline = run.timeline.as_ref().ok_or_else(|| {
         SimError::InvalidSetup("sharing potential needs a run with a timeline".into())
     })?;
+    let scans = scan_wants(workload, run, timeline)?;
+    // Every simulated chunk holds `chunk_bytes`, and the report scales chunk counts by
+    // it, so only the counts are kept: each chunk weighs one here.
+    let weights = vec![1u64; chunk_count as usize];
+    Ok(sample_sharing(&scans, &weights, run.total_time_s, samples)
+        .into_iter()
+        .map(|s| s.sample)
+        .collect())
+}
+
+/// Per query of the run (the engine's index): its active interval and each chunk of
+/// its ranges, wanted until it starts processing the chunk.
+fn scan_wants(
+    workload: &Workload,
+    run: &RunResult,
+    timeline: &Timeline,
+) -> Result<Vec<ScanWants>, SimError> {
     let specs: HashMap<&str, &QuerySpec> = workload
         .streams
         .iter()
         .flat_map(|s| &s.queries)
         .map(|q| (q.name.as_str(), q))
         .collect();
-    // When each query (the engine's index) starts processing each chunk.
-    let mut started: Vec<HashMap<u32, f64>> = vec![HashMap::new(); run.queries.len()];
-    for p in &timeline.processing {
-        if let Some(s) = started.get_mut(p.query) {
-            s.insert(p.chunk, p.from_s);
-        }
-    }
-    let mut out = Vec::with_capacity(samples);
-    let mut wanted = vec![0u32; chunk_count as usize];
-    for i in 0..samples {
-        let at = (i as f64 + 0.5) * run.total_time_s / samples as f64;
-        wanted.iter_mut().for_each(|w| *w = 0);
-        for (q, result) in run.queries.iter().enumerate() {
-            if !(result.start_s <= at && at < result.end_s) {
-                continue;
-            }
+    let started = processing_starts(run, timeline);
+    run.queries
+        .iter()
+        .zip(&started)
+        .map(|(result, started)| {
             let spec = specs.get(result.name.as_str()).ok_or_else(|| {
                 SimError::InvalidSetup(format!("{} is not in the workload", result.name))
             })?;
-            for chunk in spec.chunks.iter().flat_map(|r| r.clone()) {
-                let taken = started[q].get(&chunk).is_some_and(|&from| from <= at);
-                if !taken {
-                    if let Some(w) = wanted.get_mut(chunk as usize) {
-                        *w += 1;
-                    }
-                }
-            }
+            // A set, so a chunk in two overlapping ranges is still wanted once.
+            let chunks: BTreeMap<u32, f64> = spec
+                .chunks
+                .iter()
+                .flat_map(|r| r.clone())
+                .map(|c| (c, started.get(&c).copied().unwrap_or(f64::INFINITY)))
+                .collect();
+            Ok(ScanWants {
+                start_s: result.start_s,
+                end_s: result.end_s,
+                pieces: chunks
+                    .into_iter()
+                    .map(|(c, until_s)| WantedPiece {
+                        piece: c as usize,
+                        until_s,
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Per query (the engine's index): when it starts processing each chunk (the first
+/// time, should it process one twice).
+fn processing_starts(run: &RunResult, timeline: &Timeline) -> Vec<HashMap<u32, f64>> {
+    let mut started: Vec<HashMap<u32, f64>> = vec![HashMap::new(); run.queries.len()];
+    for p in &timeline.processing {
+        if let Some(s) = started.get_mut(p.query) {
+            let from = s.entry(p.chunk).or_insert(p.from_s);
+            *from = from.min(p.from_s);
         }
-        let mut chunks = [0u32; SHARING_CLASSES];
-        for &w in wanted.iter().filter(|&&w| w > 0) {
-            chunks[(w as usize).min(SHARING_CLASSES) - 1] += 1;
-        }
-        out.push(SharingSample { at_s: at, chunks });
     }
-    Ok(out)
+    started
 }
 
 /// The microbenchmark at a 40 % buffer under every policy, with its sharing potential.
