@@ -7,7 +7,8 @@
 //! 4. standalone cold runs: each query type alone on a fresh policy run (cold buffer),
 //!    `standalone_runs` times, the median kept;
 //! 5. per policy: a fresh policy run, the timed streams, statistics (for `pbm-sharing`
-//!    also the sharing potential, from the engine's consumptions).
+//!    also the sharing potential, from the engine's consumptions); with a trace
+//!    directory, the run's piece-reference trace is kept there.
 
 use crate::calibration::{Calibration, BYTES_PER_MB};
 use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
@@ -22,6 +23,7 @@ use crate::workload::{standalone_queries, QueryInstance, Workload, WorkloadSpec}
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const PROGRESS_TEMPLATE: &str = "{prefix:>12} [{elapsed_precise}] {wide_bar} {pos}/{len}";
@@ -49,6 +51,9 @@ pub struct BenchInput<'a> {
     pub reference: &'a dyn QueryEngine,
     /// Draw progress bars on stderr.
     pub progress: bool,
+    /// Keep each policy's timed-run trace here, as [`trace_path`] names it (engines
+    /// that record none write nothing).
+    pub trace_dir: Option<&'a Path>,
 }
 
 /// One policy's results.
@@ -114,6 +119,13 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
         let sharing = params.preset == PBM_SHARING;
         let measured = run_policy(policy, run.as_ref(), &workload, &references, &bar, sharing)?;
         bar.finish_and_clear();
+        if let Some(dir) = input.trace_dir {
+            save_trace(
+                run.as_ref(),
+                &trace_path(dir, &params.label, policy),
+                policy,
+            )?;
+        }
         drop(run); // free this policy's buffer before the next starts
         policies.push(PolicyResult {
             name: policy.clone(),
@@ -133,6 +145,43 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
         reference_queries: references.len(),
         policies,
     })
+}
+
+/// Where a run's trace is kept under `dir`: `<label>-<policy>.trace`, each name reduced
+/// to ASCII letters, digits, `.` and `_` with `-` between words (`table2 · io`,
+/// `relevance/knapsack` → `table2-io-relevance-knapsack.trace`).
+pub fn trace_path(dir: &Path, label: &str, policy: &str) -> PathBuf {
+    dir.join(format!("{}-{}.trace", file_safe(label), file_safe(policy)))
+}
+
+fn file_safe(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+/// Writes `run`'s trace to `path`; nothing when the engine records none. The trace is
+/// built in memory first (40 bytes per reference: a few MB for the largest presets),
+/// so a failed write never leaves half a file that `coopscan opt` would refuse later.
+fn save_trace(run: &dyn PolicyRun, path: &Path, policy: &str) -> Result<(), BenchError> {
+    let error = |source| BenchError::Trace {
+        policy: policy.to_string(),
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    match run.write_trace(&mut bytes) {
+        None => Ok(()),
+        Some(written) => written
+            .and_then(|()| std::fs::write(path, &bytes))
+            .map_err(error),
+    }
 }
 
 /// The device bandwidth of a run: `bandwidth_mb` (else the calibration's) times
@@ -256,4 +305,32 @@ pub fn device_shortfall(report: &BenchReport) -> Option<f64> {
     }
     let got = report.table.fast_read_bytes as f64 / alone_s / BYTES_PER_MB;
     (got < DEVICE_SHORTFALL * throttle).then_some(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trace_path;
+    use std::path::Path;
+
+    #[test]
+    fn a_trace_is_named_by_its_run_and_policy_in_file_safe_words() {
+        let dir = Path::new("t");
+        assert_eq!(
+            trace_path(dir, "table2", "pbm"),
+            dir.join("table2-pbm.trace")
+        );
+        assert_eq!(
+            trace_path(dir, "table2 (DSM) · io", "relevance/knapsack"),
+            dir.join("table2-DSM-io-relevance-knapsack.trace")
+        );
+        assert_eq!(
+            trace_path(dir, "FS-1,10 buffer 12.5 %", "pbm-lru"),
+            dir.join("FS-1-10-buffer-12.5-pbm-lru.trace")
+        );
+        // Nothing in a label can climb out of the directory.
+        assert_eq!(
+            trace_path(dir, "../../etc", "x"),
+            dir.join("..-..-etc-x.trace")
+        );
+    }
 }

@@ -100,6 +100,13 @@ pub trait PolicyRun {
     fn consumptions(&self) -> Option<Vec<Consumption>> {
         None
     }
+    /// Writes the piece-reference trace this run recorded, in `coopscan_buffer`'s
+    /// binary format (`coopscan opt` replays it); `None` when the engine records none.
+    /// Called after the timed run, after [`PolicyRun::opt_chunk_loads`], and only when
+    /// the caller keeps traces ([`crate::BenchInput::trace_dir`]).
+    fn write_trace(&self, _out: &mut dyn std::io::Write) -> Option<std::io::Result<()>> {
+        None
+    }
     /// Time the engine's buffer manager spent deciding since this run started (the
     /// paper's scheduling cost, Figure 8); `None` when the engine does not measure it.
     fn scheduling(&self) -> Option<SchedulingCost> {

@@ -44,4 +44,10 @@ pub enum BenchError {
     },
     #[error("{0}: a stream thread panicked")]
     StreamPanicked(String),
+    #[error("{policy}: cannot write the trace {}: {source}", path.display())]
+    Trace {
+        policy: String,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }

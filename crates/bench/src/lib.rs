@@ -30,8 +30,8 @@ pub mod stats;
 pub mod workload;
 
 pub use bench::{
-    device_shortfall, resolve_bandwidth, run_benchmark, BenchInput, BenchReport, PolicyResult,
-    TableInfo,
+    device_shortfall, resolve_bandwidth, run_benchmark, trace_path, BenchInput, BenchReport,
+    PolicyResult, TableInfo,
 };
 pub use calibration::{calibrate, Calibration, CalibrationInput};
 pub use engine::{

@@ -26,6 +26,7 @@ fn report_of(params: coopscan_bench::Params) -> BenchReport {
         factory: &factory,
         reference: &Reference,
         progress: false,
+        trace_dir: None,
     };
     run_benchmark(&input).unwrap()
 }

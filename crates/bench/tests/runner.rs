@@ -24,6 +24,7 @@ fn run_small(wrong_answer_for: Option<u64>) -> Result<BenchReport, BenchError> {
         factory: &factory,
         reference: &Reference,
         progress: false,
+        trace_dir: None,
     })
 }
 

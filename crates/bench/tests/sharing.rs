@@ -178,6 +178,7 @@ fn run(params: &Params, per_query: Duration) -> BenchReport {
         factory: &factory,
         reference: &Reference,
         progress: false,
+        trace_dir: None,
     })
     .unwrap()
 }

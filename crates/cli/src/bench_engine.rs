@@ -198,6 +198,11 @@ impl PolicyRun for DfRun {
         Some(out)
     }
 
+    /// The same references OPT replayed, in `coopscan_buffer`'s trace format.
+    fn write_trace(&self, out: &mut dyn std::io::Write) -> Option<std::io::Result<()>> {
+        Some(coopscan_buffer::write_trace(out, &self.trace()))
+    }
+
     fn scheduling(&self) -> Option<SchedulingCost> {
         let s = self.runtime.scheduling();
         Some(SchedulingCost {

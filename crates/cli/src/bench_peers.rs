@@ -204,6 +204,8 @@ pub fn run_peer(
         factory: &start,
         reference,
         progress: true,
+        // A peer's buffer is its own: it records no piece references.
+        trace_dir: None,
     };
     run_benchmark(&input)
         .with_context(|| format!("benchmark run {} on {}", params.label, peer.name()))

@@ -99,6 +99,11 @@ pub struct BenchArgs {
     /// capped page cache) and cached (everything in memory, CPU bound).
     #[arg(long, default_value = "io")]
     pub regimes: String,
+    /// Keep every coopscan policy's piece-reference trace of its timed run in this
+    /// directory (created if missing), as `<run label>-<policy>.trace`; replay one with
+    /// `coopscan opt FILE`.
+    #[arg(long, value_name = "DIR")]
+    pub trace: Option<PathBuf>,
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
@@ -115,6 +120,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let paths = report_paths(args)?;
     check_writable(&paths.json)?;
     check_writable(&paths.html)?;
+    if let Some(dir) = &args.trace {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--trace: creating {}", dir.display()))?;
+    }
     let tokio = Arc::new(
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -235,6 +244,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     factory: &start,
                     reference: &checked,
                     progress: true,
+                    trace_dir: args.trace.as_deref(),
                 };
                 report = Some(
                     run_benchmark(&input)

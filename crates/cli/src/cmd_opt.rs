@@ -6,7 +6,8 @@
 //! loads − the PBM replay of its trace is what read-ahead and timing add.
 //!
 //! ```text
-//! coopscan sim --preset table2 --policies pbm --trace traces/
+//! coopscan sim --preset table2 --policies pbm --trace traces/     (simulated run)
+//! coopscan bench --policies pbm --trace traces/                    (real run)
 //! coopscan opt traces/table2-pbm.trace --buffer-pct 10,25,50,100
 //! ```
 //!
@@ -19,8 +20,8 @@ use std::path::PathBuf;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct OptArgs {
-    /// A trace file (`coopscan sim --trace DIR` writes them; format in
-    /// crates/buffer/src/trace.rs).
+    /// A trace file (`coopscan sim --trace DIR` and `coopscan bench --trace DIR` write
+    /// them; format in crates/buffer/src/trace.rs).
     pub trace: PathBuf,
     /// Buffer sizes as % of the distinct bytes the trace references, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "10,20,40,60,80,100")]

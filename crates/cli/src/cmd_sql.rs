@@ -55,8 +55,10 @@ pub struct SqlArgs {
     /// A table to query, as NAME=DIR (repeatable).
     #[arg(long = "table", value_name = "NAME=DIR", required = true)]
     pub tables: Vec<String>,
-    /// normal | attach | elevator | relevance (CScans sharing one ABM per table), or
-    /// scan (in-order scans, no buffer manager).
+    /// normal | attach | elevator | relevance | pbm | pbm-lru | mixed | pbm-throttle |
+    /// pbm-opportunistic (one buffer per table: CScans, or in-order Scans for plans
+    /// that need `_rowid` order), or scan (in-order scans straight from storage, no
+    /// buffer manager).
     #[arg(long, default_value = "relevance", value_parser = parse_policy)]
     pub policy: SqlPolicy,
     /// ABM buffer frames (chunks) per table.

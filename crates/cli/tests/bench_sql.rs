@@ -329,3 +329,94 @@ fn pbm_sharing_reports_what_every_query_consumed() {
         );
     }
 }
+
+#[test]
+fn bench_keeps_each_policys_trace_and_opt_replays_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let traces = tmp.path().join("traces");
+    let args = [
+        "bench",
+        "--sf",
+        "0.01",
+        "--chunk-mb",
+        "1",
+        "--streams",
+        "3",
+        "--queries",
+        "2",
+        "--policies",
+        "normal,relevance",
+        "--standalone-runs",
+        "1",
+        "--trace",
+        traces.to_str().expect("utf8"),
+    ];
+    let report = bench_json(&args, tmp.path());
+    for policy in ["normal", "relevance"] {
+        let path = traces.join(format!("table2-{policy}.trace"));
+        let file = std::fs::File::open(&path).expect("the bench kept the trace");
+        let trace = coopscan_buffer::read_trace(std::io::BufReader::new(file)).expect("readable");
+        // Each of the 6 queries took each piece of its ranges once: a piece named
+        // twice by one scan would be a tuple delivered twice.
+        let mut seen = std::collections::HashSet::new();
+        for r in &trace {
+            assert!(seen.insert((r.scan, r.piece)), "{policy}: {r:?} twice");
+        }
+        let scans: std::collections::HashSet<_> = trace.iter().map(|r| r.scan).collect();
+        assert_eq!(scans.len(), 6, "{policy}: 3 streams × 2 queries");
+        // With room for everything, OPT loads each distinct piece once: counted here
+        // from the file, then by `coopscan opt` from the same file.
+        let pieces: std::collections::HashSet<_> = trace.iter().map(|r| r.piece).collect();
+        let out = coopscan(
+            &["opt", path.to_str().expect("utf8"), "--buffer-pct", "100"],
+            tmp.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let row = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("100%"))
+            .unwrap_or_else(|| panic!("no 100% row in {stdout}"));
+        let opt_loads: usize = row
+            .split_whitespace()
+            .nth(2)
+            .expect("OPT loads")
+            .parse()
+            .expect("number");
+        assert_eq!(opt_loads, pieces.len(), "{policy}: {row}");
+        // The bench's own OPT replayed these references: at its smaller buffer it
+        // needs at least one load per distinct piece.
+        let bench_opt = report["policies"][policy]["opt_chunk_loads"]
+            .as_u64()
+            .expect("opt");
+        assert!(
+            bench_opt >= pieces.len() as u64,
+            "{policy}: {bench_opt} < {}",
+            pieces.len()
+        );
+    }
+}
+
+#[test]
+fn bench_refuses_a_trace_directory_it_cannot_create() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let blocker = tmp.path().join("a-file");
+    std::fs::write(&blocker, b"not a directory").expect("write");
+    let out = coopscan(
+        &[
+            "bench",
+            "--sf",
+            "0.01",
+            "--trace",
+            blocker.join("traces").to_str().expect("utf8"),
+        ],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--trace"), "{stderr}");
+}
