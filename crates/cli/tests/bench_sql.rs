@@ -171,6 +171,23 @@ fn bench_regenerates_a_cached_dataset_it_cannot_read() {
     );
 }
 
+/// `bench` on SF 0.01 in 1 MB chunks, 3 streams × 2 queries, then `extra`.
+fn tiny_bench<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "bench",
+        "--sf",
+        "0.01",
+        "--chunk-mb",
+        "1",
+        "--streams",
+        "3",
+        "--queries",
+        "2",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// A `bench` run's JSON report in `dir`, after asserting the command succeeded.
 fn bench_json(args: &[&str], dir: &Path) -> serde_json::Value {
     let json = dir.join("out.json");
@@ -285,23 +302,14 @@ fn table4_runs_every_family_on_the_synthetic_relation() {
 #[test]
 fn pbm_sharing_reports_what_every_query_consumed() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let args = [
-        "bench",
+    let args = tiny_bench(&[
         "--preset",
         "pbm-sharing",
-        "--sf",
-        "0.01",
-        "--chunk-mb",
-        "1",
-        "--streams",
-        "3",
-        "--queries",
-        "2",
         "--policies",
         "pbm,relevance",
         "--standalone-runs",
         "1",
-    ];
+    ]);
     let report = bench_json(&args, tmp.path());
     let table_mib = report["table"]["bytes"].as_f64().expect("table bytes") / 1_048_576.0;
     for policy in ["pbm", "relevance"] {
@@ -334,23 +342,14 @@ fn pbm_sharing_reports_what_every_query_consumed() {
 fn bench_keeps_each_policys_trace_and_opt_replays_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let traces = tmp.path().join("traces");
-    let args = [
-        "bench",
-        "--sf",
-        "0.01",
-        "--chunk-mb",
-        "1",
-        "--streams",
-        "3",
-        "--queries",
-        "2",
+    let args = tiny_bench(&[
         "--policies",
         "normal,relevance",
         "--standalone-runs",
         "1",
         "--trace",
         traces.to_str().expect("utf8"),
-    ];
+    ]);
     let report = bench_json(&args, tmp.path());
     for policy in ["normal", "relevance"] {
         let path = traces.join(format!("table2-{policy}.trace"));
