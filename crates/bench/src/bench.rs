@@ -148,8 +148,8 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
 }
 
 /// Where a run's trace is kept under `dir`: `<label>-<policy>.trace`, each name reduced
-/// to ASCII letters, digits, `.` and `_` with `-` between words (`table2 · io`,
-/// `relevance/knapsack` → `table2-io-relevance-knapsack.trace`).
+/// to ASCII letters, digits, `.` and `_` with `-` between words (`table2 · I/O bound`,
+/// `relevance/knapsack` → `table2-I-O-bound-relevance-knapsack.trace`).
 pub fn trace_path(dir: &Path, label: &str, policy: &str) -> PathBuf {
     dir.join(format!("{}-{}.trace", file_safe(label), file_safe(policy)))
 }

@@ -161,10 +161,11 @@ pub(crate) fn decode_ints<T: Int>(
     let index_mask = padded.len() - 1;
     let mut max_code = 0u64;
     let any = !keep.is_empty();
-    out.reserve(keep.len());
-    packed.unpack(keep, |c| {
+    let start = out.len();
+    out.resize(start + keep.len(), T::default());
+    packed.unpack_to(keep, &mut out[start..], |c| {
         max_code = max_code.max(c);
-        out.push(padded[c as usize & index_mask]);
+        padded[c as usize & index_mask]
     })?;
     if any && max_code >= entries as u64 {
         return Err(bad_code(max_code, entries));
