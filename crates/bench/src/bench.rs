@@ -98,6 +98,7 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
         seed: params.seed,
         stagger: Duration::from_secs_f64(stagger_s),
         table_rows: input.table.rows,
+        in_order_pct: params.in_order_pct,
     })?;
     let alone = standalone_queries(&params.mix, input.table.rows, params.seed);
     let bar = progress_bar(

@@ -160,6 +160,7 @@ pub fn calibrate_measured(
         index: 0,
         query_type: QueryType { kind, percent: 100 },
         rows: 0..table_rows,
+        in_order: false,
     };
     let (fast_cpu_s, fast_wall_s) = measure_query(engine, &full(QueryKind::Fast))?;
     let (slow_cpu_s, slow_wall_s) = measure_query(engine, &full(QueryKind::Slow))?;

@@ -20,6 +20,8 @@ pub enum BenchError {
         streams: usize,
         queries_per_stream: usize,
     },
+    #[error("--in-order-pct must be a share of the queries from 0 to 100 (got {0})")]
+    InOrderPct(u32),
     #[error("policy {policy}: cannot set up the run: {source:#}")]
     Setup {
         policy: String,

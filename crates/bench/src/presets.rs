@@ -8,6 +8,7 @@
 
 use crate::error::BenchError;
 use crate::mix::Mix;
+use crate::workload::MAX_IN_ORDER_PCT;
 use coopscan_paper::published::Published;
 use coopscan_paper::{table2, table3};
 use serde::Serialize;
@@ -94,6 +95,9 @@ pub struct Params {
     pub slow_cpu_over_fast_read: f64,
     /// Stream starts apart by this fraction of F-100's read time, unless `stagger_s`.
     pub stagger_over_scan: f64,
+    /// Share of the queries, in %, that read in table order (in-order Scans beside
+    /// CScans in one pool, 2012 paper §2.3); each query is drawn with this probability.
+    pub in_order_pct: u32,
 }
 
 /// Command-line overrides, applied to every run of a preset (overriding the swept
@@ -114,6 +118,7 @@ pub struct Overrides {
     pub layout: Option<String>,
     /// Tuples of the synthetic relation (runs over lineitem ignore it).
     pub synthetic_rows: Option<u64>,
+    pub in_order_pct: Option<u32>,
 }
 
 impl Overrides {
@@ -125,6 +130,7 @@ impl Overrides {
         set(&mut params.seed, self.seed);
         set(&mut params.standalone_runs, self.standalone_runs);
         set(&mut params.query_threads, self.query_threads);
+        set(&mut params.in_order_pct, self.in_order_pct);
         if self.bandwidth_mb.is_some() {
             params.bandwidth_mb = self.bandwidth_mb;
         }
@@ -156,6 +162,13 @@ fn set<T: Copy>(slot: &mut T, value: Option<T>) {
 
 /// The preset whose runs get the sharing-potential analysis (Figure 17).
 pub const PBM_SHARING: &str = "pbm-sharing";
+/// Scans and CScans in one pool (2012 paper §2.3/§5), the simulator's `mixed-pool` on
+/// the real engine.
+pub const MIXED_POOL: &str = "mixed-pool";
+/// `mixed-pool`'s buffer sizes, % of the table (the simulator's `MIXED_BUFFER_PCT`).
+const MIXED_POOL_BUFFER_PCT: [f64; 3] = [10.0, 40.0, 80.0];
+/// `mixed-pool`'s share of in-order queries in the mix, %.
+pub const MIXED_POOL_IN_ORDER_PCT: u32 = 50;
 /// The names [`preset`] accepts.
 pub const PRESETS: &[&str] = &[
     "table2",
@@ -169,6 +182,7 @@ pub const PRESETS: &[&str] = &[
     "pbm-bandwidth",
     "pbm-streams",
     PBM_SHARING,
+    MIXED_POOL,
 ];
 /// The 2012 paper's comparison: LRU (our `normal`: in-order scans, LRU), PBM, its
 /// PBM/LRU sketch (`pbm-lru`) and CScans (`relevance`).
@@ -192,6 +206,7 @@ pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchErr
         "pbm-streams" => pbm_streams(),
         "pbm-bandwidth" => pbm_bandwidth(),
         PBM_SHARING => vec![pbm_sharing()],
+        MIXED_POOL => mixed_pool(),
         _ => return Err(BenchError::UnknownPreset(name.to_string())),
     };
     for run in &mut runs {
@@ -250,6 +265,9 @@ pub fn check_params(params: &Params) -> Result<(), BenchError> {
     if !(1..=MAX_QUERY_THREADS).contains(&params.query_threads) {
         return bad(&format!("query_threads must be in 1..={MAX_QUERY_THREADS}"));
     }
+    if params.in_order_pct > MAX_IN_ORDER_PCT {
+        return bad(&format!("in_order_pct must be in 0..={MAX_IN_ORDER_PCT}"));
+    }
     if !LAYOUTS.contains(&params.layout.as_str()) {
         return bad(&format!("layout must be one of {}", LAYOUTS.join(", ")));
     }
@@ -286,6 +304,7 @@ pub fn table2() -> Params {
         dataset: Dataset::Lineitem,
         slow_cpu_over_fast_read: table2::SLOW_CPU_OVER_READ,
         stagger_over_scan: PAPER_STAGGER_OVER_SCAN,
+        in_order_pct: 0,
     }
 }
 
@@ -490,6 +509,38 @@ pub fn pbm_sharing() -> Params {
     })
 }
 
+/// Scans and CScans in one pool: the `pbm-buffer` workload at 10, 40 and 80 % buffers,
+/// three runs per size over the same queries: all of them in order under PBM (a
+/// system without CScans), none in order under relevance (the least I/O any mix can
+/// need, as every query may reorder), and a seeded [`MIXED_POOL_IN_ORDER_PCT`] % in
+/// order under `mixed` (one temperature for both kinds) and under relevance (its own
+/// keepRelevance eviction). Each report has OPT on its references beside the loads.
+pub fn mixed_pool() -> Vec<Params> {
+    let run = |pct: f64, in_order: u32, what: &str, policies: &[&str]| {
+        pbm_variant(format!("buffer {pct}%, {what}"), "FS-1,10,50,100", |p| {
+            p.preset = MIXED_POOL.into();
+            p.buffer_pct = pct;
+            p.in_order_pct = in_order;
+            p.policies = policies.iter().map(|s| s.to_string()).collect();
+        })
+    };
+    MIXED_POOL_BUFFER_PCT
+        .into_iter()
+        .flat_map(|pct| {
+            [
+                run(pct, 100, "all Scans", &["pbm"]),
+                run(pct, 0, "all CScans", &["relevance"]),
+                run(
+                    pct,
+                    MIXED_POOL_IN_ORDER_PCT,
+                    &format!("{MIXED_POOL_IN_ORDER_PCT}% Scans"),
+                    &["mixed", "relevance"],
+                ),
+            ]
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,6 +564,18 @@ mod tests {
         // 700 MB/s is the paper's default: the calibrated bandwidth itself.
         assert!(bw.iter().any(|p| p.bandwidth_scale == 1.0));
         assert!((bw[0].bandwidth_scale - 200.0 / 700.0).abs() < 1e-12);
+        let mixed = preset("mixed-pool", &none).unwrap();
+        assert_eq!(mixed.len(), 9);
+        let shares: Vec<u32> = mixed.iter().map(|p| p.in_order_pct).collect();
+        assert_eq!(shares[..3], [100, 0, MIXED_POOL_IN_ORDER_PCT]);
+        assert_eq!(mixed[2].policies, ["mixed", "relevance"]);
+        assert_eq!(mixed[8].buffer_pct, 80.0);
+        assert!(mixed.iter().all(|p| p.mix.name == mixed[0].mix.name));
+        let too_many = Overrides {
+            in_order_pct: Some(101),
+            ..Overrides::default()
+        };
+        assert!(preset("table2", &too_many).is_err());
         let sharing = preset("pbm-sharing", &none).unwrap();
         assert_eq!(sharing.len(), 1);
         assert_eq!(sharing[0].buffer_pct, 40.0);

@@ -19,6 +19,11 @@ pub const STANDALONE_ID_BASE: u64 = 1 << 40;
 /// Mixed into the seed for the standalone queries' starts, so they do not repeat the
 /// first stream's ranges.
 const STANDALONE_SEED_SALT: u64 = 0x5354_414e_4441_4c4f; // "STANDALO"
+/// Seeds the choice of in-order queries apart from the workload's draws, so a share of
+/// 0 % leaves the workload exactly as without it.
+const IN_ORDER_SEED_SALT: u64 = 0x494e_4f52_4445_5221; // "INORDER!"
+/// A share is a whole percentage of the queries.
+pub const MAX_IN_ORDER_PCT: u32 = 100;
 const PERCENT_WHOLE: u128 = 100;
 
 /// One query to run: the engine tags its scan with `id` so loads can be attributed.
@@ -32,6 +37,9 @@ pub struct QueryInstance {
     pub query_type: QueryType,
     /// Rows scanned: `len == rows_for_percent(table_rows, percent)`.
     pub rows: Range<u64>,
+    /// Reads its rows in table order (an in-order Scan, as a plan that needs order
+    /// would); otherwise in any order the engine likes (a CScan in coopscan).
+    pub in_order: bool,
 }
 
 impl std::fmt::Display for QueryInstance {
@@ -43,10 +51,12 @@ impl std::fmt::Display for QueryInstance {
             index,
             query_type,
             rows,
+            in_order,
         } = self;
+        let order = if *in_order { ", in order" } else { "" };
         write!(
             f,
-            "{query_type} #{id} (stream {stream}, query {index}, rows {rows:?})"
+            "{query_type} #{id} (stream {stream}, query {index}, rows {rows:?}{order})"
         )
     }
 }
@@ -67,6 +77,9 @@ pub struct WorkloadSpec {
     pub seed: u64,
     pub stagger: Duration,
     pub table_rows: u64,
+    /// Each query reads in table order with this probability, in % (the 2012 paper's
+    /// Scans beside CScans in one pool; drawn as the simulator's `mixed-pool` does).
+    pub in_order_pct: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -96,12 +109,23 @@ impl Workload {
                             index,
                             query_type,
                             rows,
+                            in_order: false,
                         }
                     })
                     .collect(),
             })
             .collect();
-        Ok(Workload { streams })
+        let mut workload = Workload { streams };
+        workload.choose_in_order(spec.in_order_pct, spec.seed);
+        Ok(workload)
+    }
+
+    /// Marks each query in order with probability `pct` %, from its own seeded draws.
+    fn choose_in_order(&mut self, pct: u32, seed: u64) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ IN_ORDER_SEED_SALT);
+        for q in self.streams.iter_mut().flat_map(|s| s.queries.iter_mut()) {
+            q.in_order = rng.random_range(0..MAX_IN_ORDER_PCT) < pct;
+        }
     }
 
     pub fn queries(&self) -> impl Iterator<Item = &QueryInstance> {
@@ -116,6 +140,9 @@ impl Workload {
 fn check_spec(spec: &WorkloadSpec) -> Result<(), BenchError> {
     if spec.table_rows == 0 {
         return Err(BenchError::EmptyTable);
+    }
+    if spec.in_order_pct > MAX_IN_ORDER_PCT {
+        return Err(BenchError::InOrderPct(spec.in_order_pct));
     }
     if spec.streams == 0 || spec.queries_per_stream == 0 {
         return Err(BenchError::EmptyWorkload {
@@ -139,6 +166,7 @@ pub fn standalone_queries(mix: &Mix, table_rows: u64, seed: u64) -> Vec<QueryIns
             index: 0,
             query_type,
             rows: draw_range(&mut rng, table_rows, query_type.percent),
+            in_order: false,
         })
         .collect()
 }
@@ -181,7 +209,44 @@ mod tests {
             seed,
             stagger: Duration::from_secs(3),
             table_rows: 59_986_052, // lineitem SF10
+            in_order_pct: 0,
         }
+    }
+
+    #[test]
+    fn a_share_in_order_marks_about_that_share_and_changes_nothing_else() {
+        let plain = Workload::generate(&spec(3)).unwrap();
+        assert!(plain.queries().all(|q| !q.in_order));
+        let all = Workload::generate(&WorkloadSpec {
+            in_order_pct: 100,
+            ..spec(3)
+        })
+        .unwrap();
+        assert!(all.queries().all(|q| q.in_order));
+        let half = Workload::generate(&WorkloadSpec {
+            in_order_pct: 50,
+            queries_per_stream: 64,
+            ..spec(3)
+        })
+        .unwrap();
+        let marked = half.queries().filter(|q| q.in_order).count();
+        // 1024 fair draws: 512 ± 64 is beyond four standard deviations (16).
+        assert!((448..=576).contains(&marked), "{marked} of 1024");
+        // Only the flag differs from the plain workload's queries.
+        let unmark = |w: &Workload| -> Vec<QueryInstance> {
+            w.queries()
+                .map(|q| QueryInstance {
+                    in_order: false,
+                    ..q.clone()
+                })
+                .collect()
+        };
+        assert_eq!(unmark(&all), unmark(&plain));
+        let err = Workload::generate(&WorkloadSpec {
+            in_order_pct: 101,
+            ..spec(3)
+        });
+        assert!(matches!(err, Err(BenchError::InOrderPct(101))), "{err:?}");
     }
 
     #[test]

@@ -29,6 +29,7 @@ fn query(id: u64, start_ms: u64, end_ms: u64) -> QueryRun {
                 percent: 10,
             },
             rows: 0..1000,
+            in_order: false,
         },
         start: Duration::from_millis(start_ms),
         end: Duration::from_millis(end_ms),

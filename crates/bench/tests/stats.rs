@@ -33,6 +33,7 @@ fn run(
             index,
             query_type,
             rows: 0..10,
+            in_order: false,
         },
         start: Duration::from_secs_f64(start),
         end: Duration::from_secs_f64(end),

@@ -23,6 +23,7 @@ fn runs(params: &Params, latencies: &[f64]) -> Vec<QueryRun> {
                 index: 0,
                 query_type: params.mix.query_types()[0],
                 rows: 0..10,
+                in_order: false,
             },
             start: Duration::from_secs(1),
             end: Duration::from_secs(1) + Duration::from_secs_f64(*l),

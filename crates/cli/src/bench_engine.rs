@@ -15,7 +15,7 @@ use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
-    query_session, query_session_config, run_sql, CoopTable, Query, QueryTag, ScanMode,
+    query_session, query_session_config, run_sql, CoopTable, InOrderHint, Query, QueryTag, ScanMode,
 };
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
@@ -96,8 +96,11 @@ impl QueryEngine for DfEngine {
         // A session per query carries the query's id down to its CScan, which tags
         // its loads with it (per-query I/O counts). `block_on` runs the plan on this
         // stream's own thread: with one partition nothing is spawned elsewhere.
-        let config =
+        let mut config =
             query_session_config(self.shape.threads).with_extension(Arc::new(QueryTag(q.id)));
+        if q.in_order {
+            config = config.with_extension(Arc::new(InOrderHint));
+        }
         let ctx = match self.rules {
             Rules::Coopscan => query_session(config),
             Rules::PlainDataFusion => SessionContext::new_with_config(config),

@@ -241,6 +241,7 @@ pub fn device_check(
             percent: 100,
         },
         rows: 0..rows,
+        in_order: false,
     };
     let io_before = run.io_stats();
     let disk_before = run.disk_read_bytes();

@@ -30,7 +30,8 @@ pub struct BenchArgs {
     /// Experiment: table2, table3 (DSM), table4 (synthetic), fig5, fig6, fig7, fig8 (2007
     /// paper), pbm-buffer, pbm-streams,
     /// pbm-bandwidth or pbm-sharing (2012 paper Figures 11, 13, 12 and 17: LRU, PBM,
-    /// PBM/LRU, CScans); see ../shared/BENCHMARKS.md.
+    /// PBM/LRU, CScans), mixed-pool (Scans and CScans in one pool, §2.3); see
+    /// ../shared/BENCHMARKS.md.
     #[arg(long, default_value = "table2")]
     pub preset: String,
     /// TPC-H scale factor of the lineitem table (generated into the cache if missing).
@@ -77,8 +78,13 @@ pub struct BenchArgs {
     pub mix: Option<String>,
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Comma-separated policies: normal, attach, elevator, relevance, pbm, pbm-lru
-    /// (default: the preset's; table2: the 2007 paper's four); `relevance/knapsack`
+    /// Share of the queries, in %, that read in table order (in-order Scans beside
+    /// the CScans; each query drawn with this probability, seeded). Default: the
+    /// preset's, 0 (mixed-pool: 100, 0 and 50). The peers read in order anyway.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub in_order_pct: Option<u32>,
+    /// Comma-separated policies: normal, attach, elevator, relevance, pbm, pbm-lru,
+    /// mixed, pbm-throttle, pbm-opportunistic (default: the preset's; table2: the 2007 paper's four); `relevance/knapsack`
     /// frees DSM room by the paper's knapsack instead of its greedy loop.
     #[arg(long)]
     pub policies: Option<String>,
@@ -317,6 +323,7 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         query_threads: args.query_threads,
         layout: args.layout.map(|l| l.to_string()),
         synthetic_rows: args.rows,
+        in_order_pct: args.in_order_pct,
     })
 }
 

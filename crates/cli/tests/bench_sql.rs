@@ -419,3 +419,66 @@ fn bench_refuses_a_trace_directory_it_cannot_create() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--trace"), "{stderr}");
 }
+
+#[test]
+fn queries_drawn_in_order_read_in_table_order_and_give_the_same_results() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let traces = tmp.path().join("traces");
+    let args = tiny_bench(&[
+        "--policies",
+        "mixed,relevance",
+        "--standalone-runs",
+        "1",
+        "--in-order-pct",
+        "100",
+        "--trace",
+        traces.to_str().expect("utf8"),
+    ]);
+    let report = bench_json(&args, tmp.path());
+    assert_eq!(
+        report["parameters"]["in_order_pct"], 100,
+        "{}",
+        report["parameters"]
+    );
+    for policy in ["mixed", "relevance"] {
+        let p = &report["policies"][policy];
+        // Every result was checked against plain DataFusion's.
+        assert_eq!(p["results_checked"], 6, "{policy}");
+        let runs = p["query_runs"].as_array().expect("query_runs");
+        assert!(runs.iter().all(|r| r["in_order"] == true), "{policy}");
+        // Each scan consumed its chunks ascending: relevance would otherwise hand
+        // a CScan whatever loaded chunk it wants first.
+        let path = traces.join(format!("table2-{policy}.trace"));
+        let file = std::fs::File::open(&path).expect("trace");
+        let trace = coopscan_buffer::read_trace(std::io::BufReader::new(file)).expect("trace");
+        let mut last: std::collections::HashMap<_, u32> = std::collections::HashMap::new();
+        for r in &trace {
+            let chunk = r.piece.chunk.0;
+            if let Some(before) = last.insert(r.scan, chunk) {
+                assert!(before <= chunk, "{policy}: {r:?} after chunk {before}");
+            }
+        }
+        assert_eq!(last.len(), 6, "{policy}: 3 streams × 2 queries traced");
+    }
+    // Half in order: the text report says how many, the JSON marks the same ones.
+    let half = tiny_bench(&[
+        "--policies",
+        "mixed",
+        "--standalone-runs",
+        "1",
+        "--in-order-pct",
+        "50",
+    ]);
+    let out = coopscan(&half, tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("of 6 queries in table order"), "{stdout}");
+    let bad = tiny_bench(&["--in-order-pct", "101"]);
+    let out = coopscan(&bad, tmp.path());
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in-order-pct"));
+}

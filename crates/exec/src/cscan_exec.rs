@@ -22,6 +22,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use crate::error::external;
 use crate::feed::{spawn_feeder, BatchSink};
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
+use crate::order_hint::InOrderHint;
 use crate::plan_common::{Order, ScanCore};
 use crate::query_tag::QueryTag;
 
@@ -112,10 +113,13 @@ fn feed_from_pool(
     core: &ScanCore,
     context: &Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
-    let tag = context
-        .session_config()
-        .get_extension::<QueryTag>()
-        .map(|t| t.0);
+    let config = context.session_config();
+    let tag = config.get_extension::<QueryTag>().map(|t| t.0);
+    let order = if config.get_extension::<InOrderHint>().is_some() {
+        ScanOrder::InOrder
+    } else {
+        order
+    };
     let running = core.counters.scan_started();
     let core = core.clone();
     spawn_feeder(

@@ -35,6 +35,7 @@ mod error;
 mod feed;
 mod leaf_plan;
 pub mod narrow_decimal;
+mod order_hint;
 mod plan_common;
 mod provider;
 pub mod pushdown;
@@ -52,6 +53,7 @@ pub use cscan_exec::{CScanExec, InOrder, PooledScanExec};
 pub use error::{ExecError, Result};
 pub use feed::{FeedPacing, FEED_CHANNEL_BATCHES};
 pub use leaf_plan::{ChunkSource, LeafScanExec};
+pub use order_hint::InOrderHint;
 pub use provider::{CoopTable, ScanMode};
 pub use pushdown::ROWID_COLUMN;
 pub use queries::{

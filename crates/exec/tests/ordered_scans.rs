@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use coopscan_exec::{query_session_config, CoopTable, Query, ROWID_COLUMN};
+use coopscan_exec::{query_session_config, CoopTable, InOrderHint, Query, ROWID_COLUMN};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::Layout;
 use datafusion::arrow::array::{Array, Int64Array, RecordBatch};
@@ -129,5 +129,51 @@ async fn ordered_and_unordered_queries_share_the_buffer_under_every_policy() {
                 );
             }
         }
+    }
+}
+
+/// The chunks a lone scan consumed, in the order it consumed them (a DSM chunk is
+/// referenced once per column read: counted once).
+fn consumed_chunks(rt: &Runtime) -> Vec<u32> {
+    let mut chunks: Vec<u32> = rt.take_trace().iter().map(|r| r.piece.chunk.0).collect();
+    chunks.dedup();
+    chunks
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_the_in_order_hint_reads_in_table_order_and_gets_the_same_rows() {
+    let reference = reference_context();
+    for layout in [Layout::Pax, Layout::Dsm] {
+        let rt = runtime(layout, PolicyKind::Relevance);
+        let rows = rt.table().rows();
+        let whole = Query::Fast.sql("lineitem", None);
+        let want = run(&reference, &whole).await;
+        // Fills the buffer with chunks of the table's second half: a CScan of the whole
+        // table then starts with those (relevance serves a resident chunk first), an
+        // in-order scan with chunk 0.
+        let warm = Query::Fast.sql("lineitem", Some(rows / 2..rows));
+        rt.record_trace();
+        let mut consumed = Vec::new();
+        for hinted in [false, true] {
+            run(&context(&rt, query_session_config(1)), &warm).await;
+            rt.take_trace();
+            let mut config = query_session_config(1);
+            if hinted {
+                config = config.with_extension(Arc::new(InOrderHint));
+            }
+            let got = run(&context(&rt, config), &whole).await;
+            assert_eq!(got, want, "{layout}, hinted {hinted}");
+            let chunks = consumed_chunks(&rt);
+            let ascending = chunks.windows(2).all(|w| w[0] < w[1]);
+            assert_eq!(ascending, hinted, "{layout}, hinted {hinted}: {chunks:?}");
+            let mut set = chunks.clone();
+            set.sort_unstable();
+            set.dedup();
+            assert_eq!(set.len(), chunks.len(), "{layout}: a chunk consumed twice");
+            consumed.push(set);
+        }
+        // Both read the same chunks, many more than the buffer holds.
+        assert_eq!(consumed[0], consumed[1], "{layout}");
+        assert!(consumed[0].len() > 2 * FRAMES as usize, "{layout}");
     }
 }

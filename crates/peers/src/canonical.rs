@@ -211,6 +211,7 @@ mod tests {
             index: 0,
             query_type: QueryType { kind, percent: 10 },
             rows: 0..10,
+            in_order: false,
         }
     }
 

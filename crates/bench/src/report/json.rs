@@ -61,6 +61,8 @@ struct JsonRun {
     query_type: QueryType,
     row_start: u64,
     row_end: u64,
+    /// Read in table order (an in-order Scan) rather than as a CScan.
+    in_order: bool,
     start_s: f64,
     end_s: f64,
 }
@@ -85,6 +87,7 @@ impl<'a> JsonPolicy<'a> {
                 query_type: r.query.query_type,
                 row_start: r.query.rows.start,
                 row_end: r.query.rows.end,
+                in_order: r.query.in_order,
                 start_s: r.start.as_secs_f64(),
                 end_s: r.end.as_secs_f64(),
             })

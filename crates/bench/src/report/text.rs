@@ -27,6 +27,21 @@ pub fn render(report: &BenchReport) -> String {
     out
 }
 
+/// How many queries read in table order, when the run asked for any.
+fn in_order_note(r: &BenchReport) -> String {
+    if r.params.in_order_pct == 0 {
+        return String::new();
+    }
+    let runs = r.policies.first().map_or(&[][..], |p| &p.runs[..]);
+    let in_order = runs.iter().filter(|q| q.query.in_order).count();
+    format!(
+        "; {in_order} of {} queries in table order (in-order Scans, each drawn with \
+         p = {} %), the rest CScans",
+        runs.len(),
+        r.params.in_order_pct
+    )
+}
+
 fn header(out: &mut String, r: &BenchReport) {
     let p = &r.params;
     let bandwidth = r
@@ -52,7 +67,7 @@ fn header(out: &mut String, r: &BenchReport) {
         1 => "one core per query (the paper's model)".to_string(),
         n => format!("up to {n} cores per query"),
     };
-    let _ = writeln!(out, "execution: {model}");
+    let _ = writeln!(out, "execution: {model}{}", in_order_note(r));
     if let Some(c) = &r.calibration {
         let _ = writeln!(
             out,
