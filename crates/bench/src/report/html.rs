@@ -47,6 +47,13 @@ pub fn render(reports: &[BenchReport]) -> String {
     out.push_str(&figure5(reports));
     out.push_str(&sweep_html::fig5_extras(reports));
     out.push_str(&sweep_html::line_figure(reports));
+    if let Some(rows) = super::mixed_pool::mixed_pool_rows(reports) {
+        let _ = write!(
+            out,
+            "<h2>Scans and CScans in one pool</h2>\n<pre>{}</pre>\n",
+            escape(&super::mixed_pool::render(&rows))
+        );
+    }
     for report in reports {
         let _ = write!(
             out,

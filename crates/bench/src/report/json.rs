@@ -142,6 +142,9 @@ pub fn preset_to_json(reports: &[BenchReport]) -> serde_json::Result<String> {
     if let Some(families) = super::table4::table4_families(reports) {
         doc.insert("table4".to_string(), serde_json::to_value(families)?);
     }
+    if let Some(rows) = super::mixed_pool::mixed_pool_rows(reports) {
+        doc.insert("mixed_pool".to_string(), serde_json::to_value(rows)?);
+    }
     serde_json::to_string_pretty(&Value::Object(doc))
 }
 

@@ -2,14 +2,16 @@
 //! JSON (schema in docs/bench.md), and a self-contained HTML page with Figures 4 and 5.
 //! A preset's reports together may form a sweep (`sweep`, `fig5_table`): Figures 5-8's
 //! tables in text (`text::render_sweep`), JSON (`json::preset_to_json`) and HTML plots;
-//! a `table4` preset's runs form Table 4 (`table4`). A `pbm-sharing` run adds the 2012
-//! paper's Figure 17 to each format (`sharing`).
+//! a `table4` preset's runs form Table 4 (`table4`), a `mixed-pool` preset's runs the
+//! mixed pool's table (`mixed_pool`). A `pbm-sharing` run adds the 2012 paper's Figure
+//! 17 to each format (`sharing`).
 
 pub mod fig5_table;
 pub mod findings;
 pub mod html;
 pub mod json;
 pub mod line_chart;
+pub mod mixed_pool;
 pub mod palette;
 pub mod sharing;
 pub mod svg;

@@ -26,6 +26,9 @@ pub fn render_sweep(reports: &[BenchReport]) -> String {
     if let Some(families) = super::table4::table4_families(reports) {
         out.push_str(&super::table4::render(&families));
     }
+    if let Some(rows) = super::mixed_pool::mixed_pool_rows(reports) {
+        out.push_str(&super::mixed_pool::render(&rows));
+    }
     out
 }
 
