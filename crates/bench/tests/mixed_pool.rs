@@ -102,3 +102,32 @@ fn other_presets_form_no_mixed_pool_table() {
     assert!(mixed_pool::mixed_pool_rows(&[table2]).is_none());
     assert!(mixed_pool::mixed_pool_rows(&[]).is_none());
 }
+
+#[test]
+fn a_peers_run_of_the_same_point_leaves_coopscans_cells_and_regimes_get_rows_of_their_own() {
+    let mut reports = reports();
+    let mut peer = synthetic_report(
+        reports[0].params.clone(),
+        vec![("duckdb", sweep_stats(9999, 1.0, 1.0, None))],
+    );
+    peer.policies[0].runs = runs(&peer.params, 4);
+    reports.insert(1, peer);
+    let rows = mixed_pool::mixed_pool_rows(&reports).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].all_scans_pbm.unwrap().chunk_loads, 1000);
+
+    let mut cached = reports[0].clone();
+    cached
+        .params
+        .label
+        .push_str(coopscan_bench::report::sweep::REGIME_SEPARATOR);
+    cached.params.label.push_str("all cached");
+    cached.policies[0].stats.chunk_loads = 5;
+    reports.push(cached);
+    let rows = mixed_pool::mixed_pool_rows(&reports).unwrap();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[3].regime.as_deref(), Some("all cached"));
+    assert_eq!(rows[3].all_scans_pbm.unwrap().chunk_loads, 5);
+    assert_eq!(rows[0].all_scans_pbm.unwrap().chunk_loads, 1000);
+    assert!(mixed_pool::render(&rows).contains("all cached:"));
+}

@@ -7,6 +7,7 @@
 
 use crate::bench::BenchReport;
 use crate::presets::MIXED_POOL;
+use crate::report::sweep::regime_of;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -25,6 +26,8 @@ pub struct MixedPoolCell {
 /// One buffer size.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct MixedPoolRow {
+    /// `bench --regimes`' regime of these runs (`None` without `--regimes`).
+    pub regime: Option<String>,
     pub buffer_pct: f64,
     /// The mix's share asked for, % (each query drawn with this probability).
     pub in_order_pct: u32,
@@ -54,7 +57,9 @@ impl MixedPoolRow {
     }
 }
 
-/// The table, when `reports` are a `mixed-pool` preset's runs.
+/// The table, when `reports` are a `mixed-pool` preset's runs: a row per regime and
+/// buffer size, in run order. Only coopscan's policies fill cells (a peer's run of
+/// the same point has none of them).
 pub fn mixed_pool_rows(reports: &[BenchReport]) -> Option<Vec<MixedPoolRow>> {
     let all = !reports.is_empty() && reports.iter().all(|r| r.params.preset == MIXED_POOL);
     if !all {
@@ -63,10 +68,15 @@ pub fn mixed_pool_rows(reports: &[BenchReport]) -> Option<Vec<MixedPoolRow>> {
     let mut rows: Vec<MixedPoolRow> = Vec::new();
     for report in reports {
         let pct = report.params.buffer_pct;
-        let index = match rows.iter().position(|r| r.buffer_pct == pct) {
+        let regime = regime_of(report);
+        let index = match rows
+            .iter()
+            .position(|r| r.buffer_pct == pct && r.regime == regime)
+        {
             Some(i) => i,
             None => {
                 rows.push(MixedPoolRow {
+                    regime,
                     buffer_pct: pct,
                     ..MixedPoolRow::default()
                 });
@@ -79,27 +89,29 @@ pub fn mixed_pool_rows(reports: &[BenchReport]) -> Option<Vec<MixedPoolRow>> {
 }
 
 /// Files a run under its share of in-order queries: 100 % is all Scans, 0 % all
-/// CScans, anything between the mix.
+/// CScans, anything between the mix. A policy the run lacks leaves its cell as it was.
 fn add_run(row: &mut MixedPoolRow, report: &BenchReport) {
-    let cell = |policy: &str| {
-        let p = report.policies.iter().find(|p| p.name == policy)?;
-        Some(MixedPoolCell {
-            chunk_loads: p.stats.chunk_loads as u64,
-            avg_stream_time_s: p.stats.avg_stream_time_s,
-            opt_chunk_loads: p.stats.opt_chunk_loads,
-        })
+    let fill = |slot: &mut Option<MixedPoolCell>, policy: &str| {
+        if let Some(p) = report.policies.iter().find(|p| p.name == policy) {
+            *slot = Some(MixedPoolCell {
+                chunk_loads: p.stats.chunk_loads as u64,
+                avg_stream_time_s: p.stats.avg_stream_time_s,
+                opt_chunk_loads: p.stats.opt_chunk_loads,
+            });
+        }
     };
     match report.params.in_order_pct {
-        100 => row.all_scans_pbm = cell("pbm"),
-        0 => row.all_cscans_relevance = cell("relevance"),
+        100 => fill(&mut row.all_scans_pbm, "pbm"),
+        0 => fill(&mut row.all_cscans_relevance, "relevance"),
         pct => {
+            let Some(mixed) = report.policies.iter().find(|p| p.name == "mixed") else {
+                return fill(&mut row.mix_relevance, "relevance");
+            };
             row.in_order_pct = pct;
-            if let Some(p) = report.policies.first() {
-                row.queries = p.runs.len();
-                row.in_order_queries = p.runs.iter().filter(|r| r.query.in_order).count();
-            }
-            row.mix_mixed = cell("mixed");
-            row.mix_relevance = cell("relevance");
+            row.queries = mixed.runs.len();
+            row.in_order_queries = mixed.runs.iter().filter(|r| r.query.in_order).count();
+            fill(&mut row.mix_mixed, "mixed");
+            fill(&mut row.mix_relevance, "relevance");
         }
     }
 }
@@ -135,7 +147,12 @@ pub fn render(rows: &[MixedPoolRow]) -> String {
         "÷ best",
         "÷ OPT"
     );
+    let mut regime = None;
     for r in rows {
+        if r.regime.is_some() && r.regime != regime {
+            regime = r.regime.clone();
+            let _ = writeln!(out, "{}:", r.regime.as_deref().unwrap_or_default());
+        }
         let scans = format!("{} of {}", r.in_order_queries, r.queries);
         let opt = r
             .mix_mixed
