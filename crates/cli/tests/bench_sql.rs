@@ -338,6 +338,14 @@ fn pbm_sharing_reports_what_every_query_consumed() {
     }
 }
 
+/// The trace a table2 `bench --trace DIR` kept for `policy`: its path and references.
+fn kept_trace(dir: &Path, policy: &str) -> (std::path::PathBuf, Vec<coopscan_buffer::Reference>) {
+    let path = dir.join(format!("table2-{policy}.trace"));
+    let file = std::fs::File::open(&path).expect("the bench kept the trace");
+    let trace = coopscan_buffer::read_trace(std::io::BufReader::new(file)).expect("readable");
+    (path, trace)
+}
+
 #[test]
 fn bench_keeps_each_policys_trace_and_opt_replays_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -352,9 +360,7 @@ fn bench_keeps_each_policys_trace_and_opt_replays_it() {
     ]);
     let report = bench_json(&args, tmp.path());
     for policy in ["normal", "relevance"] {
-        let path = traces.join(format!("table2-{policy}.trace"));
-        let file = std::fs::File::open(&path).expect("the bench kept the trace");
-        let trace = coopscan_buffer::read_trace(std::io::BufReader::new(file)).expect("readable");
+        let (path, trace) = kept_trace(&traces, policy);
         // Each of the 6 queries took each piece of its ranges once: a piece named
         // twice by one scan would be a tuple delivered twice.
         let mut seen = std::collections::HashSet::new();
@@ -448,9 +454,7 @@ fn queries_drawn_in_order_read_in_table_order_and_give_the_same_results() {
         assert!(runs.iter().all(|r| r["in_order"] == true), "{policy}");
         // Each scan consumed its chunks ascending: relevance would otherwise hand
         // a CScan whatever loaded chunk it wants first.
-        let path = traces.join(format!("table2-{policy}.trace"));
-        let file = std::fs::File::open(&path).expect("trace");
-        let trace = coopscan_buffer::read_trace(std::io::BufReader::new(file)).expect("trace");
+        let (_, trace) = kept_trace(&traces, policy);
         let mut last: std::collections::HashMap<_, u32> = std::collections::HashMap::new();
         for r in &trace {
             let chunk = r.piece.chunk.0;
