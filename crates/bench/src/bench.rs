@@ -65,6 +65,13 @@ pub struct PolicyResult {
     pub loads: Vec<LoadRecord>,
 }
 
+impl PolicyResult {
+    /// Queries of the run that read in table order (in-order Scans).
+    pub fn in_order_queries(&self) -> usize {
+        self.runs.iter().filter(|r| r.query.in_order).count()
+    }
+}
+
 /// Everything a report shows.
 #[derive(Clone, Debug)]
 pub struct BenchReport {

@@ -20,7 +20,7 @@ pub enum BenchError {
         streams: usize,
         queries_per_stream: usize,
     },
-    #[error("--in-order-pct must be a share of the queries from 0 to 100 (got {0})")]
+    #[error("the share of queries in table order must be 0 to 100 % (got {0})")]
     InOrderPct(u32),
     #[error("policy {policy}: cannot set up the run: {source:#}")]
     Setup {

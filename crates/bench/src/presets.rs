@@ -165,10 +165,14 @@ pub const PBM_SHARING: &str = "pbm-sharing";
 /// Scans and CScans in one pool (2012 paper §2.3/§5), the simulator's `mixed-pool` on
 /// the real engine.
 pub const MIXED_POOL: &str = "mixed-pool";
-/// `mixed-pool`'s buffer sizes, % of the table (the simulator's `MIXED_BUFFER_PCT`).
-const MIXED_POOL_BUFFER_PCT: [f64; 3] = [10.0, 40.0, 80.0];
 /// `mixed-pool`'s share of in-order queries in the mix, %.
 pub const MIXED_POOL_IN_ORDER_PCT: u32 = 50;
+/// `mixed-pool`'s policy for its queries all in order (in-order Scans only).
+pub const MIXED_POOL_ALL_SCANS: &str = "pbm";
+/// `mixed-pool`'s policy for its queries none in order (CScans only).
+pub const MIXED_POOL_ALL_CSCANS: &str = "relevance";
+/// `mixed-pool`'s policies for the mix: one temperature, then relevance's own eviction.
+pub const MIXED_POOL_MIX: [&str; 2] = ["mixed", "relevance"];
 /// The names [`preset`] accepts.
 pub const PRESETS: &[&str] = &[
     "table2",
@@ -524,17 +528,18 @@ pub fn mixed_pool() -> Vec<Params> {
             p.policies = policies.iter().map(|s| s.to_string()).collect();
         })
     };
-    MIXED_POOL_BUFFER_PCT
+    coopscan_paper::mixed_pool::BUFFER_PCT
         .into_iter()
         .flat_map(|pct| {
+            let pct = f64::from(pct);
             [
-                run(pct, 100, "all Scans", &["pbm"]),
-                run(pct, 0, "all CScans", &["relevance"]),
+                run(pct, MAX_IN_ORDER_PCT, "all Scans", &[MIXED_POOL_ALL_SCANS]),
+                run(pct, 0, "all CScans", &[MIXED_POOL_ALL_CSCANS]),
                 run(
                     pct,
                     MIXED_POOL_IN_ORDER_PCT,
                     &format!("{MIXED_POOL_IN_ORDER_PCT}% Scans"),
-                    &["mixed", "relevance"],
+                    &MIXED_POOL_MIX,
                 ),
             ]
         })

@@ -5,27 +5,15 @@
 
 mod common;
 
-use common::{sweep_stats, synthetic_report};
+use common::{query_run, sweep_stats, synthetic_report};
 use coopscan_bench::report::{html, json, mixed_pool, text};
 use coopscan_bench::stats::QueryRun;
-use coopscan_bench::{BenchReport, Params, QueryInstance};
-use std::time::Duration;
+use coopscan_bench::{BenchReport, Params};
 
 /// Four queries, the first `in_order` of them in table order.
 fn runs(params: &Params, in_order: usize) -> Vec<QueryRun> {
     (0..4)
-        .map(|i| QueryRun {
-            query: QueryInstance {
-                id: i as u64,
-                stream: i,
-                index: 0,
-                query_type: params.mix.query_types()[0],
-                rows: 0..10,
-                in_order: i < in_order,
-            },
-            start: Duration::from_secs(1),
-            end: Duration::from_secs(2),
-        })
+        .map(|i| query_run(params, i, 1.0, i < in_order))
         .collect()
 }
 

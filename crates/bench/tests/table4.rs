@@ -5,29 +5,17 @@
 
 mod common;
 
-use common::{sweep_stats, synthetic_report};
+use common::{query_run, sweep_stats, synthetic_report};
 use coopscan_bench::report::{json, table4, text};
 use coopscan_bench::stats::QueryRun;
-use coopscan_bench::{BenchReport, Params, QueryInstance};
-use std::time::Duration;
+use coopscan_bench::{BenchReport, Params};
 
 /// Runs with these latencies (seconds), all starting at 1 s.
 fn runs(params: &Params, latencies: &[f64]) -> Vec<QueryRun> {
     latencies
         .iter()
         .enumerate()
-        .map(|(i, l)| QueryRun {
-            query: QueryInstance {
-                id: i as u64,
-                stream: i,
-                index: 0,
-                query_type: params.mix.query_types()[0],
-                rows: 0..10,
-                in_order: false,
-            },
-            start: Duration::from_secs(1),
-            end: Duration::from_secs(1) + Duration::from_secs_f64(*l),
-        })
+        .map(|(i, l)| query_run(params, i, *l, false))
         .collect()
 }
 

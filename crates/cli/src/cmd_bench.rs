@@ -84,8 +84,9 @@ pub struct BenchArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub in_order_pct: Option<u32>,
     /// Comma-separated policies: normal, attach, elevator, relevance, pbm, pbm-lru,
-    /// mixed, pbm-throttle, pbm-opportunistic (default: the preset's; table2: the 2007 paper's four); `relevance/knapsack`
-    /// frees DSM room by the paper's knapsack instead of its greedy loop.
+    /// mixed, pbm-throttle, pbm-opportunistic (default: the preset's; table2: the
+    /// 2007 paper's four); `relevance/knapsack` frees DSM room by the paper's knapsack
+    /// instead of its greedy loop.
     #[arg(long)]
     pub policies: Option<String>,
     /// Extra aggregates that make SLOW CPU-bound.

@@ -464,7 +464,8 @@ fn queries_drawn_in_order_read_in_table_order_and_give_the_same_results() {
         }
         assert_eq!(last.len(), 6, "{policy}: 3 streams × 2 queries traced");
     }
-    // Half in order: the text report says how many, the JSON marks the same ones.
+    // Half in order: the text report says how many, the JSON marks as many.
+    let json = tmp.path().join("half.json");
     let half = tiny_bench(&[
         "--policies",
         "mixed",
@@ -472,6 +473,8 @@ fn queries_drawn_in_order_read_in_table_order_and_give_the_same_results() {
         "1",
         "--in-order-pct",
         "50",
+        "--json",
+        json.to_str().expect("utf8"),
     ]);
     let out = coopscan(&half, tmp.path());
     assert!(
@@ -479,8 +482,15 @@ fn queries_drawn_in_order_read_in_table_order_and_give_the_same_results() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    let runs = report["policies"]["mixed"]["query_runs"]
+        .as_array()
+        .expect("query_runs");
+    let marked = runs.iter().filter(|r| r["in_order"] == true).count();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("of 6 queries in table order"), "{stdout}");
+    let said = format!("{marked} of 6 queries in table order");
+    assert!(stdout.contains(&said), "{said} not in {stdout}");
     let bad = tiny_bench(&["--in-order-pct", "101"]);
     let out = coopscan(&bad, tmp.path());
     assert!(!out.status.success());

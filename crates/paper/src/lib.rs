@@ -12,7 +12,9 @@
 //! * [`published`]: the shape of a published table, shared by Tables 2 and 3.
 //! * [`stats`]: Table 2's statistics (stream time, normalized latency).
 //! * [`sharing`]: PBM 2012 Figure 17, sharing potential (the classes and the sampling).
+//! * [`mixed_pool`]: PBM 2012 §2.3/§5, Scans and CScans in one pool (buffers, bound).
 
+pub mod mixed_pool;
 pub mod published;
 pub mod sharing;
 pub mod stats;

@@ -30,9 +30,9 @@ use std::fmt::Write as _;
 /// Shares of the queries that need order (Scans), in %.
 pub const MIXED_IN_ORDER_PCT: [u32; 5] = [0, 25, 50, 75, 100];
 /// Buffer sizes, % of the chunks touched.
-pub const MIXED_BUFFER_PCT: [u32; 3] = [10, 40, 80];
+pub const MIXED_BUFFER_PCT: [u32; 3] = coopscan_paper::mixed_pool::BUFFER_PCT;
 /// The bound: mixed ÷ the better pure run.
-pub const MIXED_TARGET: f64 = 1.05;
+pub const MIXED_TARGET: f64 = coopscan_paper::mixed_pool::TARGET;
 /// Seeds the choice of Scans apart from the workload's own seed.
 const ORDER_SEED_SALT: u64 = 0x5ca9;
 
@@ -61,11 +61,11 @@ pub struct MixedPoint {
 impl MixedPoint {
     /// Mixed pool's loads ÷ the better of the two pure runs.
     pub fn ratio(&self) -> f64 {
-        let best = self
-            .all_scans_pbm
-            .loads
-            .min(self.all_cscans_relevance.loads);
-        self.mixed.loads as f64 / best.max(1) as f64
+        coopscan_paper::mixed_pool::mixed_over_best(
+            self.mixed.loads,
+            self.all_scans_pbm.loads,
+            self.all_cscans_relevance.loads,
+        )
     }
 }
 

@@ -5,14 +5,16 @@
 //! pool's loads over the better pure run (the bound, [`MIXED_POOL_TARGET`])
 //! and over OPT. The simulator's `mixed-pool` table, on the real engine.
 
-use crate::bench::BenchReport;
-use crate::presets::MIXED_POOL;
+use crate::bench::{BenchReport, PolicyResult};
+use crate::presets::{MIXED_POOL, MIXED_POOL_ALL_CSCANS, MIXED_POOL_ALL_SCANS, MIXED_POOL_MIX};
 use crate::report::sweep::regime_of;
+use crate::workload::MAX_IN_ORDER_PCT;
+use coopscan_paper::mixed_pool::mixed_over_best;
 use serde::Serialize;
 use std::fmt::Write;
 
 /// The bound: the mixed pool's loads over the better of the two pure runs.
-pub const MIXED_POOL_TARGET: f64 = 1.05;
+pub const MIXED_POOL_TARGET: f64 = coopscan_paper::mixed_pool::TARGET;
 
 /// One policy's run of one point.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -43,11 +45,11 @@ pub struct MixedPoolRow {
 impl MixedPoolRow {
     /// The mixed pool's loads ÷ the better of the two pure runs.
     pub fn mixed_over_best(&self) -> Option<f64> {
-        let best = [self.all_scans_pbm?, self.all_cscans_relevance?]
-            .iter()
-            .map(|c| c.chunk_loads)
-            .min()?;
-        Some(self.mix_mixed?.chunk_loads as f64 / best.max(1) as f64)
+        Some(mixed_over_best(
+            self.mix_mixed?.chunk_loads,
+            self.all_scans_pbm?.chunk_loads,
+            self.all_cscans_relevance?.chunk_loads,
+        ))
     }
 
     /// The mixed pool's loads ÷ OPT's on the same references.
@@ -88,31 +90,37 @@ pub fn mixed_pool_rows(reports: &[BenchReport]) -> Option<Vec<MixedPoolRow>> {
     Some(rows)
 }
 
-/// Files a run under its share of in-order queries: 100 % is all Scans, 0 % all
-/// CScans, anything between the mix. A policy the run lacks leaves its cell as it was.
+/// Files a run under its share of in-order queries as the preset made its runs
+/// ([`crate::presets::mixed_pool`]): all in order is all Scans, none all CScans,
+/// anything between the mix. A policy the run lacks leaves its cell as it was.
 fn add_run(row: &mut MixedPoolRow, report: &BenchReport) {
-    let fill = |slot: &mut Option<MixedPoolCell>, policy: &str| {
-        if let Some(p) = report.policies.iter().find(|p| p.name == policy) {
-            *slot = Some(MixedPoolCell {
-                chunk_loads: p.stats.chunk_loads as u64,
-                avg_stream_time_s: p.stats.avg_stream_time_s,
-                opt_chunk_loads: p.stats.opt_chunk_loads,
-            });
+    let policy = |name: &str| report.policies.iter().find(|p| p.name == name);
+    let fill = |slot: &mut Option<MixedPoolCell>, name: &str| {
+        if let Some(p) = policy(name) {
+            *slot = Some(cell_of(p));
         }
     };
+    let [mixed, mix_relevance] = MIXED_POOL_MIX;
     match report.params.in_order_pct {
-        100 => fill(&mut row.all_scans_pbm, "pbm"),
-        0 => fill(&mut row.all_cscans_relevance, "relevance"),
+        MAX_IN_ORDER_PCT => fill(&mut row.all_scans_pbm, MIXED_POOL_ALL_SCANS),
+        0 => fill(&mut row.all_cscans_relevance, MIXED_POOL_ALL_CSCANS),
         pct => {
-            let Some(mixed) = report.policies.iter().find(|p| p.name == "mixed") else {
-                return fill(&mut row.mix_relevance, "relevance");
-            };
-            row.in_order_pct = pct;
-            row.queries = mixed.runs.len();
-            row.in_order_queries = mixed.runs.iter().filter(|r| r.query.in_order).count();
-            fill(&mut row.mix_mixed, "mixed");
-            fill(&mut row.mix_relevance, "relevance");
+            if let Some(p) = policy(mixed) {
+                row.in_order_pct = pct;
+                row.queries = p.runs.len();
+                row.in_order_queries = p.in_order_queries();
+            }
+            fill(&mut row.mix_mixed, mixed);
+            fill(&mut row.mix_relevance, mix_relevance);
         }
+    }
+}
+
+fn cell_of(p: &PolicyResult) -> MixedPoolCell {
+    MixedPoolCell {
+        chunk_loads: p.stats.chunk_loads as u64,
+        avg_stream_time_s: p.stats.avg_stream_time_s,
+        opt_chunk_loads: p.stats.opt_chunk_loads,
     }
 }
 
@@ -147,11 +155,11 @@ pub fn render(rows: &[MixedPoolRow]) -> String {
         "÷ best",
         "÷ OPT"
     );
-    let mut regime = None;
+    let mut last_regime = None;
     for r in rows {
-        if r.regime.is_some() && r.regime != regime {
-            regime = r.regime.clone();
-            let _ = writeln!(out, "{}:", r.regime.as_deref().unwrap_or_default());
+        if let Some(regime) = r.regime.as_deref().filter(|&g| Some(g) != last_regime) {
+            let _ = writeln!(out, "{regime}:");
+            last_regime = Some(regime);
         }
         let scans = format!("{} of {}", r.in_order_queries, r.queries);
         let opt = r

@@ -171,6 +171,28 @@ pub fn small_params() -> Params {
     params
 }
 
+/// Query `i` of a synthetic run: stream `i`, the mix's first type, started at 1 s and
+/// done `latency_s` later.
+pub fn query_run(
+    params: &Params,
+    i: usize,
+    latency_s: f64,
+    in_order: bool,
+) -> coopscan_bench::stats::QueryRun {
+    coopscan_bench::stats::QueryRun {
+        query: QueryInstance {
+            id: i as u64,
+            stream: i,
+            index: 0,
+            query_type: params.mix.query_types()[0],
+            rows: 0..10,
+            in_order,
+        },
+        start: Duration::from_secs(1),
+        end: Duration::from_secs(1) + Duration::from_secs_f64(latency_s),
+    }
+}
+
 /// A policy's statistics with the numbers the sweep figures plot; the rest empty.
 pub fn sweep_stats(
     io_requests: u64,
