@@ -3,14 +3,15 @@
 
 use crate::state::PendingScan;
 use crate::{
-    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, Nanos, PieceId, Policy, PolicyKind,
-    ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry,
+    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, EvictionRequest, Nanos, PieceId, Policy,
+    PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry, TableId,
 };
 
 /// A chunk handed to a scan (pinned for it). The scan must call [`Abm::release_chunk`]
 /// when done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivery {
+    pub table: TableId,
     pub scan: ScanId,
     pub chunk: ChunkId,
 }
@@ -44,6 +45,7 @@ pub enum Paced {
 /// [`Abm::load_completed`] or [`Abm::load_failed`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadDecision {
+    pub table: TableId,
     pub chunk: ChunkId,
     pub pieces: Vec<PieceId>,
     /// Per piece, in the order of `pieces`: the bytes to read and the resident
@@ -51,6 +53,7 @@ pub struct LoadDecision {
     /// straddling two chunks"). A plan reads the whole piece when nothing is shared.
     pub reads: Vec<ReadPlan>,
     pub bytes: u64,
+    /// Pieces evicted to make room, of any table under a shared budget (`catalog.rs`).
     pub evicted: Vec<PieceId>,
     pub on_behalf_of: Option<ScanId>,
 }
@@ -125,10 +128,7 @@ impl<P: Policy> Abm<P> {
         }
         let chunks = self.geometry.chunk_ranges(&spec.ranges)?;
         let cols = self.state.scan_cols(spec.columns);
-        let (needed, capacity) = (
-            self.state.footprint(cols),
-            self.state.pool().capacity_bytes(),
-        );
+        let (needed, capacity) = (self.state.footprint(cols), self.state.admission_bytes);
         if needed > capacity {
             return Err(BufferError::ScanTooLarge { needed, capacity });
         }
@@ -232,6 +232,7 @@ impl<P: Policy> Abm<P> {
             }
         }
         Some(Delivery {
+            table: self.state.table(),
             scan: scan.id,
             chunk,
         })
@@ -290,6 +291,13 @@ impl<P: Policy> Abm<P> {
         let slot = self.slot(scan)?;
         self.policy.on_retire(&self.state, slot);
         self.state.retire(slot);
+        self.admit_queued(now, out);
+        Ok(())
+    }
+
+    /// Admits queued scans, first come first served, while admission allows; each is
+    /// served at once if it can be (appended to `out`).
+    pub(crate) fn admit_queued(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
         while let Some(cols) = self.state.pending.front().map(|p| p.cols) {
             if !self.state.admission_open(cols) {
                 break;
@@ -300,7 +308,6 @@ impl<P: Policy> Abm<P> {
             let slot = self.admit(pending);
             self.serve_blocked(ScanSet::single(slot), now, out);
         }
-        Ok(())
     }
 
     /// Loader: what to read next, or `None` (nothing useful now, or `max_inflight` loads
@@ -328,6 +335,7 @@ impl<P: Policy> Abm<P> {
             Err(e) => panic!("{} chose an impossible load: {e}", self.policy.kind()),
         };
         Some(LoadDecision {
+            table: self.state.table(),
             chunk: choice.chunk,
             bytes: self.state.bytes_of(choice.chunk, choice.cols),
             pieces: reads.iter().map(|r| r.piece).collect(),
@@ -358,6 +366,37 @@ impl<P: Policy> Abm<P> {
     pub fn load_failed(&mut self, piece: PieceId, _now: Nanos) -> Result<Vec<ScanId>, BufferError> {
         let mask = self.state.fail_piece(piece)?;
         Ok(mask.iter().map(|s| self.state.active_scan(s).id).collect())
+    }
+
+    /// This table's ABM as table `table` of a catalog (`catalog.rs`): its pieces and
+    /// deliveries name the table, and its scan ids start at `table << SCAN_ID_TABLE_BITS`
+    /// so that ids are unique across the catalog and name their table.
+    pub(crate) fn in_catalog(&mut self, table: TableId) {
+        self.state.table = table;
+        self.state.next_scan_id = u64::from(table.0) << crate::catalog::SCAN_ID_TABLE_BITS;
+    }
+
+    /// Lends the pool `capacity` bytes and tells admission how much the other tables
+    /// of the catalog reserve (`catalog.rs`).
+    pub(crate) fn share_budget(&mut self, capacity: u64, reserved_elsewhere: u64) {
+        self.state.pool.set_capacity(capacity);
+        self.state.reserved_elsewhere = reserved_elsewhere;
+    }
+
+    /// Evicts, in the policy's order, pieces of this table that free `bytes` or as many
+    /// as may go now: room for another table's load. Returns the victims.
+    pub(crate) fn evict_for_other(&mut self, bytes: u64, now: Nanos) -> Vec<PieceId> {
+        let request = EvictionRequest {
+            bytes,
+            chunk: None,
+            for_scan: None,
+        };
+        let victims = self.policy.victims(&self.state, &request, now);
+        // As in `next_load`: a victim the pool refuses is a policy bug.
+        if let Err(e) = self.state.evict(&victims) {
+            panic!("{} chose an impossible victim: {e}", self.policy.kind());
+        }
+        victims
     }
 
     /// Full consistency check, O(chunks + pieces); see `invariants.rs`.

@@ -18,6 +18,8 @@ pub enum BufferError {
     },
     #[error("a scan of table {asked} was registered with the buffer of table {served}")]
     WrongTable { asked: u32, served: u32 },
+    #[error("table {0} is not in the catalog")]
+    UnknownTable(u32),
     #[error("{0} is not registered")]
     UnknownScan(ScanId),
     #[error("{0} already processes a chunk; release it before asking for the next")]

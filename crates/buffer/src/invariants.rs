@@ -277,14 +277,11 @@ impl AbmState {
             self.inflight() <= self.config.max_inflight,
             "more loads in flight than allowed"
         );
-        let reserved: u64 = self
-            .active_slots()
-            .map(|s| self.footprint(self.active_scan(s).cols))
-            .sum();
+        let reserved = self.reserved_bytes();
         ensure!(
-            reserved <= self.pool.capacity_bytes(),
+            reserved <= self.admission_bytes,
             "admitted scans reserve {reserved} bytes of {}",
-            self.pool.capacity_bytes()
+            self.admission_bytes
         );
         Ok(())
     }

@@ -72,6 +72,7 @@
 //! ```
 
 mod abm;
+pub mod catalog;
 mod column_order;
 mod config;
 mod error;
@@ -91,6 +92,7 @@ pub mod trace;
 mod transitions;
 
 pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Paced, Registration};
+pub use catalog::{Catalog, CatalogStats};
 pub use config::{
     AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS,
     STARVED_BELOW,

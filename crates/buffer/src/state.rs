@@ -124,6 +124,12 @@ pub struct AbmState {
     pub(crate) geometry: TableGeometry,
     pub(crate) classes: ClassIndex,
     pub(crate) pool: Pool,
+    /// The whole budget admission counts against: the pool's capacity for a table of
+    /// its own, the shared budget for a table of a catalog (whose pool is lent only
+    /// part of it at a time).
+    pub(crate) admission_bytes: u64,
+    /// Footprints of the scans other tables of a catalog have admitted (0 alone).
+    pub(crate) reserved_elsewhere: u64,
     pub(crate) scans: Vec<Option<ScanState>>,
     pub(crate) active: ScanSet,
     pub(crate) blocked: ScanSet,

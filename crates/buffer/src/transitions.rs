@@ -52,7 +52,8 @@ pub(crate) fn place_of(needed: u64, resident: u64, loading: u64) -> Place {
 
 impl AbmState {
     pub(crate) fn new(geometry: &TableGeometry, config: AbmConfig) -> Result<Self, BufferError> {
-        let pool = Pool::new(config.capacity_bytes(geometry.max_chunk_bytes())?);
+        let capacity = config.capacity_bytes(geometry.max_chunk_bytes())?;
+        let pool = Pool::new(capacity);
         let mut classes = ClassIndex::default();
         let chunks = (0..geometry.chunk_count())
             .map(|c| ChunkEntry {
@@ -70,6 +71,8 @@ impl AbmState {
             geometry: geometry.clone(),
             classes,
             pool,
+            admission_bytes: capacity,
+            reserved_elsewhere: 0,
             scans: vec![None; MAX_SCANS],
             active: ScanSet::EMPTY,
             blocked: ScanSet::EMPTY,
@@ -87,22 +90,59 @@ impl AbmState {
 
     /// The budget a scan reading `cols` reserves: room for 2 of its largest chunks.
     pub(crate) fn footprint(&self, cols: u64) -> u64 {
-        let per_chunk = if self.columnar() {
+        self.largest_load(cols)
+            .saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN))
+    }
+
+    /// The bytes of the largest chunk's pieces for `cols`: the most one load of a scan
+    /// reading `cols` reserves.
+    pub(crate) fn largest_load(&self, cols: u64) -> u64 {
+        if self.columnar() {
             bits(cols).map(|c| self.geometry.max_column_bytes(c)).sum()
         } else {
             self.geometry.max_chunk_bytes()
-        };
-        per_chunk.saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN))
+        }
+    }
+
+    /// The most one load for the active scans that still lack a chunk may reserve, or
+    /// `None` when no scan lacks one (a shared budget makes room for this much).
+    pub fn wanted_load_bytes(&self) -> Option<u64> {
+        self.active_slots()
+            .map(|s| self.active_scan(s))
+            .filter(|s| s.needed > s.available + s.incoming)
+            .map(|s| self.largest_load(s.cols))
+            .max()
+    }
+
+    /// When the longest-waiting active scan started waiting, if any scan waits.
+    pub fn earliest_blocked(&self) -> Option<Nanos> {
+        self.blocked_mask()
+            .iter()
+            .filter_map(|s| self.active_scan(s).blocked_since)
+            .min()
     }
 
     /// Admission rule (docs/abm.md): the footprints of the active scans plus this one's
-    /// fit in the budget, and at most [`MAX_SCANS`] scans are active.
+    /// fit in the budget (with a catalog: with every table's active scans), and at most
+    /// [`MAX_SCANS`] scans are active.
     pub(crate) fn admission_open(&self, cols: u64) -> bool {
-        let reserved: u64 = self
-            .active_slots()
+        let reserved = self
+            .reserved_bytes()
+            .saturating_add(self.reserved_elsewhere)
+            .saturating_add(self.footprint(cols));
+        (self.active_count() as usize) < MAX_SCANS && self.admission_bytes >= reserved
+    }
+
+    /// The footprints of this table's admitted scans.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.active_slots()
             .map(|s| self.footprint(self.active_scan(s).cols))
-            .fold(self.footprint(cols), u64::saturating_add);
-        (self.active_count() as usize) < MAX_SCANS && self.pool.capacity_bytes() >= reserved
+            .fold(0, u64::saturating_add)
+    }
+
+    /// The budget admission counts against (see [`AbmState::admission_bytes`]).
+    pub fn admission_bytes(&self) -> u64 {
+        self.admission_bytes
     }
 
     /// Columns bits a scan of `columns` needs: all of them for NSM/PAX; for DSM its
@@ -254,17 +294,7 @@ impl AbmState {
                 "resident or loading: never load it twice",
             ));
         }
-        for victim in victims {
-            let bit = self.col_bit(*victim);
-            if self.needed_cols(victim.chunk) & bit == 0 {
-                self.stats.spare_evictions += 1;
-            }
-            self.pool.evict(*victim)?;
-            let e = &self.chunks[victim.chunk.0 as usize];
-            let (res, ld) = (e.resident_cols & !self.col_bit(*victim), e.loading_cols);
-            self.set_columns(victim.chunk, res, ld);
-            self.stats.evictions += 1;
-        }
+        self.evict(victims)?;
         let pieces = self.load_order(chunk, cols);
         let mut plans = Vec::with_capacity(pieces.len());
         for piece in pieces {
@@ -282,6 +312,22 @@ impl AbmState {
         self.last_loaded = Some(chunk);
         self.stats.loads += 1;
         Ok(plans)
+    }
+
+    /// Drops `victims` (each resident and unpinned) from the pool.
+    pub(crate) fn evict(&mut self, victims: &[PieceId]) -> Result<(), BufferError> {
+        for victim in victims {
+            let bit = self.col_bit(*victim);
+            if self.needed_cols(victim.chunk) & bit == 0 {
+                self.stats.spare_evictions += 1;
+            }
+            self.pool.evict(*victim)?;
+            let e = &self.chunks[victim.chunk.0 as usize];
+            let (res, ld) = (e.resident_cols & !bit, e.loading_cols);
+            self.set_columns(victim.chunk, res, ld);
+            self.stats.evictions += 1;
+        }
+        Ok(())
     }
 
     /// One piece of a load arrived; the load ends with its last piece.

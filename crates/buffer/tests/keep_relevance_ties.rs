@@ -152,7 +152,7 @@ fn needed_chunks_tied_on_keep_relevance_leave_least_recently_used_first() {
     assert_eq!(state.pool().free_bytes(), 0, "the buffer is full");
     let request = EvictionRequest {
         bytes: 2,
-        chunk: ChunkId(0),
+        chunk: Some(ChunkId(0)),
         for_scan: None,
     };
     let chunks = |plan: Option<Vec<PieceId>>| -> Vec<u32> {

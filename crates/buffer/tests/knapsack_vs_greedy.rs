@@ -51,7 +51,7 @@ fn compare(state: &AbmState) -> Result<(u32, u32), TestCaseError> {
         }
         let request = EvictionRequest {
             bytes: state.bytes_of(chunk, cols),
-            chunk,
+            chunk: Some(chunk),
             for_scan,
         };
         let greedy = plan_eviction(&mut KeepRelevanceReplacer, state, &request);

@@ -36,6 +36,16 @@ impl ElevatorPolicy {
 }
 
 impl Policy for ElevatorPolicy {
+    /// The window's oldest loads first, as for its own loads.
+    fn victims(
+        &mut self,
+        state: &AbmState,
+        request: &crate::EvictionRequest,
+        _now: Nanos,
+    ) -> Vec<crate::PieceId> {
+        super::free_some(&mut FifoReplacer, state, request)
+    }
+
     fn kind(&self) -> PolicyKind {
         PolicyKind::Elevator
     }

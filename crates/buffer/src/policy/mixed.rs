@@ -33,6 +33,20 @@ impl MixedPolicy {
 }
 
 impl Policy for MixedPolicy {
+    /// Furthest predicted next consumption first (one temperature).
+    fn victims(
+        &mut self,
+        state: &AbmState,
+        request: &crate::EvictionRequest,
+        now: Nanos,
+    ) -> Vec<crate::PieceId> {
+        let paces = Paces {
+            observed: &self.pace,
+            unobserved: super::pbm::mean_pace(&self.pace),
+        };
+        super::free_some(&mut NextUseReplacer::new(paces, now), state, request)
+    }
+
     fn kind(&self) -> PolicyKind {
         PolicyKind::Mixed
     }

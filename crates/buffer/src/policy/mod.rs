@@ -39,7 +39,9 @@ pub use pbm_throttle::{PbmThrottlePolicy, HOLD_MAX_PACES, THROTTLE_MAX_SHARE};
 pub use relevance::RelevancePolicy;
 pub use relevance::{keep_relevance, load_relevance, query_relevance, use_relevance};
 
-use crate::{AbmConfig, AbmState, ChunkId, Nanos, PieceId, ScanSlot, TableGeometry};
+use crate::{
+    AbmConfig, AbmState, ChunkId, EvictionRequest, Nanos, PieceId, ScanSlot, TableGeometry,
+};
 use std::fmt;
 use std::str::FromStr;
 
@@ -87,6 +89,40 @@ pub trait Policy {
 
     /// Paper: the ABM main loop body. What to load next and where, or nothing now.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice>;
+
+    /// Room for another table's load under a budget several tables share
+    /// (`catalog.rs`): pieces of this table, in the order this policy evicts its own,
+    /// until they free `request.bytes` or nothing more may go now (possibly none). The
+    /// policy forgets what it returns: the ABM evicts every one. LRU unless the policy
+    /// ranks its pieces otherwise.
+    fn victims(
+        &mut self,
+        state: &AbmState,
+        request: &EvictionRequest,
+        _now: Nanos,
+    ) -> Vec<PieceId> {
+        free_some(&mut crate::LruReplacer, state, request)
+    }
+}
+
+/// Victims from `replacer` until they free `request.bytes` (whatever is free already),
+/// or the replacer has none left: [`Policy::victims`] for a replacer.
+pub(crate) fn free_some<R: crate::Replacer + ?Sized>(
+    replacer: &mut R,
+    state: &AbmState,
+    request: &EvictionRequest,
+) -> Vec<PieceId> {
+    let mut chosen = Vec::new();
+    let mut freed = 0u64;
+    while freed < request.bytes {
+        let Some(victim) = replacer.victim(state, request, &chosen) else {
+            break;
+        };
+        debug_assert!(state.pool().is_evictable(victim) && !chosen.contains(&victim));
+        freed = freed.saturating_add(state.piece_bytes(victim));
+        chosen.push(victim);
+    }
+    chosen
 }
 
 /// Policy names as used on the command line and in reports.
@@ -258,6 +294,9 @@ impl Policy for AnyPolicy {
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         dispatch!(self, p => p.choose_load(state, now))
     }
+    fn victims(&mut self, state: &AbmState, request: &EvictionRequest, now: Nanos) -> Vec<PieceId> {
+        dispatch!(self, p => p.victims(state, request, now))
+    }
 }
 
 /// Victims that make room for the `cols` of `chunk` under `replacer`, as a
@@ -297,7 +336,7 @@ fn choice_planned(
     debug_assert!(cols != 0 && state.missing_cols(chunk, cols) == cols);
     let request = crate::EvictionRequest {
         bytes: state.bytes_of(chunk, cols),
-        chunk,
+        chunk: Some(chunk),
         for_scan: on_behalf_of,
     };
     let victims = plan(&request)?;

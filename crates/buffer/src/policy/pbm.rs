@@ -228,6 +228,21 @@ impl Replacer for Furthest<'_> {
 }
 
 impl Policy for PbmPolicy {
+    /// Timeline order (furthest predicted consumption first), as for its own loads.
+    fn victims(
+        &mut self,
+        state: &AbmState,
+        request: &crate::EvictionRequest,
+        now: Nanos,
+    ) -> Vec<PieceId> {
+        self.catch_up(state, now);
+        let victims = super::free_some(&mut Furthest(&self.timeline), state, request);
+        for victim in &victims {
+            self.timeline.remove(*victim);
+        }
+        victims
+    }
+
     fn kind(&self) -> PolicyKind {
         match self.timeline {
             PbmTimeline::Plain(_) => PolicyKind::Pbm,

@@ -97,6 +97,16 @@ impl PbmOpportunisticPolicy {
 }
 
 impl Policy for PbmOpportunisticPolicy {
+    /// PBM's eviction.
+    fn victims(
+        &mut self,
+        state: &AbmState,
+        request: &crate::EvictionRequest,
+        now: Nanos,
+    ) -> Vec<crate::PieceId> {
+        self.pbm.victims(state, request, now)
+    }
+
     fn kind(&self) -> PolicyKind {
         PolicyKind::PbmOpportunistic
     }

@@ -123,6 +123,16 @@ impl PbmThrottlePolicy {
 }
 
 impl Policy for PbmThrottlePolicy {
+    /// PBM's eviction.
+    fn victims(
+        &mut self,
+        state: &AbmState,
+        request: &crate::EvictionRequest,
+        now: Nanos,
+    ) -> Vec<crate::PieceId> {
+        self.pbm.victims(state, request, now)
+    }
+
     fn kind(&self) -> PolicyKind {
         PolicyKind::PbmThrottle
     }

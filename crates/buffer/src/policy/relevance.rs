@@ -117,6 +117,17 @@ pub(crate) fn disk_head(state: &AbmState) -> ChunkId {
 }
 
 impl Policy for RelevancePolicy {
+    /// Lowest keepRelevance first, never what a starved scan needs (greedy whatever
+    /// `EvictionStrategy` says: the knapsack plans room for one of its own loads).
+    fn victims(
+        &mut self,
+        state: &AbmState,
+        request: &crate::EvictionRequest,
+        _now: Nanos,
+    ) -> Vec<crate::PieceId> {
+        super::free_some(&mut self.replacer, state, request)
+    }
+
     fn kind(&self) -> PolicyKind {
         PolicyKind::Relevance
     }

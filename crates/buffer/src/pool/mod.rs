@@ -80,6 +80,18 @@ impl Pool {
         self.capacity_bytes
     }
 
+    /// Sets the budget, which must cover what the pool holds: a pool sharing one
+    /// budget with other tables' pools is lent its bytes plus the budget's free bytes
+    /// (`catalog.rs`).
+    pub(crate) fn set_capacity(&mut self, capacity_bytes: u64) {
+        assert!(
+            capacity_bytes >= self.used_bytes,
+            "a pool's budget ({capacity_bytes}) below what it holds ({})",
+            self.used_bytes
+        );
+        self.capacity_bytes = capacity_bytes;
+    }
+
     /// Bytes of resident and loading pieces.
     pub fn used_bytes(&self) -> u64 {
         self.used_bytes

@@ -39,8 +39,9 @@ use crate::{AbmState, PieceId, ScanSlot};
 pub struct EvictionRequest {
     /// Bytes the load reserves.
     pub bytes: u64,
-    /// The chunk being loaded (its own resident pieces are never victims of its load).
-    pub chunk: crate::ChunkId,
+    /// The chunk being loaded (its own resident pieces are never victims of its load);
+    /// `None` when the room is for another table's load (a shared budget, `catalog.rs`).
+    pub chunk: Option<crate::ChunkId>,
     /// The scan the load is for, if any (relevance protects what it needs).
     pub for_scan: Option<ScanSlot>,
 }
@@ -49,7 +50,7 @@ impl EvictionRequest {
     /// Whether `piece` may still be chosen for this load: not a piece of the chunk
     /// being loaded, not chosen already. (Pins are the pool's to check.)
     pub fn may_choose(&self, piece: &PieceId, chosen: &[PieceId]) -> bool {
-        piece.chunk != self.chunk && !chosen.contains(piece)
+        Some(piece.chunk) != self.chunk && !chosen.contains(piece)
     }
 }
 

@@ -1,0 +1,388 @@
+//! One byte budget for a catalog of tables: the 2012 paper's setup (§4.2: one buffer
+//! for every TPC-H table), where a table's load may evict another table's pieces.
+//!
+//! Each table keeps its own scheduler ([`Abm`]: chunks, interest, equivalence classes,
+//! its policy) and its own [`crate::Pool`]; the catalog owns the budget and lends it:
+//!
+//! ```text
+//!   budget B  ─ used_1 ─┬─ used_2 ─┬─ … ─┬─ free = B − Σ used_t
+//!   pool t's capacity   = used_t + free     (every table sees the same free bytes)
+//! ```
+//!
+//! so a table's policy fills free bytes and evicts its own pieces exactly as it does
+//! alone. What is new is decided here, by two rules:
+//!
+//! 1. **Which table loads next.** Tables with a waiting (blocked) scan first, the one
+//!    whose scan has waited longest leading; then the others, round robin. Waiting time
+//!    is on the one clock every table shares, so tables of different policies compare:
+//!    relevance's queryRelevance counts (chunks needed, scans) are not compared across
+//!    tables, only within one by its own policy.
+//! 2. **Whose pieces make room.** Every table has a fair share of the budget, in
+//!    proportion to its scans (admitted and queued; a table nobody scans has none).
+//!    When a table below its share needs room that the free bytes do not give, the
+//!    tables furthest above their shares give pieces, each chosen by that table's own
+//!    policy ([`Policy::victims`]: LRU, FIFO window, keepRelevance, PBM's timeline, the
+//!    one temperature), down to their share at most. A table at or above its share
+//!    makes its own room, by its policy, as it would alone.
+//!
+//! Admission counts every table's scans against the one budget, so the papers'
+//! guarantee (room for two chunks per scan) holds across tables.
+//!
+//! Invariants (`check_invariants`, after every event in `tests/catalog.rs`): every
+//! table's own; Σ used ≤ B; each pool's capacity = its used + the free bytes; the
+//! admitted scans of all tables reserve at most B.
+
+use crate::Abm;
+use crate::{
+    AbmConfig, AnyPolicy, BufferBudget, BufferError, ChunkId, Delivery, LoadDecision, Nanos,
+    NextChunk, Paced, PieceId, Policy, PolicyKind, Registration, ScanId, ScanSpec, TableGeometry,
+    TableId,
+};
+
+/// A scan id's table is its id shifted right by this (see [`Abm`]'s ids in a catalog):
+/// 2^40 scans per table before ids would collide.
+pub const SCAN_ID_TABLE_BITS: u32 = 40;
+
+/// Most tables one catalog serves.
+pub const MAX_TABLES: usize = 1024;
+
+/// The ABMs of several tables under one byte budget.
+#[derive(Clone, Debug)]
+pub struct Catalog<P: Policy = AnyPolicy> {
+    budget: u64,
+    max_inflight: u32,
+    tables: Vec<Abm<P>>,
+    /// Round-robin cursor of rule 1: the table after the last one that loaded.
+    turn: usize,
+    /// Pieces evicted for another table's load not yet reported in a [`LoadDecision`].
+    evicted: Vec<PieceId>,
+    stats: CatalogStats,
+}
+
+/// Counters of the sharing itself (each table's [`crate::AbmStats`] count the rest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CatalogStats {
+    /// Pieces evicted to make room for another table's load.
+    pub foreign_evictions: u64,
+    pub foreign_bytes: u64,
+}
+
+impl Catalog<AnyPolicy> {
+    /// A catalog of `geometries` (table `i` is `TableId(i)`), each table under the same
+    /// policy `kind`. `config.budget` is the whole budget: `Chunks(n)` counts the
+    /// largest chunk of any table.
+    pub fn with_kind(
+        geometries: Vec<TableGeometry>,
+        config: &AbmConfig,
+        kind: PolicyKind,
+    ) -> Result<Self, BufferError> {
+        let budget = budget_bytes(&geometries, config)?;
+        let table_config = AbmConfig {
+            budget: BufferBudget::Bytes(budget),
+            ..config.clone()
+        };
+        let tables = geometries
+            .into_iter()
+            .map(|g| {
+                let policy = AnyPolicy::new(kind, &g, &table_config);
+                (g, policy)
+            })
+            .collect();
+        Catalog::new(tables, config)
+    }
+}
+
+/// The budget in bytes: `Chunks(n)` counts the largest chunk of any table.
+fn budget_bytes(geometries: &[TableGeometry], config: &AbmConfig) -> Result<u64, BufferError> {
+    let largest = geometries.iter().map(|g| g.max_chunk_bytes()).max();
+    config.capacity_bytes(largest.unwrap_or(1))
+}
+
+impl<P: Policy> Catalog<P> {
+    /// A catalog of `tables` (table `i` is `TableId(i)`), each with its policy, under
+    /// `config`'s budget and loads in flight (both for all tables together).
+    pub fn new(tables: Vec<(TableGeometry, P)>, config: &AbmConfig) -> Result<Self, BufferError> {
+        if tables.len() > MAX_TABLES {
+            return Err(BufferError::InvalidConfig(format!(
+                "{} tables: one catalog serves at most {MAX_TABLES}",
+                tables.len()
+            )));
+        }
+        let geometries: Vec<TableGeometry> = tables.iter().map(|(g, _)| g.clone()).collect();
+        let budget = budget_bytes(&geometries, config)?;
+        let table_config = AbmConfig {
+            budget: BufferBudget::Bytes(budget),
+            ..config.clone()
+        };
+        let mut abms = Vec::with_capacity(tables.len());
+        for (i, (geometry, policy)) in tables.into_iter().enumerate() {
+            let mut abm = Abm::new(geometry, table_config.clone(), policy)?;
+            abm.in_catalog(TableId(i as u32));
+            abms.push(abm);
+        }
+        let mut catalog = Catalog {
+            budget,
+            max_inflight: config.max_inflight,
+            tables: abms,
+            turn: 0,
+            evicted: Vec::new(),
+            stats: CatalogStats::default(),
+        };
+        catalog.rebalance();
+        Ok(catalog)
+    }
+
+    pub fn budget_bytes(&self) -> u64 {
+        self.budget
+    }
+
+    /// Bytes of every table's loading and resident pieces.
+    pub fn used_bytes(&self) -> u64 {
+        self.tables
+            .iter()
+            .map(|t| t.state().pool().used_bytes())
+            .sum()
+    }
+
+    pub fn free_bytes(&self) -> u64 {
+        self.budget.saturating_sub(self.used_bytes())
+    }
+
+    pub fn stats(&self) -> CatalogStats {
+        self.stats
+    }
+
+    pub fn table_count(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// One table's ABM (its state, policy and counters).
+    pub fn table(&self, table: TableId) -> Result<&Abm<P>, BufferError> {
+        self.tables
+            .get(table.0 as usize)
+            .ok_or(BufferError::UnknownTable(table.0))
+    }
+
+    fn table_mut(&mut self, table: TableId) -> Result<&mut Abm<P>, BufferError> {
+        self.tables
+            .get_mut(table.0 as usize)
+            .ok_or(BufferError::UnknownTable(table.0))
+    }
+
+    /// The table a scan of this catalog belongs to.
+    pub fn table_of(scan: ScanId) -> TableId {
+        TableId((scan.0 >> SCAN_ID_TABLE_BITS) as u32)
+    }
+
+    fn scan_table(&mut self, scan: ScanId) -> Result<&mut Abm<P>, BufferError> {
+        self.tables
+            .get_mut(Self::table_of(scan).0 as usize)
+            .ok_or(BufferError::UnknownScan(scan))
+    }
+
+    /// Registers a scan of `spec.table` (see [`Abm::register_scan`]); admission counts
+    /// every table's scans.
+    pub fn register_scan(
+        &mut self,
+        spec: &ScanSpec,
+        now: Nanos,
+    ) -> Result<Registration, BufferError> {
+        self.table_mut(spec.table)?;
+        self.rebalance();
+        let registration = self.table_mut(spec.table)?.register_scan(spec, now);
+        self.rebalance();
+        registration
+    }
+
+    pub fn next_chunk(&mut self, scan: ScanId, now: Nanos) -> Result<NextChunk, BufferError> {
+        self.scan_table(scan)?.next_chunk(scan, now)
+    }
+
+    pub fn next_chunk_paced(&mut self, scan: ScanId, now: Nanos) -> Result<Paced, BufferError> {
+        self.scan_table(scan)?.next_chunk_paced(scan, now)
+    }
+
+    pub fn release_chunk(&mut self, scan: ScanId, now: Nanos) -> Result<ChunkId, BufferError> {
+        self.scan_table(scan)?.release_chunk(scan, now)
+    }
+
+    /// Ends a scan; its reservation may admit queued scans of any table (served ones
+    /// are appended to `out`).
+    pub fn unregister_scan(
+        &mut self,
+        scan: ScanId,
+        now: Nanos,
+        out: &mut Vec<Delivery>,
+    ) -> Result<(), BufferError> {
+        self.scan_table(scan)?.unregister_scan(scan, now, out)?;
+        for t in 0..self.tables.len() {
+            self.rebalance();
+            self.tables[t].admit_queued(now, out);
+        }
+        self.rebalance();
+        Ok(())
+    }
+
+    /// What to read next, of any table (rules 1 and 2 of the module doc), or `None`.
+    /// Pieces evicted for it, of any table, are in its `evicted`; when no load follows
+    /// a foreign eviction, [`Catalog::take_evicted`] reports them.
+    pub fn next_load(&mut self, now: Nanos) -> Option<LoadDecision> {
+        let inflight: u32 = self.tables.iter().map(|t| t.state().inflight()).sum();
+        if inflight >= self.max_inflight {
+            return None;
+        }
+        for t in self.load_order() {
+            self.make_room_for(t, now);
+            self.rebalance();
+            let Some(mut load) = self.tables[t].next_load(now) else {
+                continue;
+            };
+            self.rebalance();
+            self.turn = (t + 1) % self.tables.len();
+            let mut evicted = std::mem::take(&mut self.evicted);
+            evicted.append(&mut load.evicted);
+            load.evicted = evicted;
+            return Some(load);
+        }
+        None
+    }
+
+    /// Pieces evicted for another table's load since the last [`LoadDecision`] that
+    /// listed them: a driver that keeps pieces' bytes drops these too.
+    pub fn take_evicted(&mut self) -> Vec<PieceId> {
+        std::mem::take(&mut self.evicted)
+    }
+
+    /// Tables by rule 1: the longest waiting scan first, then round robin from `turn`.
+    fn load_order(&self) -> Vec<usize> {
+        let n = self.tables.len();
+        let mut order: Vec<usize> = (0..n).map(|i| (self.turn + i) % n).collect();
+        // Stable: tables without a waiting scan keep their round-robin order.
+        order.sort_by_key(|&t| match self.tables[t].state().earliest_blocked() {
+            Some(since) => (0, since),
+            None => (1, Nanos::ZERO),
+        });
+        order
+    }
+
+    /// Rule 2: when table `t` is below its fair share and the free bytes cannot hold
+    /// its next load, the tables furthest above their shares give pieces.
+    fn make_room_for(&mut self, t: usize, now: Nanos) {
+        let Some(want) = self.tables[t].state().wanted_load_bytes() else {
+            return;
+        };
+        let free = self.free_bytes();
+        let shares = self.fair_shares();
+        let used = |c: &Self, u: usize| c.tables[u].state().pool().used_bytes();
+        if free >= want || used(self, t).saturating_add(want) > shares[t] {
+            return;
+        }
+        let mut need = want - free;
+        let mut givers: Vec<usize> = (0..self.tables.len())
+            .filter(|&u| u != t && used(self, u) > shares[u])
+            .collect();
+        givers.sort_by_key(|&u| std::cmp::Reverse(used(self, u) - shares[u]));
+        for u in givers {
+            let over = used(self, u) - shares[u];
+            let victims = self.tables[u].evict_for_other(need.min(over), now);
+            let freed: u64 = victims
+                .iter()
+                .map(|v| self.tables[u].state().piece_bytes(*v))
+                .sum();
+            self.stats.foreign_evictions += victims.len() as u64;
+            self.stats.foreign_bytes += freed;
+            self.evicted.extend(victims);
+            need = need.saturating_sub(freed);
+            if need == 0 {
+                break;
+            }
+        }
+    }
+
+    /// Each table's fair share of the budget: in proportion to its admitted and
+    /// queued scans (all zero when nobody scans).
+    fn fair_shares(&self) -> Vec<u64> {
+        let weights: Vec<u64> = self
+            .tables
+            .iter()
+            .map(|t| u64::from(t.state().active_count()) + t.state().pending_count() as u64)
+            .collect();
+        let total: u64 = weights.iter().sum();
+        weights
+            .iter()
+            .map(|&w| match total {
+                0 => 0,
+                _ => (u128::from(self.budget) * u128::from(w) / u128::from(total)) as u64,
+            })
+            .collect()
+    }
+
+    /// Lends every pool its bytes plus the free bytes, and tells each table what the
+    /// others' admitted scans reserve.
+    fn rebalance(&mut self) {
+        let free = self.free_bytes();
+        let reserved: Vec<u64> = self
+            .tables
+            .iter()
+            .map(|t| t.state().reserved_bytes())
+            .collect();
+        let all: u64 = reserved.iter().fold(0, |a, b| a.saturating_add(*b));
+        for (t, abm) in self.tables.iter_mut().enumerate() {
+            let used = abm.state().pool().used_bytes();
+            abm.share_budget(used + free, all - reserved[t]);
+        }
+    }
+
+    /// A piece of a load arrived (see [`Abm::load_completed`]).
+    pub fn load_completed(
+        &mut self,
+        piece: PieceId,
+        now: Nanos,
+        out: &mut Vec<Delivery>,
+    ) -> Result<(), BufferError> {
+        self.table_mut(piece.table)?.load_completed(piece, now, out)
+    }
+
+    /// The read of a piece failed (see [`Abm::load_failed`]); its bytes are free for
+    /// every table.
+    pub fn load_failed(&mut self, piece: PieceId, now: Nanos) -> Result<Vec<ScanId>, BufferError> {
+        let failed = self.table_mut(piece.table)?.load_failed(piece, now);
+        self.rebalance();
+        failed
+    }
+
+    /// Every table's invariants, and the shared budget's (module doc).
+    pub fn check_invariants(&self) -> Result<(), BufferError> {
+        let invariant = |m: String| Err(BufferError::Invariant(m));
+        let (used, free) = (self.used_bytes(), self.free_bytes());
+        if used > self.budget {
+            return invariant(format!(
+                "tables hold {used} bytes of a {} budget",
+                self.budget
+            ));
+        }
+        let mut reserved = 0u64;
+        for (t, abm) in self.tables.iter().enumerate() {
+            abm.check_invariants()?;
+            let (state, pool) = (abm.state(), abm.state().pool());
+            if pool.capacity_bytes() != pool.used_bytes() + free {
+                return invariant(format!(
+                    "table {t} is lent {} bytes, holds {} with {free} free",
+                    pool.capacity_bytes(),
+                    pool.used_bytes()
+                ));
+            }
+            if state.table() != TableId(t as u32) {
+                return invariant(format!("table {t} calls itself {:?}", state.table()));
+            }
+            reserved = reserved.saturating_add(state.reserved_bytes());
+        }
+        if reserved > self.budget {
+            return invariant(format!(
+                "admitted scans of all tables reserve {reserved} bytes of {}",
+                self.budget
+            ));
+        }
+        Ok(())
+    }
+}
