@@ -360,7 +360,7 @@ fn a_new_table_takes_its_share_from_the_full_one() {
             "{kind}: table 0 holds only {held} bytes"
         );
         // Two columns: its footprint (2 × 78 bytes) and table 0's fit the budget.
-        let mut spec = ScanSpec::new(RowRanges::new([0..100]), ColumnMask(0b11));
+        let mut spec = ScanSpec::new(RowRanges::new(std::iter::once(0..100)), ColumnMask(0b11));
         spec.table = TableId(1);
         let scan = catalog.register_scan(&spec, Nanos(1)).unwrap().scan;
         assert_eq!(catalog.next_chunk(scan, Nanos(1)).unwrap(), NextChunk::Wait);
