@@ -163,6 +163,40 @@ impl<P: Policy> Catalog<P> {
             .ok_or(BufferError::UnknownTable(table.0))
     }
 
+    /// Every table's ABM, in `TableId` order.
+    pub fn tables(&self) -> impl Iterator<Item = &Abm<P>> + '_ {
+        self.tables.iter()
+    }
+
+    /// Every table's counters added up.
+    pub fn abm_stats(&self) -> crate::AbmStats {
+        let mut sum = crate::AbmStats::default();
+        for t in &self.tables {
+            let s = t.state().stats();
+            sum.loads += s.loads;
+            sum.evictions += s.evictions;
+            sum.spare_evictions += s.spare_evictions;
+            sum.deliveries += s.deliveries;
+            sum.load_failures += s.load_failures;
+            sum.bytes_loaded += s.bytes_loaded;
+            sum.bytes_read += s.bytes_read;
+        }
+        sum
+    }
+
+    /// Starts recording every table's piece references (see [`Abm::record_trace`]).
+    pub fn record_trace(&mut self) {
+        self.tables.iter_mut().for_each(Abm::record_trace);
+    }
+
+    /// Every table's references recorded so far, in time order (recording continues).
+    pub fn take_trace(&mut self) -> Vec<crate::Reference> {
+        let mut all: Vec<crate::Reference> =
+            self.tables.iter_mut().flat_map(Abm::take_trace).collect();
+        all.sort_by_key(|r| r.at);
+        all
+    }
+
     fn table_mut(&mut self, table: TableId) -> Result<&mut Abm<P>, BufferError> {
         self.tables
             .get_mut(table.0 as usize)

@@ -59,6 +59,9 @@ fn serve(shared: &Shared) {
     while !inner.shutdown {
         let now = shared.now();
         let Some(load) = inner.decide(|abm| abm.next_load(now)) else {
+            // Room made for a load that then did not start (`Catalog::take_evicted`).
+            let evicted = inner.abm.take_evicted();
+            inner.drop_evicted(&evicted);
             shared.loader_wakeup.wait(&mut inner);
             continue;
         };
@@ -68,9 +71,7 @@ fn serve(shared: &Shared) {
         let jobs = jobs(&inner, &load);
         // Evicted pieces are unpinned (the pool guarantees it); dropping our Arc frees
         // their bytes once no guard holds them.
-        for evicted in &load.evicted {
-            inner.resident.remove(evicted);
-        }
+        inner.drop_evicted(&load.evicted);
         if !load_pieces(shared, &mut inner, &load, &jobs) {
             return;
         }
@@ -158,6 +159,8 @@ struct Read {
 /// checks the copied pages like the read ones.
 fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
     let piece = job.plan.piece;
+    let served = shared.served(piece.table);
+    let (table, files) = (&served.table, &served.files);
     let k = piece.chunk.0 as usize;
     let (bytes, delivered, read_bytes) = match piece.column {
         Some(column) => {
@@ -165,15 +168,13 @@ fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
                 head: job.head.as_deref(),
                 tail: job.tail.as_deref(),
             };
-            let files = &shared.files;
             let column = usize::from(column);
-            let read = (shared.table).read_piece_early(&shared.device, files, k, column, copies)?;
+            let read = table.read_piece_early(&shared.device, files, k, column, copies)?;
             (read.bytes, read.done, read.read_bytes)
         }
         None => {
-            let projection = &shared.load_projection;
-            let (bytes, done) =
-                (shared.table).read_chunk_early(&shared.device, &shared.files, k, projection)?;
+            let projection = &served.load_projection;
+            let (bytes, done) = table.read_chunk_early(&shared.device, files, k, projection)?;
             let read_bytes = bytes.bytes();
             (bytes, done, read_bytes)
         }
@@ -185,7 +186,7 @@ fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
     // during the next one's transfer: otherwise the disk idles for the checksum time
     // after every load, and a lone I/O-bound scan ran 1.2-1.3× the table's read time
     // (issue 10; the paper's F-100 alone is its read time).
-    let verified = coopscan_storage::verify_chunk(&shared.table, &bytes.views());
+    let verified = coopscan_storage::verify_chunk(table, &bytes.views());
     delivered.wait();
     verified?;
     Ok(Read { bytes, read_bytes })
@@ -267,10 +268,13 @@ fn fail(
 fn fail_everyone(inner: &mut Inner, error: RuntimeError) {
     // `scan(slot)`, not `active_scan`: after a panic the state may be half-updated, and
     // this must not panic again.
-    let state = inner.abm.state();
-    let scans: Vec<_> = state
-        .active_slots()
-        .filter_map(|s| state.scan(s).map(|scan| scan.id))
+    let scans: Vec<_> = (inner.abm.tables())
+        .flat_map(|abm| {
+            let state = abm.state();
+            state
+                .active_slots()
+                .filter_map(|s| state.scan(s).map(|scan| scan.id))
+        })
         .collect();
     for scan in scans {
         inner.failed.insert(scan, error.clone());

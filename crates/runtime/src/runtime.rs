@@ -1,5 +1,7 @@
-//! The runtime for one table: builds the ABM from the table's chunk map, starts the
-//! loader thread(s), registers CScans, and stops everything on drop.
+//! The runtime for a catalog of tables under one buffer: builds each table's ABM from
+//! its chunk map (`coopscan_buffer::Catalog`: one byte budget, eviction across
+//! tables), starts one set of loader threads for all of them, registers CScans, and
+//! stops everything on drop.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -8,8 +10,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use coopscan_buffer::{
-    Abm, AbmConfig, AbmStats, ChunkId, ColumnMask, PolicyKind, RowRanges, ScanId, ScanOrder,
-    ScanSpec, SharedPages, TableGeometry,
+    AbmConfig, AbmStats, Catalog, ChunkId, ColumnMask, PolicyKind, RowRanges, ScanId, ScanOrder,
+    ScanSpec, SharedPages, TableGeometry, TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
@@ -18,7 +20,7 @@ use parking_lot::Mutex;
 use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};
 use crate::scan::CScan;
-use crate::shared::{Inner, Shared};
+use crate::shared::{Inner, Served, Shared};
 use crate::stats::{Counters, RuntimeStats, Scheduling};
 
 /// Scans and pins the ABM holds at one moment ([`Runtime::holdings`]).
@@ -35,7 +37,8 @@ pub struct Holdings {
 /// How to run: the ABM's buffer and I/O limits, and the policy.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
-    /// Byte budget, `max_inflight` (= number of loader threads) and aging unit.
+    /// Byte budget (for all tables together), `max_inflight` (= number of loader
+    /// threads, for all tables) and aging unit.
     pub abm: AbmConfig,
     pub policy: PolicyKind,
 }
@@ -59,13 +62,34 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Opens the table's files on `device` and starts `config.abm.max_inflight` loaders.
+    /// Opens the table's files on `device` and starts `config.abm.max_inflight` loaders:
+    /// a runtime of one table, [`TableId`] 0.
     pub fn new(table: Table, device: Arc<Device>, config: RuntimeConfig) -> Result<Runtime> {
-        let load_projection: Vec<usize> = (0..table.schema().len()).collect();
-        let geometry = geometry(&table, &load_projection)?;
+        Runtime::with_tables(vec![table], device, config)
+    }
+
+    /// A runtime over several tables (table `i` is [`TableId`] `i`) under one buffer:
+    /// `config.abm.budget` is the budget of all of them (`Chunks(n)` counts the largest
+    /// chunk of any table), and one set of loaders reads for all.
+    pub fn with_tables(
+        tables: Vec<Table>,
+        device: Arc<Device>,
+        config: RuntimeConfig,
+    ) -> Result<Runtime> {
+        let mut geometries = Vec::with_capacity(tables.len());
+        let mut served = Vec::with_capacity(tables.len());
+        for table in tables {
+            let load_projection: Vec<usize> = (0..table.schema().len()).collect();
+            geometries.push(geometry(&table, &load_projection)?);
+            let files = table.open_files(&device)?;
+            served.push(Served {
+                table,
+                files,
+                load_projection,
+            });
+        }
         let loader_count = config.abm.max_inflight;
-        let abm = Abm::with_kind(geometry, config.abm.clone(), config.policy)?;
-        let files = table.open_files(&device)?;
+        let abm = Catalog::with_kind(geometries, &config.abm, config.policy)?;
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
                 abm,
@@ -81,10 +105,8 @@ impl Runtime {
             }),
             loader_wakeup: Default::default(),
             scan_wakeup: Default::default(),
-            table,
+            tables: served,
             device,
-            files,
-            load_projection,
             started: Instant::now(),
             counters: Counters::default(),
         });
@@ -127,7 +149,13 @@ impl Runtime {
         projection: Vec<usize>,
         tag: Option<u64>,
     ) -> Result<CScan> {
-        self.register_with(ranges.into(), projection, ScanOrder::InOrder, tag)
+        self.register_scan(
+            TableId(0),
+            ranges.into(),
+            projection,
+            ScanOrder::InOrder,
+            tag,
+        )
     }
 
     /// [`Runtime::register`] with a tag that the load log attributes this scan's loads
@@ -138,19 +166,26 @@ impl Runtime {
         projection: Vec<usize>,
         tag: Option<u64>,
     ) -> Result<CScan> {
-        self.register_with(ranges.into(), projection, ScanOrder::Any, tag)
+        self.register_scan(TableId(0), ranges.into(), projection, ScanOrder::Any, tag)
     }
 
-    fn register_with(
+    /// Registers a scan of `table` (one of this runtime's) over tuple `ranges`, reading
+    /// columns `projection`, in `order`, tagged for the load log; the methods above
+    /// are this for table 0.
+    pub fn register_scan(
         &self,
+        table: TableId,
         ranges: RowRanges,
         projection: Vec<usize>,
         order: ScanOrder,
         tag: Option<u64>,
     ) -> Result<CScan> {
-        self.shared.table.check_projection(&projection)?;
+        let served = (self.shared.tables.get(table.0 as usize))
+            .ok_or(coopscan_buffer::BufferError::UnknownTable(table.0))?;
+        served.table.check_projection(&projection)?;
         let mut spec = ScanSpec::new(ranges.clone(), ColumnMask::of(&projection));
         spec.order = order;
+        spec.table = table;
         let mut inner = self.shared.inner.lock();
         if inner.shutdown {
             return Err(inner.stop_error());
@@ -158,7 +193,11 @@ impl Runtime {
         let now = self.shared.now();
         // A scan touching no chunk never enters the ABM: it is finished at once.
         let id = if ranges.is_empty() {
-            inner.abm.geometry().chunk_ranges(&spec.ranges)?;
+            inner
+                .abm
+                .table(table)?
+                .geometry()
+                .chunk_ranges(&spec.ranges)?;
             None
         } else {
             Some(inner.decide(|abm| abm.register_scan(&spec, now))?.scan)
@@ -172,11 +211,23 @@ impl Runtime {
         drop(inner);
         self.shared.counters.registered();
         self.shared.wake_loaders();
-        Ok(CScan::new(Arc::clone(&self.shared), id, ranges, projection))
+        Ok(CScan::new(
+            Arc::clone(&self.shared),
+            table,
+            id,
+            ranges,
+            projection,
+        ))
     }
 
+    /// Table 0: the table of a runtime built by [`Runtime::new`].
     pub fn table(&self) -> &Table {
-        &self.shared.table
+        &self.shared.tables[0].table
+    }
+
+    /// Every table, in [`TableId`] order.
+    pub fn tables(&self) -> impl Iterator<Item = &Table> + '_ {
+        self.shared.tables.iter().map(|s| &s.table)
     }
 
     pub fn stats(&self) -> RuntimeStats {
@@ -194,9 +245,16 @@ impl Runtime {
         self.shared.device.stats()
     }
 
-    /// The ABM's counters (loads, evictions, deliveries, failures).
+    /// The ABM's counters (loads, evictions, deliveries, failures), every table's
+    /// added up.
     pub fn abm_stats(&self) -> AbmStats {
-        self.shared.inner.lock().abm.state().stats().clone()
+        self.shared.inner.lock().abm.abm_stats()
+    }
+
+    /// Pieces evicted for another table's load, and their bytes.
+    pub fn foreign_evictions(&self) -> (u64, u64) {
+        let stats = self.shared.inner.lock().abm.stats();
+        (stats.foreign_evictions, stats.foreign_bytes)
     }
 
     /// Every chunk load so far, in completion order, and how many were not recorded
@@ -215,15 +273,16 @@ impl Runtime {
     /// handle and chunk guard is gone: nothing leaked (for tests and debugging).
     pub fn holdings(&self) -> Holdings {
         let inner = self.shared.inner.lock();
-        let state = inner.abm.state();
-        let pinned_chunks = (0..state.chunk_count())
-            .filter(|&k| state.is_pinned(ChunkId(k)))
-            .count();
-        Holdings {
-            active_scans: state.active_count() as usize,
-            queued_scans: state.pending_count(),
-            pinned_chunks,
+        let mut holdings = Holdings::default();
+        for abm in inner.abm.tables() {
+            let state = abm.state();
+            holdings.pinned_chunks += (0..state.chunk_count())
+                .filter(|&k| state.is_pinned(ChunkId(k)))
+                .count();
+            holdings.active_scans += state.active_count() as usize;
+            holdings.queued_scans += state.pending_count();
         }
+        holdings
     }
 
     /// Starts recording every piece reference (each chunk delivered to a scan
@@ -251,9 +310,14 @@ impl Runtime {
         self.shared.inner.lock().abm.take_trace()
     }
 
-    /// The buffer's byte budget (the pool's capacity).
+    /// The buffer's byte budget (all tables' together).
     pub fn buffer_bytes(&self) -> u64 {
-        self.shared.inner.lock().abm.state().pool().capacity_bytes()
+        self.shared.inner.lock().abm.budget_bytes()
+    }
+
+    /// Bytes every table's loading and resident pieces hold now.
+    pub fn used_bytes(&self) -> u64 {
+        self.shared.inner.lock().abm.used_bytes()
     }
 
     /// Runs the ABM's full consistency check (for tests and debugging).

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{ChunkId, ColumnMask, NextChunk, RowRanges, ScanId};
+use coopscan_buffer::{ChunkId, ColumnMask, NextChunk, RowRanges, ScanId, TableId};
 use coopscan_storage::{ChunkBytes, Table};
 
 use crate::error::{Result, RuntimeError};
@@ -33,6 +33,8 @@ enum Phase {
 /// A registered cooperative scan. See the module doc for its rules.
 pub struct CScan {
     shared: Arc<Shared>,
+    /// The table it scans, of the runtime's tables.
+    table_id: TableId,
     phase: Phase,
     /// The scan's tuple ranges.
     ranges: RowRanges,
@@ -53,6 +55,7 @@ enum Woken {
 impl CScan {
     pub(crate) fn new(
         shared: Arc<Shared>,
+        table_id: TableId,
         id: Option<ScanId>,
         ranges: RowRanges,
         projection: Vec<usize>,
@@ -60,6 +63,7 @@ impl CScan {
         let phase = id.map_or(Phase::Finished, Phase::Active);
         CScan {
             shared,
+            table_id,
             phase,
             ranges,
             projection,
@@ -98,7 +102,7 @@ impl CScan {
     }
 
     pub(crate) fn table(&self) -> &Table {
-        &self.shared.table
+        &self.shared.served(self.table_id).table
     }
 
     /// The next chunk of the scan's ranges, blocking until one is resident; `None` when
@@ -162,7 +166,7 @@ impl CScan {
             let now = shared.now();
             match inner.decide(|abm| abm.next_chunk(id, now))? {
                 NextChunk::Deliver(d) => {
-                    return Ok(Some(chunk_of(&inner, d.chunk, self.columns())));
+                    return Ok(Some(chunk_of(&inner, d.table, d.chunk, self.columns())));
                 }
                 NextChunk::Finished => return Ok(Some(Woken::Finished)),
                 NextChunk::Wait => {
@@ -224,11 +228,11 @@ fn take_mail(inner: &mut Inner, id: ScanId, columns: ColumnMask) -> Option<Woken
         return Some(Woken::Failed(e));
     }
     let d = inner.delivered.remove(&id)?;
-    Some(chunk_of(inner, d.chunk, columns))
+    Some(chunk_of(inner, d.table, d.chunk, columns))
 }
 
-fn chunk_of(inner: &Inner, chunk: ChunkId, columns: ColumnMask) -> Woken {
-    match inner.pieces_for(chunk, columns) {
+fn chunk_of(inner: &Inner, table: TableId, chunk: ChunkId, columns: ColumnMask) -> Woken {
+    match inner.pieces_for(table, chunk, columns) {
         Some(bytes) => Woken::Chunk(chunk, bytes),
         None => Woken::Failed(RuntimeError::Buffer(
             coopscan_buffer::BufferError::Invariant(format!(

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{Abm, ChunkId, ColumnMask, Delivery, Nanos, PieceId, ScanId};
+use coopscan_buffer::{Catalog, ChunkId, ColumnMask, Delivery, Nanos, PieceId, ScanId, TableId};
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 use parking_lot::{Condvar, Mutex};
@@ -21,7 +21,8 @@ use crate::stats::{Counters, Scheduling};
 
 /// Everything behind the lock.
 pub(crate) struct Inner {
-    pub(crate) abm: Abm,
+    /// The ABMs of every table, under one byte budget.
+    pub(crate) abm: Catalog,
     /// The bytes of every piece the ABM's pool holds as resident (none while loading):
     /// a whole chunk for NSM/PAX, one column of a chunk for DSM. Bytes are shared with
     /// the scans processing them through the `Arc`, so evicting a piece never frees
@@ -49,7 +50,7 @@ pub(crate) struct Inner {
 impl Inner {
     /// Runs one ABM call, adding its duration to the scheduling time. Every call the
     /// runtime makes on the ABM goes through here.
-    pub(crate) fn decide<T>(&mut self, call: impl FnOnce(&mut Abm) -> T) -> T {
+    pub(crate) fn decide<T>(&mut self, call: impl FnOnce(&mut Catalog) -> T) -> T {
         let started = Instant::now();
         let out = call(&mut self.abm);
         self.scheduling.add(started.elapsed());
@@ -59,6 +60,13 @@ impl Inner {
     /// The error for a scan or registration after shutdown.
     pub(crate) fn stop_error(&self) -> RuntimeError {
         self.stopped.clone().unwrap_or(RuntimeError::ShutDown)
+    }
+
+    /// Drops the bytes of pieces the ABM evicted.
+    pub(crate) fn drop_evicted(&mut self, evicted: &[PieceId]) {
+        for piece in evicted {
+            self.resident.remove(piece);
+        }
     }
 
     /// Hands `deliveries` (from an ABM event) to the parked scans they are for.
@@ -72,10 +80,11 @@ impl Inner {
     /// one is missing (a driver bug: the ABM delivers only available chunks).
     pub(crate) fn pieces_for(
         &self,
+        table: TableId,
         chunk: ChunkId,
         columns: ColumnMask,
     ) -> Option<Vec<Arc<ChunkBytes>>> {
-        let state = self.abm.state();
+        let state = self.abm.table(table).ok()?.state();
         let cols = state.scan_cols(columns);
         state
             .pieces_of(chunk, cols)
@@ -93,18 +102,29 @@ pub(crate) struct Shared {
     /// Scans park here in `next_chunk`; notified after every event that posts a
     /// delivery or a failure, and at shutdown.
     pub(crate) scan_wakeup: Condvar,
-    pub(crate) table: Table,
+    /// The tables, indexed by `TableId`.
+    pub(crate) tables: Vec<Served>,
     pub(crate) device: Arc<Device>,
-    pub(crate) files: TableFiles,
-    /// Projection the loader reads: every column, so one resident chunk serves every
-    /// scan's projection (NSM/PAX read the same pages whatever the projection).
-    pub(crate) load_projection: Vec<usize>,
     /// Origin of the runtime's clock; the ABM only ever sees `Nanos` since then.
     pub(crate) started: Instant,
     pub(crate) counters: Counters,
 }
 
+/// One table of the runtime: its files, open on the device.
+pub(crate) struct Served {
+    pub(crate) table: Table,
+    pub(crate) files: TableFiles,
+    /// Projection the loader reads: every column, so one resident chunk serves every
+    /// scan's projection (NSM/PAX read the same pages whatever the projection).
+    pub(crate) load_projection: Vec<usize>,
+}
+
 impl Shared {
+    /// Table `table` (the ABM names only tables of this runtime).
+    pub(crate) fn served(&self, table: TableId) -> &Served {
+        &self.tables[table.0 as usize]
+    }
+
     /// The runtime clock: the policy never reads one, it is handed this value.
     pub(crate) fn now(&self) -> Nanos {
         Nanos(u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX))

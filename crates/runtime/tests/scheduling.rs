@@ -16,11 +16,9 @@ fn every_abm_call_of_a_scan_is_counted_and_timed() {
     assert!(chunks > 4, "the table needs several chunks");
     for policy in PolicyKind::ALL {
         let runtime = Runtime::new(table.clone(), device(), config(4, policy)).expect("runtime");
-        assert_eq!(
-            runtime.scheduling().calls,
-            0,
-            "{policy:?}: nothing decided yet"
-        );
+        // The idle loaders may already have asked for a load (a race with this thread).
+        let before = runtime.scheduling().calls;
+        assert!(before <= 1, "{policy:?}: {before} calls before any scan");
         let mut scan = runtime
             .register(std::iter::once(0..rows).collect(), vec![K, V])
             .expect("register");
