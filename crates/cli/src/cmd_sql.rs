@@ -1,5 +1,6 @@
 //! `coopscan sql`: run SQL over coopscan tables with DataFusion, reading through
-//! in-order Scans or through CScans sharing one Active Buffer Manager per table.
+//! in-order Scans or through CScans sharing one Active Buffer Manager: one buffer (one
+//! byte budget, eviction across tables) for all the session's tables.
 //!
 //! With a SQL argument it runs that statement; without, it reads statements from stdin
 //! (each ends with `;`, may span lines) until end of input or `\q`. Results are printed
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use coopscan_buffer::{BufferBudget, TableId};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{session_context, CoopTable, ScanMode};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
@@ -22,8 +24,12 @@ use coopscan_storage::Table;
 use crate::device_args::DeviceArgs;
 use crate::table_printer::TablePrinter;
 
-/// ABM frames per table when `--frames` is not given.
+/// ABM frames (of the largest chunk of any table) when neither `--frames` nor
+/// `--buffer-mb` is given: one buffer for all tables.
 const DEFAULT_FRAMES: u32 = 64;
+/// Largest `--buffer-mb`: 1 TiB, far above any memory this runs on, and far below a
+/// byte count's overflow.
+const MAX_BUFFER_MB: u64 = 1 << 20;
 const PROMPT: &str = "coopscan> ";
 const CONTINUATION_PROMPT: &str = "      ... ";
 const QUIT_COMMAND: &str = "\\q";
@@ -56,14 +62,18 @@ pub struct SqlArgs {
     #[arg(long = "table", value_name = "NAME=DIR", required = true)]
     pub tables: Vec<String>,
     /// normal | attach | elevator | relevance | pbm | pbm-lru | mixed | pbm-throttle |
-    /// pbm-opportunistic (one buffer per table: CScans, or in-order Scans for plans
-    /// that need `_rowid` order), or scan (in-order scans straight from storage, no
-    /// buffer manager).
+    /// pbm-opportunistic (one buffer for all tables: CScans, or in-order Scans for
+    /// plans that need `_rowid` order), or scan (in-order scans straight from storage,
+    /// no buffer manager).
     #[arg(long, default_value = "relevance", value_parser = parse_policy)]
     pub policy: SqlPolicy,
-    /// ABM buffer frames (chunks) per table.
+    /// The buffer for all tables together, in ABM frames: this many of the largest
+    /// chunk of any table.
     #[arg(long, default_value_t = DEFAULT_FRAMES)]
     pub frames: u32,
+    /// The buffer for all tables together, in MiB (instead of --frames).
+    #[arg(long, value_name = "MB", conflicts_with = "frames", value_parser = clap::value_parser!(u64).range(1..=MAX_BUFFER_MB))]
+    pub buffer_mb: Option<u64>,
     #[command(flatten)]
     pub device: DeviceArgs,
     /// The statement to run; without it, read statements from stdin.
@@ -73,18 +83,28 @@ pub struct SqlArgs {
 pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
     let device = Arc::new(Device::new(args.device.config()?));
     let ctx = session_context();
+    let mut names = Vec::with_capacity(args.tables.len());
+    let mut tables = Vec::with_capacity(args.tables.len());
     for spec in &args.tables {
         let (name, dir) = parse_table_arg(spec)?;
-        let table = Table::open(&dir).with_context(|| format!("table {name}"))?;
-        let provider = match args.policy {
-            SqlPolicy::Scan => CoopTable::new(table, Arc::clone(&device), ScanMode::Scan)?,
-            SqlPolicy::Cooperative(policy) => {
-                let config = RuntimeConfig::new(args.frames, policy);
-                let runtime = Runtime::new(table, Arc::clone(&device), config)
-                    .with_context(|| format!("starting the buffer manager for {name}"))?;
-                CoopTable::cooperative(Arc::new(runtime))
-            }
-        };
+        tables.push(Table::open(&dir).with_context(|| format!("table {name}"))?);
+        names.push(name);
+    }
+    let providers = match args.policy {
+        SqlPolicy::Scan => tables
+            .into_iter()
+            .map(|t| CoopTable::new(t, Arc::clone(&device), ScanMode::Scan))
+            .collect::<Result<Vec<_>, _>>()?,
+        SqlPolicy::Cooperative(policy) => {
+            let runtime = Runtime::with_tables(tables, Arc::clone(&device), args.runtime(policy))
+                .context("starting the buffer manager")?;
+            let runtime = Arc::new(runtime);
+            (0..names.len() as u32)
+                .map(|i| CoopTable::cooperative_of(Arc::clone(&runtime), TableId(i)))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    for (name, provider) in names.iter().zip(providers) {
         ctx.register_table(name.as_str(), Arc::new(provider))?;
     }
     let tokio = tokio::runtime::Builder::new_multi_thread()
@@ -94,6 +114,18 @@ pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
     match &args.sql {
         Some(sql) => tokio.block_on(execute(&ctx, sql)),
         None => tokio.block_on(interactive(&ctx)),
+    }
+}
+
+impl SqlArgs {
+    /// The runtime's configuration: one buffer of `--buffer-mb` or `--frames`.
+    fn runtime(&self, policy: PolicyKind) -> RuntimeConfig {
+        let mut config = RuntimeConfig::new(self.frames, policy);
+        if let Some(mb) = self.buffer_mb {
+            // In range by the flag's parser: at most 2^40 bytes.
+            config.abm.budget = BufferBudget::Bytes(mb << 20);
+        }
+        config
     }
 }
 

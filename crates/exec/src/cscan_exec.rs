@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use coopscan_buffer::TableId;
 use coopscan_runtime::{CScan, Runtime};
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -26,14 +27,21 @@ use crate::order_hint::InOrderHint;
 use crate::plan_common::{Order, ScanCore};
 use crate::query_tag::QueryTag;
 
-/// The cooperative scan: a leaf plan whose chunks come from the table's shared
-/// [`Runtime`] (one ABM for all queries on the table), in any order.
-pub type CScanExec = LeafScanExec<Runtime>;
+/// One table of a shared [`Runtime`] (one buffer for all queries on all its tables):
+/// where a cooperative scan's chunks come from.
+pub struct Pooled {
+    pub runtime: Arc<Runtime>,
+    pub table: TableId,
+}
 
-/// The table's shared [`Runtime`], read in table order: an in-order Scan whose chunks
-/// come through the same buffer as the CScans' (2012 paper §2.3: Scan and CScan in one
-/// pool). A plan that needs `_rowid` order gets it instead of a CScan and a sort.
-pub struct InOrder(pub Arc<Runtime>);
+/// The cooperative scan: a leaf plan whose chunks come from the shared [`Runtime`], in
+/// any order.
+pub type CScanExec = LeafScanExec<Pooled>;
+
+/// A table of the shared [`Runtime`], read in table order: an in-order Scan whose
+/// chunks come through the same buffer as the CScans' (2012 paper §2.3: Scan and CScan
+/// in one pool). A plan that needs `_rowid` order gets it instead of a CScan and a sort.
+pub struct InOrder(pub Arc<Pooled>);
 
 impl std::fmt::Debug for InOrder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,7 +75,7 @@ fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
     Ok(())
 }
 
-impl ChunkSource for Runtime {
+impl ChunkSource for Pooled {
     const NAME: &'static str = "CScanExec";
     const ORDER: Order = Order::Any;
 
@@ -105,10 +113,10 @@ enum ScanOrder {
     InOrder,
 }
 
-/// Starts the feeder of a scan over `runtime`: it registers on first poll (see the
+/// Starts the feeder of a scan over `source`: it registers on first poll (see the
 /// module docs), tagged with the session's query tag.
 fn feed_from_pool(
-    runtime: Arc<Runtime>,
+    source: Arc<Pooled>,
     order: ScanOrder,
     core: &ScanCore,
     context: &Arc<TaskContext>,
@@ -129,13 +137,15 @@ fn feed_from_pool(
         move |sink| {
             // Dropped after `produce` has dropped (unregistered) the scan.
             let _running = running;
-            let ranges = core.ranges.clone().into();
+            let ranges = core.ranges.clone();
             let projection = core.shape.storage_projection.clone();
-            let scan = match order {
-                ScanOrder::Any => runtime.register_tagged(ranges, projection, tag),
-                ScanOrder::InOrder => runtime.register_in_order_tagged(ranges, projection, tag),
-            }
-            .map_err(external)?;
+            let order = match order {
+                ScanOrder::Any => coopscan_buffer::ScanOrder::Any,
+                ScanOrder::InOrder => coopscan_buffer::ScanOrder::InOrder,
+            };
+            let scan = (source.runtime)
+                .register_scan(source.table, ranges, projection, order, tag)
+                .map_err(external)?;
             produce(&core, scan, sink)
         },
     )

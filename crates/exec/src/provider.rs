@@ -9,6 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use coopscan_buffer::TableId;
 use coopscan_runtime::Runtime;
 use coopscan_storage::device::Device;
 use coopscan_storage::Table;
@@ -20,7 +21,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::counters::{ScanCounters, ScanCountersSnapshot};
-use crate::cscan_exec::CScanExec;
+use crate::cscan_exec::{CScanExec, Pooled};
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
 use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
@@ -32,8 +33,8 @@ use crate::shape::OutputShape;
 pub enum ScanMode {
     /// In table order, straight from storage, each query on its own (the baseline).
     Scan,
-    /// Through the table's shared Active Buffer Manager, in any order. All queries
-    /// given the same `Runtime` cooperate.
+    /// Through the shared Active Buffer Manager, in any order. All queries given the
+    /// same `Runtime` cooperate, over all of its tables (one buffer).
     CScan(Arc<Runtime>),
 }
 
@@ -49,7 +50,7 @@ impl fmt::Debug for ScanMode {
 /// Where a query's chunks come from.
 enum Source {
     Direct(Arc<DirectSource>),
-    Shared(Arc<Runtime>),
+    Shared(Arc<Pooled>),
 }
 
 pub struct CoopTable {
@@ -74,8 +75,8 @@ impl fmt::Debug for CoopTable {
 
 impl CoopTable {
     /// A provider for `table`. In [`ScanMode::Scan`] its files are opened on `device`;
-    /// in [`ScanMode::CScan`] the runtime's own device is used and the runtime must
-    /// serve the same table (same directory and chunk map).
+    /// in [`ScanMode::CScan`] the runtime's own device is used and one of the runtime's
+    /// tables must be this table (same directory and chunk map).
     pub fn new(table: Table, device: Arc<Device>, mode: ScanMode) -> Result<CoopTable> {
         let source = match mode {
             ScanMode::Scan => {
@@ -87,15 +88,15 @@ impl CoopTable {
                 }))
             }
             ScanMode::CScan(runtime) => {
-                let served = runtime.table();
-                if served.dir() != table.dir() || served.manifest() != table.manifest() {
+                let same = |t: &Table| t.dir() == table.dir() && t.manifest() == table.manifest();
+                let Some(i) = runtime.tables().position(same) else {
                     return Err(ExecError::Invalid(format!(
-                        "the runtime serves {} but the provider was given {}",
-                        served.dir().display(),
+                        "the runtime does not serve {}",
                         table.dir().display()
                     )));
-                }
-                Source::Shared(runtime)
+                };
+                let table = TableId(i as u32);
+                Source::Shared(Arc::new(Pooled { runtime, table }))
             }
         };
         Ok(CoopTable {
@@ -106,15 +107,31 @@ impl CoopTable {
         })
     }
 
-    /// A cooperative provider over the table `runtime` serves.
+    /// A cooperative provider over the (first) table `runtime` serves.
     pub fn cooperative(runtime: Arc<Runtime>) -> CoopTable {
         let table = runtime.table().clone();
         CoopTable {
             schema: provider_schema(&table),
             table,
-            source: Source::Shared(runtime),
+            source: Source::Shared(Arc::new(Pooled {
+                runtime,
+                table: TableId(0),
+            })),
             counters: Arc::default(),
         }
+    }
+
+    /// A cooperative provider over table `table` of `runtime`.
+    pub fn cooperative_of(runtime: Arc<Runtime>, table: TableId) -> Result<CoopTable> {
+        let served = runtime.tables().nth(table.0 as usize).cloned();
+        let served = served
+            .ok_or_else(|| ExecError::Invalid(format!("the runtime has no table {}", table.0)))?;
+        Ok(CoopTable {
+            schema: provider_schema(&served),
+            table: served,
+            source: Source::Shared(Arc::new(Pooled { runtime, table })),
+            counters: Arc::default(),
+        })
     }
 
     pub fn table(&self) -> &Table {
@@ -129,7 +146,7 @@ impl CoopTable {
     fn plan(&self, core: ScanCore) -> Arc<dyn ExecutionPlan> {
         match &self.source {
             Source::Direct(s) => Arc::new(ScanExec::new(core, Arc::clone(s))),
-            Source::Shared(r) => Arc::new(CScanExec::new(core, Arc::clone(r))),
+            Source::Shared(p) => Arc::new(CScanExec::new(core, Arc::clone(p))),
         }
     }
 }

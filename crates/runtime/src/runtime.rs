@@ -76,6 +76,10 @@ impl Runtime {
         device: Arc<Device>,
         config: RuntimeConfig,
     ) -> Result<Runtime> {
+        if tables.is_empty() {
+            let why = "a runtime needs at least one table".to_string();
+            return Err(coopscan_buffer::BufferError::InvalidConfig(why).into());
+        }
         let mut geometries = Vec::with_capacity(tables.len());
         let mut served = Vec::with_capacity(tables.len());
         for table in tables {
