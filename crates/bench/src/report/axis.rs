@@ -19,16 +19,16 @@ pub enum Axis {
 
 impl Axis {
     /// The axis for `values` (non-finite ones ignored): log when the positive values
-    /// span [`LOG_SPAN`] or more and none is ≤ 0, else linear from 0 with `headroom`
-    /// (a factor ≥ 1) above the largest, up to the next round tick.
+    /// span [`LOG_SPAN`] or more and none is ≤ 0, else linear from 0; with `headroom`
+    /// (a factor ≥ 1) beyond the extreme values, out to round ticks.
     pub fn fit(values: &[f64], headroom: f64) -> Axis {
         let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         let max = finite.iter().copied().fold(0.0, f64::max);
         let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
         if min > 0.0 && max / min >= LOG_SPAN {
             return Axis::Log {
-                min: round_down(min),
-                max: round_up(max),
+                min: round_down(min / headroom),
+                max: round_up(max * headroom),
             };
         }
         Axis::linear(max * headroom)
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn a_wide_span_is_logarithmic_with_round_ticks() {
-        let axis = Axis::fit(&[0.8, 1.0, 1.3, 48.0], 1.1);
+        let axis = Axis::fit(&[0.8, 1.0, 1.3, 44.0], 1.1);
         assert_eq!(
             axis,
             Axis::Log {

@@ -16,24 +16,22 @@ const MARGIN_RIGHT: f64 = 20.0;
 const MARGIN_TOP: f64 = 24.0;
 const MARGIN_BOTTOM: f64 = 44.0;
 const PLOT_HEIGHT: f64 = 160.0;
-const LOAD_MARK: f64 = 2.0;
+const LOAD_MARK: f64 = 3.0;
 const TITLE_GAP: f64 = 8.0;
 const COLOR_FAST: &str = "#1f77b4";
 const COLOR_SLOW: &str = "#d62728";
 const COLOR_UNTAGGED: &str = "#555555";
 
-/// The charts of one run, then one line naming the policies without loads.
+/// The charts of one run, then a line for each policy without loads.
 pub fn figure4(report: &BenchReport) -> String {
     let (with, without): (Vec<&PolicyResult>, Vec<&PolicyResult>) =
         report.policies.iter().partition(|p| !p.loads.is_empty());
     let mut out: String = with.into_iter().map(load_chart).collect();
-    if !without.is_empty() {
-        let names: Vec<&str> = without.iter().map(|p| p.name.as_str()).collect();
-        out.push_str(&note(&format!(
-            "No chart for {}: it reports no chunk loads.",
-            names.join(", ")
-        )));
-    }
+    let lines: String = without
+        .iter()
+        .map(|p| format!("{} reports no chunk loads: no chart.\n", p.name))
+        .collect();
+    out.push_str(&note(&lines));
     out
 }
 

@@ -32,7 +32,7 @@ fn system_table(r: &BenchReport) -> String {
             row
         })
         .collect();
-    html_table("System statistics", &headers, &rows)
+    html_table("", &headers, &rows)
 }
 
 const QUERY_HEADERS: [&str; 8] = [
@@ -47,7 +47,7 @@ const QUERY_HEADERS: [&str; 8] = [
 ];
 
 /// A row per query type and policy; the type's count and standalone time on its
-/// first row only.
+/// first row only. "" for a run without per-type statistics.
 fn query_table(r: &BenchReport) -> String {
     let headers: Vec<String> = QUERY_HEADERS.iter().map(|h| h.to_string()).collect();
     let published = published_for(&r.params);
@@ -74,7 +74,10 @@ fn query_table(r: &BenchReport) -> String {
             rows.push(row);
         }
     }
-    html_table("Per query type", &headers, &rows)
+    if rows.is_empty() {
+        return String::new();
+    }
+    html_table("Per query type (the paper's in grey)", &headers, &rows)
 }
 
 fn type_cells(name: &str, s: &QueryTypeStats, paper: Option<&PaperQueryRow>) -> Vec<Cell> {
