@@ -245,6 +245,8 @@ fn fig7_has_a_panel_group_per_scan_size_on_a_log_axis() {
     let reports = build(presets::fig7(), fig7_stats);
     let html = html::render(&reports);
     assert!(html.contains("Figure 7"));
+    common::html_check::check_charts(&html);
+    common::html_check::check_tables(&html);
     // 3 sizes × 3 panels × 4 policies.
     assert_eq!(html.matches("<polyline").count(), 36);
     let streams = [1usize, 2, 4, 8, 16, 32];

@@ -77,7 +77,7 @@ pub fn plotted_points(svg: &str) -> Vec<(f64, f64)> {
         let (x, y, w, h) = (num(t, "x"), num(t, "y"), num(t, "width"), num(t, "height"));
         points.extend([(x, y), (x + w, y), (x, y + h), (x + w, y + h)]);
     }
-    for line in svg.split("<polyline ").skip(1) {
+    for line in svg.split("<polyline").skip(1) {
         let coords = attr(line, "points").expect("polyline without points");
         for pair in coords.split_whitespace() {
             let (x, y) = pair.split_once(',').expect("x,y");
