@@ -79,6 +79,8 @@ fn each_run_lands_in_its_row_with_the_ratios_to_the_best_pure_run_and_to_opt() {
     let page = html::render(&reports());
     assert!(page.contains("<h2>Scans and CScans in one pool</h2>"));
     assert!(page.contains("630 / 12.0"));
+    assert!(common::html_check::check_tables(&page) >= 1);
+    common::html_check::check_charts(&page);
 }
 
 #[test]

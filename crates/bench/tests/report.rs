@@ -158,12 +158,13 @@ fn html_has_figures_5_and_4_as_balanced_svg() {
     let out = html::render(&[report()]);
     assert!(out.starts_with("<!DOCTYPE html>"));
     assert!(out.trim_end().ends_with("</html>"));
-    assert_eq!(assert_balanced_svgs(&out), 2);
+    // Figure 5, and Figure 4's chart for each of the four policies.
+    assert_eq!(assert_balanced_svgs(&out), 1 + 4);
     assert!(out.contains("Figure 4") && out.contains("Figure 5"));
     // Relevance's point and three other policies' points.
-    assert_eq!(out.matches("<circle").count(), 4);
+    assert_eq!(out.matches("<circle class=\"pt\"").count(), 4);
     // Each policy logged six loads: 24 marks.
-    assert_eq!(out.matches("<rect").count(), 24);
+    assert_eq!(out.matches("<rect class=\"pt\"").count(), 24);
 }
 
 /// A lone F-100 that read at well under the throttle names the disk as the limit, in

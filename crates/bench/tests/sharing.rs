@@ -235,6 +235,8 @@ fn a_pbm_sharing_run_carries_the_engines_consumptions_into_every_report() {
     assert!(page.contains("Ours (relevance)"));
     assert!(page.contains("<title>≥4 scans</title>"));
     assert_balanced_svgs(&page);
+    common::html_check::check_charts(&page);
+    assert!(common::html_check::check_tables(&page) >= 1);
 }
 
 #[test]

@@ -89,6 +89,13 @@ fn the_text_shows_ours_beside_the_papers_and_counts_the_wins() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+    // The HTML table puts the paper's numbers beside ours.
+    let page = coopscan_bench::report::html::render(&reports());
+    assert!(common::html_check::check_tables(&page) >= 1);
+    assert!(
+        page.contains("<span class=\"paper\">(5094)</span>"),
+        "{page}"
+    );
 }
 
 #[test]

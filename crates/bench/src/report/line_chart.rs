@@ -114,7 +114,7 @@ pub fn draw(svg: &mut Svg, area: Area, panel: &Panel<'_>) {
             continue;
         }
         for (x, y) in points {
-            svg.circle(x, y, MARKER_RADIUS, line.color);
+            svg.point(x, y, MARKER_RADIUS, line.color, line.name);
         }
     }
 }
@@ -122,6 +122,8 @@ pub fn draw(svg: &mut Svg, area: Area, panel: &Panel<'_>) {
 fn axes(svg: &mut Svg, scale: &Scale, panel: &Panel<'_>) {
     let a = scale.area;
     let bottom = a.top + a.height;
+    let x_scale = if scale.log_x { "log" } else { "linear" };
+    svg.plot_area((a.left, a.top, a.width, a.height), [x_scale, "linear"]);
     for fraction in Y_TICKS {
         let value = scale.y_max * fraction;
         let y = scale.y(value);

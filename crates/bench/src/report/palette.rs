@@ -1,12 +1,20 @@
 //! One colour per policy, the same in every figure of a report.
 
 /// The paper's policies keep fixed colours (relevance green, as its (1, 1) point in
-/// Figure 5); any other line (pbm, a peer engine) takes one of these by its name.
+/// Figure 5), and so do the other policies and the peer engines, so that no two of
+/// them share a colour in a legend; any other name takes one of [`OTHERS`].
 const KNOWN: &[(&str, &str)] = &[
     ("normal", "#7f7f7f"),
     ("attach", "#ff7f0e"),
     ("elevator", "#9467bd"),
     ("relevance", "#2ca02c"),
+    ("pbm", "#1f77b4"),
+    ("pbm-lru", "#17becf"),
+    ("mixed", "#8c564b"),
+    ("pbm-throttle", "#e377c2"),
+    ("pbm-opportunistic", "#bcbd22"),
+    ("duckdb", "#d62728"),
+    ("postgres", "#393b79"),
 ];
 const OTHERS: &[&str] = &[
     "#1f77b4", "#d62728", "#8c564b", "#e377c2", "#17becf", "#bcbd22",

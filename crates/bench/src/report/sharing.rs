@@ -4,6 +4,7 @@
 //! and the share wanted by two or more), in HTML a line chart per policy (chunks wanted
 //! over time, a line per class), each with the paper's finding beside ours.
 
+use super::html_table::{html_table, Cell};
 use super::line_chart::{self, Area, Line, Panel};
 use super::svg::{escape, Svg};
 use crate::bench::{BenchReport, PolicyResult};
@@ -105,7 +106,37 @@ pub fn html(report: &BenchReport) -> String {
         }
     }
     out.push_str("</figcaption>\n</figure>\n");
+    out.push_str(&html_table_of(report));
     out
+}
+
+/// The text's table as HTML: per policy a row of chunks and one of MiB.
+fn html_table_of(report: &BenchReport) -> String {
+    let mut headers = vec!["policy".to_string(), "unit".to_string()];
+    headers.extend(CLASS_NAMES.iter().map(|n| n.to_string()));
+    headers.push("share ≥2".to_string());
+    let mut rows = Vec::new();
+    for p in &report.policies {
+        let Some(s) = &p.stats.sharing else {
+            rows.push(vec![
+                Cell::from(p.name.as_str()),
+                Cell::from("no consumptions recorded"),
+            ]);
+            continue;
+        };
+        let values = |unit: &str, v: &[f64]| {
+            let mut row = vec![Cell::default(), Cell::from(unit)];
+            row.extend(v.iter().map(|x| Cell::from(format!("{x:.1}"))));
+            row
+        };
+        let mut chunks = values("chunks", &s.mean_chunks);
+        chunks[0] = Cell::from(p.name.as_str());
+        chunks.push(Cell::from(format!("{:.1}%", s.shared_fraction * PERCENT)));
+        rows.push(chunks);
+        rows.push(values("MiB", &s.mean_mib));
+    }
+    let caption = format!("time-averaged over {SHARING_SAMPLES} samples of each run");
+    html_table(&caption, &headers, &rows)
 }
 
 /// One policy's finding in a sentence.

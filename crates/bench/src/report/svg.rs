@@ -1,6 +1,7 @@
 //! A minimal SVG writer (no dependencies, no JS): the few shapes Figures 4-8 need,
 //! with every text XML-escaped.
 
+use super::axis::{tick_label, Axis};
 use std::fmt::Write;
 
 pub struct Svg {
@@ -54,6 +55,41 @@ impl Svg {
         );
     }
 
+    /// A plotted data point; `title` names it on hover.
+    pub fn point(&mut self, cx: f64, cy: f64, r: f64, fill: &str, title: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<circle class="pt" cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{fill}"><title>{}</title></circle>"#,
+            escape(title)
+        );
+    }
+
+    /// A plotted data mark of `size` with its top left corner at (`x`, `y`).
+    pub fn mark(&mut self, x: f64, y: f64, size: f64, fill: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<rect class="pt" x="{x:.1}" y="{y:.1}" width="{size:.1}" height="{size:.1}" fill="{fill}"/>"#
+        );
+    }
+
+    /// The rectangle data points are drawn in, with each axis' scale ("linear", "log").
+    pub fn plot_area(&mut self, (x, y, w, h): (f64, f64, f64, f64), scales: [&str; 2]) {
+        let [x_scale, y_scale] = scales;
+        let _ = writeln!(
+            self.out,
+            r##"<rect class="plot" x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="none" stroke="#ddd" data-x-scale="{x_scale}" data-y-scale="{y_scale}"/>"##
+        );
+    }
+
+    /// Text read bottom to top, centred on (`x`, `y`): a y axis's name.
+    pub fn vertical_text(&mut self, x: f64, y: f64, text: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<text x="{x:.1}" y="{y:.1}" text-anchor="middle" transform="rotate(-90 {x:.1} {y:.1})">{}</text>"#,
+            escape(text)
+        );
+    }
+
     /// `anchor`: start, middle or end.
     pub fn text(&mut self, x: f64, y: f64, anchor: &str, text: &str) {
         let _ = writeln!(
@@ -92,56 +128,69 @@ pub struct Frame {
     pub top: f64,
     pub width: f64,
     pub height: f64,
-    pub x_max: f64,
-    pub y_max: f64,
+    pub x_axis: Axis,
+    pub y_axis: Axis,
 }
+
+const AXIS_COLOR: &str = "#333";
+const GRID_COLOR: &str = "#e5e5e5";
+const TICK: f64 = 4.0;
+const X_TICK_GAP: f64 = 14.0;
+const X_LABEL_GAP: f64 = 30.0;
+const Y_LABEL_GAP: f64 = 44.0;
 
 impl Frame {
     pub fn x(&self, value: f64) -> f64 {
-        self.left + self.width * ratio(value, self.x_max)
+        self.left + self.width * self.x_axis.fraction(value)
     }
 
     pub fn y(&self, value: f64) -> f64 {
-        self.top + self.height * (1.0 - ratio(value, self.y_max))
+        self.top + self.height * (1.0 - self.y_axis.fraction(value))
     }
 
-    /// Axes with the maxima written at their ends.
+    /// The plot area (what a reader or a test checks points against), a grid line and
+    /// a label at every tick, and the axes' names ("log scale" where one is).
     pub fn axes(&self, svg: &mut Svg, x_label: &str, y_label: &str) {
         let (bottom, right) = (self.top + self.height, self.left + self.width);
-        svg.line(self.left, bottom, right, bottom, "#333");
-        svg.line(self.left, self.top, self.left, bottom, "#333");
-        svg.text(self.left, bottom + 14.0, "middle", "0");
-        svg.text(right, bottom + 14.0, "middle", &tick(self.x_max));
-        svg.text(self.left - 4.0, self.top + 4.0, "end", &tick(self.y_max));
-        svg.text(
-            self.left + self.width / 2.0,
-            bottom + 28.0,
-            "middle",
-            x_label,
-        );
-        svg.text(
-            self.left - 4.0,
-            self.top + self.height / 2.0,
-            "end",
-            y_label,
+        let scales = [scale_name(self.x_axis), scale_name(self.y_axis)];
+        svg.plot_area((self.left, self.top, self.width, self.height), scales);
+        for value in self.x_axis.ticks() {
+            let x = self.x(value);
+            svg.line(x, self.top, x, bottom, GRID_COLOR);
+            svg.text(x, bottom + X_TICK_GAP, "middle", &tick_label(value));
+        }
+        for value in self.y_axis.ticks() {
+            let y = self.y(value);
+            svg.line(self.left, y, right, y, GRID_COLOR);
+            svg.text(self.left - TICK, y + TICK, "end", &tick_label(value));
+        }
+        svg.line(self.left, bottom, right, bottom, AXIS_COLOR);
+        svg.line(self.left, self.top, self.left, bottom, AXIS_COLOR);
+        let x_name = scale_note(x_label, self.x_axis);
+        let mid_x = self.left + self.width / 2.0;
+        svg.text(mid_x, bottom + X_LABEL_GAP, "middle", &x_name);
+        let mid_y = self.top + self.height / 2.0;
+        svg.vertical_text(
+            self.left - Y_LABEL_GAP,
+            mid_y,
+            &scale_note(y_label, self.y_axis),
         );
     }
 }
 
-fn ratio(value: f64, max: f64) -> f64 {
-    if max > 0.0 && value.is_finite() {
-        (value / max).clamp(0.0, 1.0)
+fn scale_note(label: &str, axis: Axis) -> String {
+    if axis.is_log() {
+        format!("{label} (log scale)")
     } else {
-        0.0
+        label.to_string()
     }
 }
 
-/// An axis label: whole numbers without decimals (chunk numbers), others with two.
-fn tick(value: f64) -> String {
-    if value.fract() == 0.0 {
-        format!("{value:.0}")
+pub fn scale_name(axis: Axis) -> &'static str {
+    if axis.is_log() {
+        "log"
     } else {
-        format!("{value:.2}")
+        "linear"
     }
 }
 
@@ -165,8 +214,14 @@ mod tests {
             top: 0.0,
             width: 100.0,
             height: 50.0,
-            x_max: 2.0,
-            y_max: 10.0,
+            x_axis: Axis::Linear {
+                max: 2.0,
+                step: 1.0,
+            },
+            y_axis: Axis::Linear {
+                max: 10.0,
+                step: 5.0,
+            },
         };
         assert_eq!(f.x(1.0), 60.0);
         assert_eq!(f.y(10.0), 0.0);

@@ -2,12 +2,13 @@
 //! Figures 6-8 as line charts (one SVG per query set, a panel per metric, a line per
 //! policy), each with its table and the paper's finding as its caption.
 
-use super::fig5_table::{fig5_table, FIG5_CAPTION};
+use super::fig5_table::{fig5_table, Fig5Table, FIG5_CAPTION};
+use super::html_table::{html_table, note, Cell};
 use super::line_chart::{self, Area, Line, Panel};
 use super::palette::policy_color;
 use super::svg::{escape, Svg};
 use super::sweep::{sweep_figure, Group, SweepFigure};
-use super::sweep_text;
+use super::sweep_text::{fig5_cell, fig5_summary, format_x, sweep_cell};
 use crate::bench::BenchReport;
 use std::fmt::Write;
 
@@ -28,10 +29,30 @@ pub fn fig5_extras(reports: &[BenchReport]) -> String {
         escape(FIG5_CAPTION)
     );
     if let Some(table) = fig5_table(reports) {
-        let mut text = String::new();
-        sweep_text::fig5(&mut text, &table);
-        let _ = writeln!(out, "<pre>{}</pre>", escape(&text));
+        out.push_str(&fig5_html(&table));
     }
+    out
+}
+
+/// A row per mix: each policy's stream time / normalized latency ÷ relevance's.
+fn fig5_html(table: &Fig5Table) -> String {
+    let mut headers = vec!["mix".to_string()];
+    headers.extend(table.policies.iter().cloned());
+    headers.push("relevance not best on both axes".to_string());
+    let rows: Vec<Vec<Cell>> = table
+        .rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![Cell::from(row.label.as_str())];
+            cells.extend(table.policies.iter().map(|p| Cell::from(fig5_cell(row, p))));
+            cells.push(Cell::from(row.describe_beaten()));
+            cells
+        })
+        .collect();
+    let caption = "each policy ÷ relevance: avg stream time / avg normalized latency \
+                   (below 1 beats relevance)";
+    let mut out = html_table(caption, &headers, &rows);
+    out.push_str(&note(&fig5_summary(table)));
     out
 }
 
@@ -61,10 +82,36 @@ pub fn line_figure(reports: &[BenchReport]) -> String {
         }
     }
     out.push_str("</figcaption>\n</figure>\n");
-    let mut text = String::new();
-    sweep_text::line_figure(&mut text, &figure);
-    let _ = writeln!(out, "<pre>{}</pre>", escape(&text));
+    for group in &figure.groups {
+        for m in 0..spec.metrics.len() {
+            out.push_str(&block_html(&figure, group, m));
+        }
+    }
     out
+}
+
+/// The values of metric `m` in one query set: a row per x, a column per policy.
+fn block_html(figure: &SweepFigure, group: &Group, m: usize) -> String {
+    let spec = figure.spec;
+    let mut headers = vec![spec.x_short.to_string()];
+    headers.extend(group.series.iter().map(|s| s.policy.clone()));
+    let rows: Vec<Vec<Cell>> = group
+        .xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let mut cells = vec![Cell::from(format_x(*x))];
+            cells.extend(
+                group
+                    .series
+                    .iter()
+                    .map(|s| Cell::from(sweep_cell(figure, s, m, i))),
+            );
+            cells
+        })
+        .collect();
+    let metric = spec.metrics.get(m).map_or("", |metric| metric.label);
+    html_table(&format!("{} — {metric}", group.title), &headers, &rows)
 }
 
 /// One query set: its title, the legend, then a panel per metric side by side.

@@ -2,8 +2,8 @@
 //! and for Figures 6-8 one block per query set and plotted metric (rows: x; columns:
 //! policies), the same numbers the HTML plots.
 
-use super::fig5_table::{fig5_table, Fig5Table, FIG5_CAPTION};
-use super::sweep::{sweep_figure, Group, SweepFigure};
+use super::fig5_table::{fig5_table, Fig5Table, MixRow, FIG5_CAPTION};
+use super::sweep::{sweep_figure, Group, Series, SweepFigure};
 use crate::bench::BenchReport;
 use std::fmt::Write;
 
@@ -46,15 +46,7 @@ pub(crate) fn fig5(out: &mut String, table: &Fig5Table) {
     for row in &table.rows {
         let _ = write!(out, "{:<MIX_WIDTH$}", row.label);
         for policy in &table.policies {
-            let cell = row
-                .relative
-                .iter()
-                .flatten()
-                .find(|r| &r.policy == policy)
-                .map_or(MISSING.to_string(), |r| {
-                    format!("{:.2}/{:.2}", r.stream_time, r.normalized_latency)
-                });
-            let _ = write!(out, "{cell:>RELATIVE_WIDTH$}");
+            let _ = write!(out, "{:>RELATIVE_WIDTH$}", fig5_cell(row, policy));
         }
         let beaten = row.describe_beaten();
         if beaten.is_empty() {
@@ -63,19 +55,33 @@ pub(crate) fn fig5(out: &mut String, table: &Fig5Table) {
             let _ = writeln!(out, "  {beaten}");
         }
     }
+    let _ = writeln!(out, "{}", fig5_summary(table));
+    let _ = writeln!(out, "paper: {FIG5_CAPTION}\n");
+}
+
+/// In how many mixes relevance is not best on both axes, and which.
+pub(crate) fn fig5_summary(table: &Fig5Table) -> String {
     let not_best = table.relevance_not_best();
     if not_best.is_empty() {
-        let _ = writeln!(out, "relevance is best on both axes in every mix");
-    } else {
-        let _ = writeln!(
-            out,
-            "relevance is not best on both axes in {} of {} mixes: {}",
-            not_best.len(),
-            table.rows.len(),
-            not_best.join(", ")
-        );
+        return "relevance is best on both axes in every mix".to_string();
     }
-    let _ = writeln!(out, "paper: {FIG5_CAPTION}\n");
+    format!(
+        "relevance is not best on both axes in {} of {} mixes: {}",
+        not_best.len(),
+        table.rows.len(),
+        not_best.join(", ")
+    )
+}
+
+/// A policy's (stream time / normalized latency) ÷ relevance's in one mix, or "-".
+pub(crate) fn fig5_cell(row: &MixRow, policy: &str) -> String {
+    row.relative
+        .iter()
+        .flatten()
+        .find(|r| r.policy == policy)
+        .map_or(MISSING.to_string(), |r| {
+            format!("{:.2}/{:.2}", r.stream_time, r.normalized_latency)
+        })
 }
 
 pub(crate) fn line_figure(out: &mut String, figure: &SweepFigure) {
@@ -109,17 +115,24 @@ fn block(out: &mut String, figure: &SweepFigure, group: &Group, m: usize) {
         let _ = write!(out, "{:>width$}", s.policy);
     }
     out.push('\n');
-    let decimals = spec.metrics.get(m).map_or(0, |metric| metric.decimals);
     for (i, x) in group.xs.iter().enumerate() {
         let _ = write!(out, "  {:<X_WIDTH$}", format_x(*x));
         for s in &group.series {
-            let cell = s
-                .value(m, i)
-                .map_or(MISSING.to_string(), |v| format!("{v:.decimals$}"));
-            let _ = write!(out, "{cell:>width$}");
+            let _ = write!(out, "{:>width$}", sweep_cell(figure, s, m, i));
         }
         out.push('\n');
     }
+}
+
+/// Series `s`'s value of metric `m` at its `i`-th x, with the metric's decimals.
+pub(crate) fn sweep_cell(figure: &SweepFigure, s: &Series, m: usize, i: usize) -> String {
+    let decimals = figure
+        .spec
+        .metrics
+        .get(m)
+        .map_or(0, |metric| metric.decimals);
+    s.value(m, i)
+        .map_or(MISSING.to_string(), |v| format!("{v:.decimals$}"))
 }
 
 /// 12.5, 25, 0.25: as short as the value allows.

@@ -3,6 +3,7 @@
 //! paper's, and relevance ÷ normal ours and theirs. The paper's I/Os count column
 //! chunks read; ours count device requests, one per column piece, the same unit.
 
+use super::html_table::{html_table, note, Cell};
 use crate::bench::{BenchReport, PolicyResult};
 use coopscan_paper::stats::mean;
 use coopscan_paper::table4::{paper_of, PaperCell};
@@ -121,17 +122,8 @@ pub fn render(families: &[Table4Family]) -> String {
             );
         }
     }
-    let judged: Vec<bool> = families
-        .iter()
-        .filter_map(Table4Family::relevance_wins)
-        .collect();
-    let wins = judged.iter().filter(|w| **w).count();
-    let _ = writeln!(
-        out,
-        "relevance: fewer I/Os and lower normalized latency than normal in {wins} of {} \
-         families (paper: all 5)\n",
-        judged.len()
-    );
+    out.push_str(&summary(families));
+    out.push('\n');
     out
 }
 
@@ -143,4 +135,80 @@ fn paper_cell(f: &Table4Family, policy: &str) -> Option<PaperCell> {
         "relevance" => Some(relevance),
         _ => None,
     }
+}
+
+fn summary(families: &[Table4Family]) -> String {
+    let judged: Vec<bool> = families
+        .iter()
+        .filter_map(Table4Family::relevance_wins)
+        .collect();
+    let wins = judged.iter().filter(|w| **w).count();
+    format!(
+        "relevance: fewer I/Os and lower normalized latency than normal in {wins} of {} \
+         families (paper: all 5)\n",
+        judged.len()
+    )
+}
+
+const HTML_HEADERS: [&str; 6] = [
+    "family",
+    "policy",
+    "I/Os",
+    "avg latency (s)",
+    "stddev (s)",
+    "avg normalized latency",
+];
+
+/// The families as an HTML table, the paper's numbers beside ours, then the summary.
+pub fn html(families: &[Table4Family]) -> String {
+    let headers: Vec<String> = HTML_HEADERS.iter().map(|h| h.to_string()).collect();
+    let mut rows = Vec::new();
+    for f in families {
+        for (k, c) in f.cells.iter().enumerate() {
+            let family = if k == 0 { f.family.as_str() } else { "" };
+            let paper = paper_cell(f, &c.policy);
+            rows.push(vec![
+                Cell::from(family),
+                Cell::from(c.policy.as_str()),
+                Cell::with_paper(c.io_requests.to_string(), paper.map(|p| p.0.to_string())),
+                Cell::with_paper(
+                    format!("{:.2}", c.avg_latency_s),
+                    paper.map(|p| format!("{:.2}", p.1)),
+                ),
+                Cell::with_paper(
+                    format!("{:.2}", c.stddev_latency_s),
+                    paper.map(|p| format!("{:.2}", p.2)),
+                ),
+                Cell::from(format!("{:.2}", c.avg_normalized_latency)),
+            ]);
+        }
+        rows.extend(ratio_row(f));
+    }
+    let caption = "I/O requests and latencies per family; the paper's in grey";
+    let mut out = html_table(caption, &headers, &rows);
+    out.push_str(&note(&summary(families)));
+    out
+}
+
+/// Relevance ÷ normal, ours and the paper's.
+fn ratio_row(f: &Table4Family) -> Option<Vec<Cell>> {
+    let (n, r) = (f.cell("normal")?, f.cell("relevance")?);
+    let times = |x: f64| format!("{x:.2} ×");
+    let paper = f
+        .paper
+        .map(|[pn, pr]| (pr.0 as f64 / pn.0.max(1) as f64, pr.1 / pn.1));
+    Some(vec![
+        Cell::default(),
+        Cell::from("relevance ÷ normal"),
+        Cell::with_paper(
+            times(r.io_requests as f64 / n.io_requests.max(1) as f64),
+            paper.map(|p| times(p.0)),
+        ),
+        Cell::with_paper(
+            times(r.avg_latency_s / n.avg_latency_s),
+            paper.map(|p| times(p.1)),
+        ),
+        Cell::default(),
+        Cell::default(),
+    ])
 }

@@ -16,11 +16,10 @@ const SYSTEM_CELL_WIDTH: usize = 20;
 const BYTES_PER_MB: f64 = 1_000_000.0;
 const PERCENT: f64 = 100.0;
 /// A row the paper has no number for.
-const NO_PAPER_VALUE: &str = "-";
+pub(crate) const NO_PAPER_VALUE: &str = "-";
 
 pub fn render(report: &BenchReport) -> String {
-    let mut out = String::new();
-    header(&mut out, report);
+    let mut out = header_text(report);
     system_table(&mut out, report);
     query_table(&mut out, report);
     out.push_str(&super::sharing::text(report));
@@ -42,6 +41,13 @@ fn in_order_note(r: &BenchReport) -> String {
          with p = {} %), the rest CScans",
         r.params.in_order_pct
     )
+}
+
+/// The run's parameters, calibration and standalone times: the lines above the tables.
+pub(crate) fn header_text(r: &BenchReport) -> String {
+    let mut out = String::new();
+    header(&mut out, r);
+    out
 }
 
 fn header(out: &mut String, r: &BenchReport) {
@@ -115,13 +121,13 @@ fn header(out: &mut String, r: &BenchReport) {
     let _ = writeln!(out, "times in seconds{beside}\n");
 }
 
-type SystemRow = (
+pub(crate) type SystemRow = (
     &'static str,
     fn(&PolicyStats) -> String,
     fn(&paper::PaperSystem) -> String,
 );
 
-const SYSTEM_ROWS: &[SystemRow] = &[
+pub(crate) const SYSTEM_ROWS: &[SystemRow] = &[
     (
         "Avg. stream time",
         |s| format!("{:.2}", s.avg_stream_time_s),
@@ -202,7 +208,7 @@ fn system_table(out: &mut String, r: &BenchReport) {
 }
 
 /// The paper's numbers apply to Table 2's mix only (Table 3's in DSM).
-fn paper_system(r: &BenchReport, policy: &str) -> Option<&'static paper::PaperSystem> {
+pub(crate) fn paper_system(r: &BenchReport, policy: &str) -> Option<&'static paper::PaperSystem> {
     published_for(&r.params)?.system_of(policy)
 }
 

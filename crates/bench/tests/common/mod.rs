@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod html_check;
+
 use coopscan_bench::{
     Consumption, IoStats, LoadRecord, Params, PolicyRun, PolicySetup, QueryEngine, QueryInstance,
     QueryOutput,
