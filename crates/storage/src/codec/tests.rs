@@ -221,7 +221,7 @@ fn char_dictionaries_longer_than_the_column_are_refused() {
     let mut bytes = Vec::new();
     pdict::encode_bytes(&values, 0..2, &mut bytes);
     let mut out = ColumnValues::empty(Physical::FixedBytes(2));
-    assert!(pdict::decode_bytes(&bytes, 2, 0..2, Some(2), &mut out).is_err());
+    assert!(pdict::decode_bytes(&bytes, 2, 0..2, Some(2), usize::MAX, &mut out).is_err());
 }
 
 fn decode_any(codec: Codec, bytes: &[u8], physical: Physical, rows: usize, keep: Range<usize>) {
@@ -328,5 +328,44 @@ fn lz4_pages_of_tables_written_before_the_codecs_still_decode() {
     // Flags that name no codec, or two, are refused.
     for flags in [0u8, 3, 32, 0xff] {
         assert_eq!(Codec::from_flags(flags), None, "{flags:#x}");
+    }
+}
+
+#[test]
+fn lz4_never_decodes_to_more_than_the_expansion_bound() {
+    // Zeros are LZ4's best case: one long match, at most 255 bytes out per length byte.
+    let zeros = vec![0u8; 16 << 20];
+    let block = lz4_flex::block::compress(&zeros);
+    assert!(
+        zeros.len() <= block.len() * MAX_EXPANSION,
+        "{} bytes from {}",
+        zeros.len(),
+        block.len()
+    );
+}
+
+#[test]
+fn string_pages_the_encoder_writes_stay_within_the_expansion_bound() {
+    // Values zstd and PDICT shrink far past MAX_EXPANSION: the encoder falls back to
+    // LZ4, and the reader accepts the page.
+    let long = "a".repeat(200_000);
+    let distinct: Vec<String> = (0..40).map(|i| format!("{long}{i}")).collect();
+    let distinct: Vec<&str> = distinct.iter().map(String::as_str).collect();
+    for values in [strings(&distinct), strings(&[long.as_str(); 40])] {
+        let mut enc = Encoder::default();
+        let codec = enc.encode(&values, Physical::VarBytes, 0..values.len());
+        let mut raw = Vec::new();
+        encode_minipage(&values, Physical::VarBytes, 0..values.len(), &mut raw);
+        assert!(raw.len() <= enc.out.len() * MAX_EXPANSION, "{codec:?}");
+        let page = StoredPage {
+            codec,
+            payload: &enc.out,
+            physical: Physical::VarBytes,
+            rows: values.len(),
+            raw_len: raw.len(),
+        };
+        let mut out = ColumnValues::empty(Physical::VarBytes);
+        decode_page(&page, 0..values.len(), &mut out, &mut Scratch::default()).expect("decodes");
+        assert_eq!(out, values, "{codec:?}");
     }
 }
