@@ -369,3 +369,50 @@ fn string_pages_the_encoder_writes_stay_within_the_expansion_bound() {
         assert_eq!(out, values, "{codec:?}");
     }
 }
+
+/// Heap bytes a decoded column holds.
+fn held_bytes(values: &ColumnValues) -> usize {
+    match values {
+        ColumnValues::I32(v) => 4 * v.capacity(),
+        ColumnValues::I64(v) => 8 * v.capacity(),
+        ColumnValues::Bytes { offsets, data } => 4 * offsets.capacity() + data.capacity(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Every DSM decoder (bitpack under PFOR and PDICT, PFOR-DELTA, LZ4, zstd) fed
+    /// arbitrary bytes with an attacker's row count and declared size (up to 4 GiB):
+    /// no panic, and what it allocates is bounded by the bytes stored and the rows,
+    /// never by the declared size.
+    #[test]
+    fn declared_sizes_never_drive_allocation(
+        codec in 0usize..5,
+        kind in 0usize..4,
+        rows in 0usize..=4096,
+        raw_len in any::<u32>(),
+        payload in proptest::collection::vec(any::<u8>(), 0..600),
+    ) {
+        let physical = [
+            Physical::I32,
+            Physical::I64,
+            Physical::FixedBytes(3),
+            Physical::VarBytes,
+        ][kind];
+        let page = StoredPage {
+            codec: Codec::ALL[codec],
+            payload: &payload,
+            physical,
+            rows,
+            raw_len: raw_len as usize,
+        };
+        let mut out = ColumnValues::empty(physical);
+        let mut scratch = Scratch::default();
+        let _ = decode_page(&page, 0..rows, &mut out, &mut scratch);
+        let stored_bound = payload.len() * MAX_EXPANSION;
+        prop_assert!(scratch.raw.capacity() <= stored_bound + 64);
+        prop_assert!(8 * scratch.ints.capacity() <= 16 * rows + 64);
+        prop_assert!(held_bytes(&out) <= 2 * stored_bound + 32 * rows + 4096);
+    }
+}
