@@ -86,6 +86,28 @@ impl ColumnValues {
         self.len() == 0
     }
 
+    /// The first value from index `from` on that is not UTF-8 (strings only; Arrow
+    /// refuses such a column, so decoders check each page's values to name the page).
+    pub fn first_non_utf8(&self, from: usize) -> Option<usize> {
+        let ColumnValues::Bytes { offsets, data } = self else {
+            return None;
+        };
+        let ends = offsets.get(from..)?;
+        let start = *ends.first()? as usize;
+        // Fast path: the whole run is UTF-8 and every value starts on a character.
+        if let Ok(text) = std::str::from_utf8(data.get(start..)?) {
+            let at_char = |&o: &u32| text.is_char_boundary((o as usize).saturating_sub(start));
+            if ends.iter().all(at_char) {
+                return None;
+            }
+        }
+        let bad = |w: &[u32]| {
+            let value = data.get(w[0] as usize..w[1] as usize);
+            value.is_none_or(|v| std::str::from_utf8(v).is_err())
+        };
+        ends.windows(2).position(bad).map(|i| from + i)
+    }
+
     /// The bytes of string value `i` (panics if this is not a string column).
     pub fn str_at(&self, i: usize) -> &[u8] {
         match self {

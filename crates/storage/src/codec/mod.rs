@@ -37,6 +37,14 @@ pub enum Codec {
     Zstd,
 }
 
+/// Most bytes a DSM page may decode to per byte stored (its header's `raw_len` ÷ its
+/// payload). LZ4's own ceiling: a sequence's match-length bytes add at most 255 bytes of
+/// output each, so no LZ4 block decodes to more (`tests.rs` checks zeros, its best
+/// case). The encoder imposes it on the codecs without such a ceiling, zstd and PDICT of
+/// strings, falling back to LZ4; so no page the writer produces exceeds it, and the
+/// reader refuses a page that claims more before allocating anything for it.
+pub const MAX_EXPANSION: usize = 256;
+
 /// zstd's level for string pages: its default, a fair trade of write time for size.
 const ZSTD_LEVEL: i32 = 3;
 
@@ -158,9 +166,13 @@ impl Encoder {
         self.out.clear();
         let lz4 = self.lz4_len(values, physical, rows.clone());
         if let ColumnValues::Bytes { .. } = values {
-            let dict = pdict::bytes_len(values, rows.clone()).unwrap_or(usize::MAX);
             // self.raw still holds the plain minipage lz4_len encoded.
-            let zstd = self.zstd_compress();
+            let raw = self.raw.len();
+            let within = |len: &usize| raw <= len.saturating_mul(MAX_EXPANSION);
+            let dict = pdict::bytes_len(values, rows.clone())
+                .filter(within)
+                .unwrap_or(usize::MAX);
+            let zstd = self.zstd_compress().filter(|z| within(&z.len()));
             let zstd_len = zstd.as_ref().map_or(usize::MAX, Vec::len);
             if dict <= lz4 && dict <= zstd_len {
                 pdict::encode_bytes(values, rows, &mut self.out);
@@ -244,6 +256,24 @@ fn check_raw_len(physical: Physical, rows: usize, raw_len: usize) -> DResult<()>
     Ok(())
 }
 
+/// Refuses a page that claims to decode to more than [`MAX_EXPANSION`] bytes per byte
+/// stored: LZ4 and zstd pages, and string pages of any codec (integer pages decode to at
+/// most 8 bytes per value, their rows bounded by the caller).
+fn check_expansion(page: &StoredPage) -> DResult<()> {
+    let bounded = matches!(page.codec, Codec::Lz4 | Codec::Zstd)
+        || matches!(page.physical, Physical::FixedBytes(_) | Physical::VarBytes);
+    let most = page.payload.len().saturating_mul(MAX_EXPANSION);
+    if bounded && page.raw_len > most {
+        return Err(DecodeError(format!(
+            "{} page of {} bytes claims {} decoded bytes, more than {MAX_EXPANSION} per byte stored",
+            page.codec.name(),
+            page.payload.len(),
+            page.raw_len
+        )));
+    }
+    Ok(())
+}
+
 /// Reusable buffers for decoding pages.
 #[derive(Debug, Default)]
 pub struct Scratch {
@@ -277,6 +307,7 @@ pub fn decode_page(
         rows,
         raw_len,
     } = *page;
+    check_expansion(page)?;
     if !matches!(codec, Codec::Lz4 | Codec::Zstd) {
         check_raw_len(physical, rows, raw_len)?;
     }
@@ -319,7 +350,7 @@ pub fn decode_page(
                 Physical::FixedBytes(w) => Some(w),
                 _ => None,
             };
-            pdict::decode_bytes(payload, rows, keep, max_len, out)
+            pdict::decode_bytes(payload, rows, keep, max_len, raw_len, out)
         }
         (codec, _) => Err(DecodeError(format!(
             "{} page in a column of this type",

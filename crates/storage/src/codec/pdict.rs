@@ -130,6 +130,13 @@ fn codes(bytes: &[u8], width: u32, rows: usize, entries: usize) -> DResult<Packe
     Packed::new(bytes, width, rows)
 }
 
+/// Why a string PDICT page stopped decoding.
+#[derive(Clone, Copy)]
+enum Bad {
+    Code(u64),
+    TooLong,
+}
+
 fn bad_code(code: u64, entries: usize) -> DecodeError {
     DecodeError(format!("PDICT code {code} in a dictionary of {entries}"))
 }
@@ -174,12 +181,15 @@ pub(crate) fn decode_ints<T: Int>(
 }
 
 /// Decodes values `keep` of a string PDICT encoding of `rows` values; with
-/// `max_len = Some(n)` (a `CHAR(n)` column) every entry must fit `n` bytes.
+/// `max_len = Some(n)` (a `CHAR(n)` column) every entry must fit `n` bytes. Appends at
+/// most `max_body` bytes of values (the page's plain size bounds them): short codes
+/// of a long entry would otherwise multiply it.
 pub(crate) fn decode_bytes(
     bytes: &[u8],
     rows: usize,
     keep: Range<usize>,
     max_len: Option<usize>,
+    max_body: usize,
     out: &mut ColumnValues,
 ) -> DResult<()> {
     check_keep(&keep, rows)?;
@@ -210,19 +220,28 @@ pub(crate) fn decode_bytes(
     let ColumnValues::Bytes { offsets, data } = out else {
         return Err(DecodeError("column kind does not match its decoder".into()));
     };
-    let mut bad = None;
+    let (mut bad, mut budget) = (None, max_body);
     offsets.reserve(keep.len());
     packed.unpack(keep, |c| {
-        match (bounds.get(c as usize), bounds.get(c as usize + 1)) {
-            (Some(&lo), Some(&hi)) => {
+        let value = (bounds.get(c as usize), bounds.get(c as usize + 1));
+        match value {
+            (Some(&lo), Some(&hi)) if bad.is_none() && hi - lo <= budget => {
+                budget -= hi - lo;
                 data.extend_from_slice(&body[lo..hi]);
                 offsets.push(offset_u32(data.len()).unwrap_or(u32::MAX));
             }
-            _ => bad = Some(c),
+            (Some(_), Some(_)) => bad = bad.or(Some(Bad::TooLong)),
+            _ => bad = bad.or(Some(Bad::Code(c))),
         }
     })?;
-    if let Some(c) = bad {
-        return Err(bad_code(c, entries));
+    match bad {
+        Some(Bad::Code(c)) => return Err(bad_code(c, entries)),
+        Some(Bad::TooLong) => {
+            return Err(DecodeError(format!(
+                "PDICT values decode to more than the page's {max_body} plain bytes"
+            )))
+        }
+        None => {}
     }
     offset_u32(data.len()).map_err(|e| DecodeError(e.to_string()))?;
     Ok(())

@@ -221,7 +221,7 @@ fn char_dictionaries_longer_than_the_column_are_refused() {
     let mut bytes = Vec::new();
     pdict::encode_bytes(&values, 0..2, &mut bytes);
     let mut out = ColumnValues::empty(Physical::FixedBytes(2));
-    assert!(pdict::decode_bytes(&bytes, 2, 0..2, Some(2), &mut out).is_err());
+    assert!(pdict::decode_bytes(&bytes, 2, 0..2, Some(2), usize::MAX, &mut out).is_err());
 }
 
 fn decode_any(codec: Codec, bytes: &[u8], physical: Physical, rows: usize, keep: Range<usize>) {
@@ -328,5 +328,91 @@ fn lz4_pages_of_tables_written_before_the_codecs_still_decode() {
     // Flags that name no codec, or two, are refused.
     for flags in [0u8, 3, 32, 0xff] {
         assert_eq!(Codec::from_flags(flags), None, "{flags:#x}");
+    }
+}
+
+#[test]
+fn lz4_never_decodes_to_more_than_the_expansion_bound() {
+    // Zeros are LZ4's best case: one long match, at most 255 bytes out per length byte.
+    let zeros = vec![0u8; 16 << 20];
+    let block = lz4_flex::block::compress(&zeros);
+    assert!(
+        zeros.len() <= block.len() * MAX_EXPANSION,
+        "{} bytes from {}",
+        zeros.len(),
+        block.len()
+    );
+}
+
+#[test]
+fn string_pages_the_encoder_writes_stay_within_the_expansion_bound() {
+    // Values zstd and PDICT shrink far past MAX_EXPANSION: the encoder falls back to
+    // LZ4, and the reader accepts the page.
+    let long = "a".repeat(200_000);
+    let distinct: Vec<String> = (0..40).map(|i| format!("{long}{i}")).collect();
+    let distinct: Vec<&str> = distinct.iter().map(String::as_str).collect();
+    for values in [strings(&distinct), strings(&[long.as_str(); 40])] {
+        let mut enc = Encoder::default();
+        let codec = enc.encode(&values, Physical::VarBytes, 0..values.len());
+        let mut raw = Vec::new();
+        encode_minipage(&values, Physical::VarBytes, 0..values.len(), &mut raw);
+        assert!(raw.len() <= enc.out.len() * MAX_EXPANSION, "{codec:?}");
+        let page = StoredPage {
+            codec,
+            payload: &enc.out,
+            physical: Physical::VarBytes,
+            rows: values.len(),
+            raw_len: raw.len(),
+        };
+        let mut out = ColumnValues::empty(Physical::VarBytes);
+        decode_page(&page, 0..values.len(), &mut out, &mut Scratch::default()).expect("decodes");
+        assert_eq!(out, values, "{codec:?}");
+    }
+}
+
+/// Heap bytes a decoded column holds.
+fn held_bytes(values: &ColumnValues) -> usize {
+    match values {
+        ColumnValues::I32(v) => 4 * v.capacity(),
+        ColumnValues::I64(v) => 8 * v.capacity(),
+        ColumnValues::Bytes { offsets, data } => 4 * offsets.capacity() + data.capacity(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Every DSM decoder (bitpack under PFOR and PDICT, PFOR-DELTA, LZ4, zstd) fed
+    /// arbitrary bytes with an attacker's row count and declared size (up to 4 GiB):
+    /// no panic, and what it allocates is bounded by the bytes stored and the rows,
+    /// never by the declared size.
+    #[test]
+    fn declared_sizes_never_drive_allocation(
+        codec in 0usize..5,
+        kind in 0usize..4,
+        rows in 0usize..=4096,
+        raw_len in any::<u32>(),
+        payload in proptest::collection::vec(any::<u8>(), 0..600),
+    ) {
+        let physical = [
+            Physical::I32,
+            Physical::I64,
+            Physical::FixedBytes(3),
+            Physical::VarBytes,
+        ][kind];
+        let page = StoredPage {
+            codec: Codec::ALL[codec],
+            payload: &payload,
+            physical,
+            rows,
+            raw_len: raw_len as usize,
+        };
+        let mut out = ColumnValues::empty(physical);
+        let mut scratch = Scratch::default();
+        let _ = decode_page(&page, 0..rows, &mut out, &mut scratch);
+        let stored_bound = payload.len() * MAX_EXPANSION;
+        prop_assert!(scratch.raw.capacity() <= stored_bound + 64);
+        prop_assert!(8 * scratch.ints.capacity() <= 16 * rows + 64);
+        prop_assert!(held_bytes(&out) <= 2 * stored_bound + 32 * rows + 4096);
     }
 }

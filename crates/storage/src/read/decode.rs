@@ -15,6 +15,8 @@ use crate::read::Table;
 use crate::types::Physical;
 use crate::write::DSM_MAX_PAGE_ROWS;
 
+type DResult<T> = std::result::Result<T, DecodeError>;
+
 /// Decodes chunk `k` from its loaded extents (as returned by
 /// [`Table::chunk_extents`]): the tuples of `rows ∩ chunk` for `projection`.
 /// Every page touched is verified (magic, version, checksum, position).
@@ -245,6 +247,7 @@ impl<'a> Decoder<'a> {
                 continue;
             }
             let rows = h.row_count as usize;
+            let before: Vec<usize> = outs.iter().map(ColumnValues::len).collect();
             let res = match self.table.layout() {
                 Layout::Pax => decode_pax(page.payload, &physicals, rows, local, projection, outs),
                 _ => {
@@ -256,7 +259,12 @@ impl<'a> Decoder<'a> {
                     decode_nsm_rows(page.payload, &physicals, rows, local, &mut slots)
                 }
             };
-            res.map_err(|DecodeError(reason)| self.corrupt(extent.file, page.offset, reason))?;
+            let strings = || {
+                let mut checks = projection.iter().zip(outs.iter()).zip(&before);
+                checks.try_for_each(|((&c, out), &b)| self.check_utf8(c, out, b))
+            };
+            res.and_then(|()| strings())
+                .map_err(|DecodeError(reason)| self.corrupt(extent.file, page.offset, reason))?;
         }
         // The pages must end where the chunk ends: extra rows mean the manifest and the
         // data disagree (e.g. a trimmed row count), and decoding would drop them.
@@ -323,9 +331,25 @@ impl<'a> Decoder<'a> {
                 rows: h.row_count as usize,
                 raw_len: h.raw_len as usize,
             };
+            let before = out.len();
             decode_page(&stored, local, out, &mut scratch).map_err(|DecodeError(r)| corrupt(r))?;
+            self.check_utf8(column, out, before)
+                .map_err(|DecodeError(r)| corrupt(r))?;
         }
         Ok(())
+    }
+
+    /// Checks that the string values a page appended to `out` (from index `before`)
+    /// are UTF-8, naming the column and the row.
+    fn check_utf8(&self, column: usize, out: &ColumnValues, before: usize) -> DResult<()> {
+        let Some(bad) = out.first_non_utf8(before) else {
+            return Ok(());
+        };
+        let row = self.wanted.start.saturating_add(bad as u64);
+        Err(DecodeError(format!(
+            "column {:?}: the value of row {row} is not UTF-8",
+            self.table.schema().columns[column].name
+        )))
     }
 }
 

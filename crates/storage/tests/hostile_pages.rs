@@ -1,0 +1,187 @@
+//! DSM string pages rewritten by an attacker, checksum recomputed: what a scan and
+//! `coopscan verify` (both decode through `Table::read_chunk_batch`) must refuse, with
+//! the file and byte offset named, before allocating what the page claims.
+//!
+//! The story: a 3 KB zstd frame with a valid checksum may declare a decoded size of up
+//! to 64 MiB (the reader's cap on a varchar page), and decoded to it; 1.4 MB of such
+//! pages drove one scan to 4.2 GB RSS and `verify` passed. Now a page may decode to at
+//! most `MAX_EXPANSION` bytes per byte stored (`codec/mod.rs`). Invalid UTF-8 in such a
+//! page surfaced as "arrow: … non UTF-8 data" with no file, offset or column.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
+use std::cell::Cell;
+use std::path::Path;
+
+use coopscan_storage::codec::{Codec, MAX_EXPANSION};
+use coopscan_storage::page::{read_page, write_page, PageHeader};
+use coopscan_storage::{Layout, StorageError, Table};
+
+/// Counts the largest single allocation made by the thread that asks for it.
+struct Tracking;
+
+thread_local! {
+    static TRACKING: Cell<bool> = const { Cell::new(false) };
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to `System` unchanged; only records sizes.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Tracking {
+    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
+        note(layout.size());
+        // SAFETY: the caller's guarantees for `alloc` hold for `System.alloc`.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
+        // SAFETY: `ptr` came from `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        // SAFETY: the caller's guarantees for `realloc` hold for `System.realloc`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+fn note(size: usize) {
+    let _ = TRACKING.try_with(|on| {
+        if on.get() {
+            let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+        }
+    });
+}
+
+#[global_allocator]
+static ALLOCATOR: Tracking = Tracking;
+
+/// `f`'s result and the largest single allocation this thread made during it.
+fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LARGEST.with(|l| l.set(0));
+    TRACKING.with(|on| on.set(true));
+    let out = f();
+    TRACKING.with(|on| on.set(false));
+    (out, LARGEST.with(Cell::get))
+}
+
+const PAGE_BYTES: u32 = 8192;
+/// The sample schema's `comment` column (Utf8), stored in `c004_comment.dsm`.
+const COMMENT: &str = "c004_comment.dsm";
+
+fn sample_dsm(dir: &Path) -> Table {
+    let batch = common::sample_batch(0, 300);
+    let schema = common::sample_schema();
+    common::write_table(dir, &schema, Layout::Dsm, PAGE_BYTES, 4, &[batch])
+}
+
+/// Replaces page 0 of `file` with `payload` under `codec`, claiming `raw_len` decoded
+/// bytes; every other header field as written, the checksum recomputed. Returns the
+/// page's row count.
+fn rewrite_first_page(dir: &Path, file: &str, codec: Codec, payload: &[u8], raw_len: u32) -> u32 {
+    let path = dir.join(file);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = &mut bytes[..PAGE_BYTES as usize];
+    let (header, _) = read_page(page, &path, 0, Layout::Dsm).unwrap();
+    let header = PageHeader {
+        flags: codec.flag(),
+        stored_len: payload.len() as u32,
+        raw_len,
+        ..header
+    };
+    page.fill(0);
+    write_page(page, &header, payload);
+    std::fs::write(&path, &bytes).unwrap();
+    header.row_count
+}
+
+/// A varchar minipage: `rows` values, all empty but the last, which is `last`.
+fn minipage(rows: u32, last: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 * (rows as usize + 1) + last.len());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    for _ in 1..rows {
+        out.extend_from_slice(&0u32.to_le_bytes());
+    }
+    out.extend_from_slice(&(last.len() as u32).to_le_bytes());
+    out.extend_from_slice(last);
+    out
+}
+
+fn corrupt_at(err: StorageError) -> (String, u64, String) {
+    match err {
+        StorageError::Corrupt {
+            path,
+            offset,
+            reason,
+        } => (path.display().to_string(), offset, reason),
+        other => panic!("expected a page error naming file and offset, got {other}"),
+    }
+}
+
+#[test]
+fn a_zstd_bomb_is_refused_before_it_is_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t");
+    sample_dsm(&path);
+    let rows = rewrite_first_page(&path, COMMENT, Codec::Zstd, b"", 0);
+    // 60 MiB of 'a' in one value (under the old 64 MiB cap), valid UTF-8 and framed
+    // exactly: before, it decoded and `verify` passed.
+    let raw = minipage(rows, &vec![b'a'; 60 << 20]);
+    let frame = zstd::bulk::compress(&raw, 19).unwrap();
+    assert!(frame.len() < 8000, "the frame fits a page: {}", frame.len());
+    rewrite_first_page(&path, COMMENT, Codec::Zstd, &frame, raw.len() as u32);
+    drop(raw);
+    let table = Table::open(&path).unwrap();
+    let (result, largest) = largest_allocation(|| common::try_read_all(&table));
+    let (file, offset, reason) = corrupt_at(result.unwrap_err());
+    assert!(file.ends_with(COMMENT), "{file}");
+    assert_eq!(offset, 0);
+    assert!(
+        reason.contains(&format!("more than {MAX_EXPANSION} per byte stored")),
+        "{reason}"
+    );
+    assert!(largest < 4 << 20, "largest allocation {largest} bytes");
+}
+
+#[test]
+fn pdict_codes_cannot_multiply_a_long_entry_past_the_page_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t");
+    sample_dsm(&path);
+    let rows = rewrite_first_page(&path, COMMENT, Codec::Pdict, b"", 0);
+    // One entry of 4000 bytes, every row coded 0: rows × 4000 bytes of values from a
+    // page of about 4 KB, whose header claims the bound's worth of plain bytes.
+    let mut payload = Vec::new();
+    payload.extend_from_slice(&1u32.to_le_bytes()); // entries
+    payload.push(0); // code width: 0 bits
+    payload.extend_from_slice(&0u32.to_le_bytes());
+    payload.extend_from_slice(&4000u32.to_le_bytes());
+    payload.extend_from_slice(&[b'x'; 4000]);
+    let claimed = 4 * (rows + 1) + 4000;
+    rewrite_first_page(&path, COMMENT, Codec::Pdict, &payload, claimed);
+    let table = Table::open(&path).unwrap();
+    let (file, offset, reason) = corrupt_at(common::try_read_all(&table).unwrap_err());
+    assert!(file.ends_with(COMMENT), "{file}");
+    assert_eq!(offset, 0);
+    assert!(reason.contains("more than the page's"), "{reason}");
+}
+
+#[test]
+fn invalid_utf8_in_a_string_page_names_file_offset_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t");
+    sample_dsm(&path);
+    let rows = rewrite_first_page(&path, COMMENT, Codec::Lz4, b"", 0);
+    let raw = minipage(rows, b"ok \xff\xfe not utf-8");
+    let block = lz4_flex::block::compress(&raw);
+    rewrite_first_page(&path, COMMENT, Codec::Lz4, &block, raw.len() as u32);
+    let table = Table::open(&path).unwrap();
+    let (file, offset, reason) = corrupt_at(common::try_read_all(&table).unwrap_err());
+    assert!(file.ends_with(COMMENT), "{file}");
+    assert_eq!(offset, 0);
+    assert!(reason.contains("\"comment\""), "{reason}");
+    assert!(reason.contains("UTF-8"), "{reason}");
+}
