@@ -335,6 +335,16 @@ fn consume_one(catalog: &mut Catalog, scan: ScanId, now: Nanos) {
     catalog.release_chunk(scan, now).unwrap();
 }
 
+/// Bytes table `t` holds in the shared budget.
+fn used_by(catalog: &Catalog, t: u32) -> u64 {
+    catalog
+        .table(TableId(t))
+        .unwrap()
+        .state()
+        .pool()
+        .used_bytes()
+}
+
 /// A scan of table 0 has filled the budget with chunks it consumed; then a scan of
 /// table 1 starts: its first load evicts table 0's pieces, and only down to table 0's
 /// fair share (half the budget, each table having one scan).
@@ -349,12 +359,7 @@ fn a_new_table_takes_its_share_from_the_full_one() {
         for _ in 0..6 {
             consume_one(&mut catalog, first, Nanos(0));
         }
-        let held = catalog
-            .table(TableId(0))
-            .unwrap()
-            .state()
-            .pool()
-            .used_bytes();
+        let held = used_by(&catalog, 0);
         assert!(
             held + 210 > BUDGET,
             "{kind}: table 0 holds only {held} bytes"
@@ -371,12 +376,7 @@ fn a_new_table_takes_its_share_from_the_full_one() {
             "{kind}: {:?}",
             load.evicted
         );
-        let left = catalog
-            .table(TableId(0))
-            .unwrap()
-            .state()
-            .pool()
-            .used_bytes();
+        let left = used_by(&catalog, 0);
         assert!(
             left + 210 >= BUDGET / 2,
             "{kind}: table 0 kept only {left} bytes"
