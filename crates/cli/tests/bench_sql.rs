@@ -80,7 +80,11 @@ fn a_tiny_bench_checks_every_result_and_writes_json_and_html() {
     assert!(report["bandwidth_mb_s"].as_f64().expect("bandwidth") > 0.0);
     let page = std::fs::read_to_string(&html).expect("html");
     // Figure 4: one chart per policy (each on its own time axis), then Figure 5.
-    assert_eq!(page.matches("<svg").count(), 3, "Figure 4 twice and Figure 5");
+    assert_eq!(
+        page.matches("<svg").count(),
+        3,
+        "Figure 4 twice and Figure 5"
+    );
 }
 
 #[test]

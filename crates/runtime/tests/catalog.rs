@@ -28,7 +28,7 @@ fn two_tables_share_one_buffer_under_every_policy() {
     ];
     assert!(tables.iter().all(|t| t.chunk_count() > FRAMES as usize));
     let mut foreign = 0;
-    let mut rng = Rng(0x5eed_0f_7ab1e5);
+    let mut rng = Rng(0x5eed_0f7a_b1e5);
     for policy in PolicyKind::ALL {
         let runtime = Runtime::with_tables(tables.clone(), device(), config(FRAMES, policy));
         let runtime = Arc::new(runtime.expect("runtime"));
@@ -71,7 +71,7 @@ fn an_unknown_table_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let table = write_table(tmp.path(), Layout::Nsm, 1000);
     let runtime = Runtime::new(table, device(), config(4, PolicyKind::Relevance)).unwrap();
-    let rows = RowRanges::new(vec![0..10]);
+    let rows = RowRanges::new(std::iter::once(0..10));
     let err = runtime.register_scan(TableId(1), rows, vec![K], ScanOrder::Any, None);
     assert!(err.is_err_and(|e| e.to_string().contains("table 1")));
 }
