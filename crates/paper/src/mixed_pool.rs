@@ -1,5 +1,5 @@
 //! Scans and CScans in one pool (PBM 2012 §2.3 and §5, proposed there, never built):
-//! the experiment of issue 12, defined once for the simulator (`coopscan sim --preset
+//! the experiment that measures it, defined once for the simulator (`coopscan sim --preset
 //! mixed-pool`) and the benchmark (`coopscan bench --preset mixed-pool`).
 //!
 //! The `pbm-buffer` microbenchmark at a few buffer sizes, its queries run three ways:
