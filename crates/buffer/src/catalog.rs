@@ -76,11 +76,7 @@ impl Catalog<AnyPolicy> {
         config: &AbmConfig,
         kind: PolicyKind,
     ) -> Result<Self, BufferError> {
-        let budget = budget_bytes(&geometries, config)?;
-        let table_config = AbmConfig {
-            budget: BufferBudget::Bytes(budget),
-            ..config.clone()
-        };
+        let (_, table_config) = table_config(&geometries, config)?;
         let tables = geometries
             .into_iter()
             .map(|g| {
@@ -92,10 +88,19 @@ impl Catalog<AnyPolicy> {
     }
 }
 
-/// The budget in bytes: `Chunks(n)` counts the largest chunk of any table.
-fn budget_bytes(geometries: &[TableGeometry], config: &AbmConfig) -> Result<u64, BufferError> {
+/// The whole budget in bytes (`Chunks(n)` counts the largest chunk of any table), and
+/// each table's configuration: `config` with that budget, which admission counts against.
+fn table_config(
+    geometries: &[TableGeometry],
+    config: &AbmConfig,
+) -> Result<(u64, AbmConfig), BufferError> {
     let largest = geometries.iter().map(|g| g.max_chunk_bytes()).max();
-    config.capacity_bytes(largest.unwrap_or(1))
+    let budget = config.capacity_bytes(largest.unwrap_or(1))?;
+    let table_config = AbmConfig {
+        budget: BufferBudget::Bytes(budget),
+        ..config.clone()
+    };
+    Ok((budget, table_config))
 }
 
 impl<P: Policy> Catalog<P> {
@@ -109,11 +114,7 @@ impl<P: Policy> Catalog<P> {
             )));
         }
         let geometries: Vec<TableGeometry> = tables.iter().map(|(g, _)| g.clone()).collect();
-        let budget = budget_bytes(&geometries, config)?;
-        let table_config = AbmConfig {
-            budget: BufferBudget::Bytes(budget),
-            ..config.clone()
-        };
+        let (budget, table_config) = table_config(&geometries, config)?;
         let mut abms = Vec::with_capacity(tables.len());
         for (i, (geometry, policy)) in tables.into_iter().enumerate() {
             let mut abm = Abm::new(geometry, table_config.clone(), policy)?;
@@ -221,8 +222,8 @@ impl<P: Policy> Catalog<P> {
         spec: &ScanSpec,
         now: Nanos,
     ) -> Result<Registration, BufferError> {
-        self.table_mut(spec.table)?;
-        self.rebalance();
+        // Every event that changes bytes or reservations rebalances after itself, so the
+        // table's view of the others' reservations is current here.
         let registration = self.table_mut(spec.table)?.register_scan(spec, now);
         self.rebalance();
         registration

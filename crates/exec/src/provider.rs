@@ -99,26 +99,26 @@ impl CoopTable {
                 Source::Shared(Arc::new(Pooled { runtime, table }))
             }
         };
-        Ok(CoopTable {
+        Ok(CoopTable::with_source(table, source))
+    }
+
+    fn with_source(table: Table, source: Source) -> CoopTable {
+        CoopTable {
             schema: provider_schema(&table),
             table,
             source,
             counters: Arc::default(),
-        })
+        }
     }
 
     /// A cooperative provider over the (first) table `runtime` serves.
     pub fn cooperative(runtime: Arc<Runtime>) -> CoopTable {
         let table = runtime.table().clone();
-        CoopTable {
-            schema: provider_schema(&table),
-            table,
-            source: Source::Shared(Arc::new(Pooled {
-                runtime,
-                table: TableId(0),
-            })),
-            counters: Arc::default(),
-        }
+        let pooled = Pooled {
+            runtime,
+            table: TableId(0),
+        };
+        CoopTable::with_source(table, Source::Shared(Arc::new(pooled)))
     }
 
     /// A cooperative provider over table `table` of `runtime`.
@@ -126,12 +126,11 @@ impl CoopTable {
         let served = runtime.tables().nth(table.0 as usize).cloned();
         let served = served
             .ok_or_else(|| ExecError::Invalid(format!("the runtime has no table {}", table.0)))?;
-        Ok(CoopTable {
-            schema: provider_schema(&served),
-            table: served,
-            source: Source::Shared(Arc::new(Pooled { runtime, table })),
-            counters: Arc::default(),
-        })
+        let pooled = Pooled { runtime, table };
+        Ok(CoopTable::with_source(
+            served,
+            Source::Shared(Arc::new(pooled)),
+        ))
     }
 
     pub fn table(&self) -> &Table {
