@@ -86,26 +86,14 @@ impl ColumnValues {
         self.len() == 0
     }
 
-    /// The first value from index `from` on that is not UTF-8 (strings only; Arrow
-    /// refuses such a column, so decoders check each page's values to name the page).
-    pub fn first_non_utf8(&self, from: usize) -> Option<usize> {
-        let ColumnValues::Bytes { offsets, data } = self else {
-            return None;
-        };
-        let ends = offsets.get(from..)?;
-        let start = *ends.first()? as usize;
-        // Fast path: the whole run is UTF-8 and every value starts on a character.
-        if let Ok(text) = std::str::from_utf8(data.get(start..)?) {
-            let at_char = |&o: &u32| text.is_char_boundary((o as usize).saturating_sub(start));
-            if ends.iter().all(at_char) {
-                return None;
-            }
-        }
+    /// The first value that is not UTF-8 (strings only): what Arrow refused, found
+    /// again only after it did, so valid strings are checked once (by Arrow).
+    fn first_non_utf8(offsets: &[u32], data: &[u8]) -> Option<usize> {
         let bad = |w: &[u32]| {
             let value = data.get(w[0] as usize..w[1] as usize);
             value.is_none_or(|v| std::str::from_utf8(v).is_err())
         };
-        ends.windows(2).position(bad).map(|i| from + i)
+        offsets.windows(2).position(bad)
     }
 
     /// The bytes of string value `i` (panics if this is not a string column).
@@ -266,9 +254,16 @@ impl ColumnValues {
                         "string data over 2 GiB in one batch".into(),
                     ));
                 }
-                let offsets: Vec<i32> = offsets.into_iter().map(|o| o as i32).collect();
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-                Arc::new(StringArray::try_new(offsets, Buffer::from_vec(data), None)?)
+                let narrow: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+                let narrow = OffsetBuffer::new(ScalarBuffer::from(narrow));
+                let data = Buffer::from_vec(data);
+                match StringArray::try_new(narrow, data.clone(), None) {
+                    Ok(array) => Arc::new(array),
+                    Err(e) => {
+                        let bad = Self::first_non_utf8(&offsets, data.as_slice());
+                        return Err(bad.map_or(e.into(), |value| StorageError::NotUtf8 { value }));
+                    }
+                }
             }
         })
     }

@@ -8,6 +8,10 @@ use crate::device::DeviceError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
+    /// Arrow refused a string column: value `value` (of those decoded) is not UTF-8.
+    /// The decoder turns it into a [`StorageError::Corrupt`] naming the page.
+    #[error("string value {value} is not UTF-8")]
+    NotUtf8 { value: usize },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

@@ -184,4 +184,7 @@ fn invalid_utf8_in_a_string_page_names_file_offset_and_column() {
     assert_eq!(offset, 0);
     assert!(reason.contains("\"comment\""), "{reason}");
     assert!(reason.contains("UTF-8"), "{reason}");
+    // The bad value is the page's last (`minipage`), and the page starts the table.
+    let row = format!("row {} ", rows - 1);
+    assert!(reason.contains(&row), "{reason}");
 }

@@ -15,8 +15,6 @@ use crate::read::Table;
 use crate::types::Physical;
 use crate::write::DSM_MAX_PAGE_ROWS;
 
-type DResult<T> = std::result::Result<T, DecodeError>;
-
 /// Decodes chunk `k` from its loaded extents (as returned by
 /// [`Table::chunk_extents`]): the tuples of `rows ∩ chunk` for `projection`.
 /// Every page touched is verified (magic, version, checksum, position).
@@ -58,12 +56,12 @@ pub fn decode_chunk_with(
         .iter()
         .map(|&c| ColumnValues::with_capacity(schema.columns[c].ty.physical(), presize))
         .collect();
+    let ctx = Decoder {
+        table,
+        wanted: wanted.clone(),
+        checks,
+    };
     if !wanted.is_empty() {
-        let ctx = Decoder {
-            table,
-            wanted: wanted.clone(),
-            checks,
-        };
         match table.layout() {
             Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, projection, &mut outs)?,
             Layout::Dsm => {
@@ -84,7 +82,12 @@ pub fn decode_chunk_with(
                     values.len()
                 )));
             }
-            values.into_arrow(schema.columns[c].ty)
+            values
+                .into_arrow(schema.columns[c].ty)
+                .map_err(|e| match e {
+                    StorageError::NotUtf8 { value } => ctx.not_utf8(chunk, data, c, value),
+                    e => e,
+                })
         })
         .collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
@@ -247,7 +250,6 @@ impl<'a> Decoder<'a> {
                 continue;
             }
             let rows = h.row_count as usize;
-            let before: Vec<usize> = outs.iter().map(ColumnValues::len).collect();
             let res = match self.table.layout() {
                 Layout::Pax => decode_pax(page.payload, &physicals, rows, local, projection, outs),
                 _ => {
@@ -259,12 +261,7 @@ impl<'a> Decoder<'a> {
                     decode_nsm_rows(page.payload, &physicals, rows, local, &mut slots)
                 }
             };
-            let strings = || {
-                let mut checks = projection.iter().zip(outs.iter()).zip(&before);
-                checks.try_for_each(|((&c, out), &b)| self.check_utf8(c, out, b))
-            };
-            res.and_then(|()| strings())
-                .map_err(|DecodeError(reason)| self.corrupt(extent.file, page.offset, reason))?;
+            res.map_err(|DecodeError(reason)| self.corrupt(extent.file, page.offset, reason))?;
         }
         // The pages must end where the chunk ends: extra rows mean the manifest and the
         // data disagree (e.g. a trimmed row count), and decoding would drop them.
@@ -331,25 +328,41 @@ impl<'a> Decoder<'a> {
                 rows: h.row_count as usize,
                 raw_len: h.raw_len as usize,
             };
-            let before = out.len();
             decode_page(&stored, local, out, &mut scratch).map_err(|DecodeError(r)| corrupt(r))?;
-            self.check_utf8(column, out, before)
-                .map_err(|DecodeError(r)| corrupt(r))?;
         }
         Ok(())
     }
 
-    /// Checks that the string values a page appended to `out` (from index `before`)
-    /// are UTF-8, naming the column and the row.
-    fn check_utf8(&self, column: usize, out: &ColumnValues, before: usize) -> DResult<()> {
-        let Some(bad) = out.first_non_utf8(before) else {
-            return Ok(());
-        };
-        let row = self.wanted.start.saturating_add(bad as u64);
-        Err(DecodeError(format!(
+    /// The error for a string value Arrow refused (`value` of column `column`'s decoded
+    /// values): the page holding its row, named like every other page error.
+    fn not_utf8(
+        &self,
+        chunk: &ChunkMeta,
+        data: &[(Extent, &[u8])],
+        column: usize,
+        value: usize,
+    ) -> StorageError {
+        let row = self.wanted.start.saturating_add(value as u64);
+        let reason = format!(
             "column {:?}: the value of row {row} is not UTF-8",
             self.table.schema().columns[column].name
-        )))
+        );
+        let at = if self.table.layout() == Layout::Dsm {
+            column
+        } else {
+            0
+        };
+        let extent = chunk.columns[at].extent;
+        let holds = |p: &Page<'_>| {
+            let h = p.header;
+            (h.row_start..h.row_start.saturating_add(u64::from(h.row_count))).contains(&row)
+        };
+        let page = self
+            .find(extent, data)
+            .ok()
+            .and_then(|bytes| self.pages(extent, bytes).filter_map(|p| p.ok()).find(holds));
+        let offset = page.map_or(extent.offset, |p| p.offset);
+        self.corrupt(extent.file, offset, reason)
     }
 }
 
