@@ -123,14 +123,17 @@ impl PbmThrottlePolicy {
 }
 
 impl Policy for PbmThrottlePolicy {
-    /// PBM's eviction.
+    /// PBM's eviction; pieces given to another table count for the throttle as the
+    /// victims of this table's own loads do.
     fn victims(
         &mut self,
         state: &AbmState,
         request: &crate::EvictionRequest,
         now: Nanos,
     ) -> Vec<crate::PieceId> {
-        self.pbm.victims(state, request, now)
+        let victims = self.pbm.victims(state, request, now);
+        self.note_evictions(state, &victims);
+        victims
     }
 
     fn kind(&self) -> PolicyKind {
