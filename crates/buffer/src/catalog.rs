@@ -43,6 +43,11 @@ use crate::{
 /// 2^40 scans per table before ids would collide.
 pub const SCAN_ID_TABLE_BITS: u32 = 40;
 
+/// The table a scan of a catalog belongs to (its id's high bits).
+pub fn scan_table_id(scan: ScanId) -> TableId {
+    TableId((scan.0 >> SCAN_ID_TABLE_BITS) as u32)
+}
+
 /// Most tables one catalog serves.
 pub const MAX_TABLES: usize = 1024;
 
@@ -204,14 +209,9 @@ impl<P: Policy> Catalog<P> {
             .ok_or(BufferError::UnknownTable(table.0))
     }
 
-    /// The table a scan of this catalog belongs to.
-    pub fn table_of(scan: ScanId) -> TableId {
-        TableId((scan.0 >> SCAN_ID_TABLE_BITS) as u32)
-    }
-
     fn scan_table(&mut self, scan: ScanId) -> Result<&mut Abm<P>, BufferError> {
         self.tables
-            .get_mut(Self::table_of(scan).0 as usize)
+            .get_mut(scan_table_id(scan).0 as usize)
             .ok_or(BufferError::UnknownScan(scan))
     }
 

@@ -105,7 +105,7 @@ impl Driver {
             .register_scan(&spec, Nanos(self.now))
             .unwrap()
             .scan;
-        assert_eq!(Catalog::<AnyPolicy>::table_of(scan), TableId(table));
+        assert_eq!(catalog::scan_table_id(scan), TableId(table));
         let run = Run {
             table,
             wanted: (start..end).collect(),
