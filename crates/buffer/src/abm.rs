@@ -3,17 +3,26 @@
 
 use crate::state::PendingScan;
 use crate::{
-    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, EvictionRequest, Nanos, PieceId, Policy,
-    PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry, TableId,
+    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, EvictionRequest, HolderId, Nanos,
+    PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry,
+    TableId,
 };
 
-/// A chunk handed to a scan (pinned for it). The scan must call [`Abm::release_chunk`]
-/// when done.
+/// A chunk handed to one worker of a scan (pinned for it). The worker must call
+/// [`Abm::release_chunk`] when done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivery {
     pub table: TableId,
     pub scan: ScanId,
+    /// Which of the scan's workers gets it (0 for a one-worker scan).
+    pub worker: u16,
     pub chunk: ChunkId,
+}
+
+impl Delivery {
+    pub fn holder(&self) -> HolderId {
+        HolderId::new(self.scan, self.worker)
+    }
 }
 
 /// Answer to [`Abm::next_chunk`].
@@ -21,9 +30,12 @@ pub struct Delivery {
 pub enum NextChunk {
     /// Process this chunk now (it is pinned for the scan).
     Deliver(Delivery),
-    /// Nothing available: the chunk will come in a later event's [`Delivery`] list.
+    /// Nothing available: the chunk will come in a later event's [`Delivery`] list —
+    /// or, for a scan with several workers, another worker takes the last one and this
+    /// worker is named by [`Abm::take_finished_waiters`] instead.
     Wait,
-    /// The scan has received every chunk of its ranges; unregister it.
+    /// Every chunk of the scan's ranges has been handed out: this worker is done. Once
+    /// all its workers have released their chunks, unregister the scan.
     Finished,
 }
 
@@ -75,6 +87,9 @@ pub struct Abm<P: Policy = AnyPolicy> {
     policy: P,
     /// Piece references, when recording (see [`Abm::record_trace`]).
     trace: Option<Vec<crate::Reference>>,
+    /// Workers that waited when another worker of their scan took its last chunk
+    /// (see [`Abm::take_finished_waiters`]).
+    finished_waiters: Vec<HolderId>,
 }
 
 impl Abm<AnyPolicy> {
@@ -98,6 +113,7 @@ impl<P: Policy> Abm<P> {
             state,
             policy,
             trace: None,
+            finished_waiters: Vec::new(),
         })
     }
 
@@ -126,9 +142,16 @@ impl<P: Policy> Abm<P> {
                 served: self.state.table().0,
             });
         }
+        if !(1..=crate::MAX_WORKERS).contains(&spec.workers) {
+            return Err(BufferError::Workers {
+                asked: spec.workers,
+                max: crate::MAX_WORKERS,
+            });
+        }
         let chunks = self.geometry.chunk_ranges(&spec.ranges)?;
         let cols = self.state.scan_cols(spec.columns);
-        let (needed, capacity) = (self.state.footprint(cols), self.state.admission_bytes);
+        let needed = self.state.footprint(cols, spec.workers);
+        let capacity = self.state.admission_bytes;
         if needed > capacity {
             return Err(BufferError::ScanTooLarge { needed, capacity });
         }
@@ -140,10 +163,11 @@ impl<P: Policy> Abm<P> {
             cols,
             order: spec.order,
             chunks,
+            workers: spec.workers,
             registered_at: now,
-            blocked_since: None,
+            waiting: Vec::new(),
         };
-        if self.state.pending.is_empty() && self.state.admission_open(cols) {
+        if self.state.pending.is_empty() && self.state.admission_open(cols, spec.workers) {
             self.admit(pending);
             return Ok(Registration {
                 scan: id,
@@ -169,56 +193,86 @@ impl<P: Policy> Abm<P> {
             .ok_or(BufferError::UnknownScan(scan))
     }
 
-    /// Paper: selectChunk. Deliver an available chunk, or tell the scan to wait.
-    pub fn next_chunk(&mut self, scan: ScanId, now: Nanos) -> Result<NextChunk, BufferError> {
-        let Ok(slot) = self.slot(scan) else {
-            let pending = self.state.pending.iter_mut().find(|p| p.id == scan);
-            let pending = pending.ok_or(BufferError::UnknownScan(scan))?;
-            // A scan that needs nothing is done even while queued: `Wait` would
-            // promise a delivery that admission can never produce.
-            if pending.chunks.is_empty() {
-                return Ok(NextChunk::Finished);
-            }
-            pending.blocked_since.get_or_insert(now);
-            return Ok(NextChunk::Wait);
+    /// Paper: selectChunk. Deliver an available chunk to the worker, or tell it to
+    /// wait. `holder` may be a [`ScanId`]: the scan's first (or only) worker.
+    pub fn next_chunk(
+        &mut self,
+        holder: impl Into<HolderId>,
+        now: Nanos,
+    ) -> Result<NextChunk, BufferError> {
+        let holder = holder.into();
+        let Ok(slot) = self.slot(holder.scan) else {
+            return self.next_chunk_pending(holder, now);
         };
         let s = self.state.active_scan(slot);
-        if s.processing.is_some() {
-            return Err(BufferError::AlreadyProcessing(scan));
+        if holder.worker >= s.workers {
+            return Err(BufferError::UnknownHolder(holder));
         }
-        if s.needed == 0 {
+        if s.held_by(holder.worker).is_some() {
+            return Err(BufferError::AlreadyProcessing(holder));
+        }
+        if s.all_delivered() {
+            self.state.unblock(slot, holder.worker);
             return Ok(NextChunk::Finished);
         }
-        match self.try_deliver(slot, now) {
+        match self.try_deliver(slot, holder.worker, now) {
             Some(d) => Ok(NextChunk::Deliver(d)),
             None => {
-                self.state.block(slot, now);
+                self.state.block(slot, holder.worker, now);
                 Ok(NextChunk::Wait)
             }
         }
     }
 
+    /// [`Abm::next_chunk`] for a worker of a scan queued for admission.
+    fn next_chunk_pending(
+        &mut self,
+        holder: HolderId,
+        now: Nanos,
+    ) -> Result<NextChunk, BufferError> {
+        let pending = self.state.pending.iter_mut().find(|p| p.id == holder.scan);
+        let pending = pending.ok_or(BufferError::UnknownScan(holder.scan))?;
+        if holder.worker >= pending.workers {
+            return Err(BufferError::UnknownHolder(holder));
+        }
+        // A scan that needs nothing is done even while queued: `Wait` would
+        // promise a delivery that admission can never produce.
+        if pending.chunks.is_empty() {
+            return Ok(NextChunk::Finished);
+        }
+        if !pending.waiting.iter().any(|(w, _)| *w == holder.worker) {
+            pending.waiting.push((holder.worker, now));
+        }
+        Ok(NextChunk::Wait)
+    }
+
     /// [`Abm::next_chunk`] for a driver that honours holds: the policy may first
     /// throttle the scan ([`Paced::Hold`]; only `pbm-throttle` does). A driver that
     /// cannot wait on time calls [`Abm::next_chunk`], which never holds.
-    pub fn next_chunk_paced(&mut self, scan: ScanId, now: Nanos) -> Result<Paced, BufferError> {
-        if let Ok(slot) = self.slot(scan) {
+    pub fn next_chunk_paced(
+        &mut self,
+        holder: impl Into<HolderId>,
+        now: Nanos,
+    ) -> Result<Paced, BufferError> {
+        let holder = holder.into();
+        if let Ok(slot) = self.slot(holder.scan) {
             let s = self.state.active_scan(slot);
-            // Only a scan about to ask for its next chunk: one that waits for a load
-            // already has its delivery promised by a later event.
-            if s.processing.is_none() && s.needed > 0 && s.blocked_since.is_none() {
+            // Only a scan about to ask for its next chunk: one whose workers wait for
+            // a load already have their delivery promised by a later event.
+            let idle = s.held_by(holder.worker).is_none() && s.blocked_since.is_none();
+            if idle && holder.worker < s.workers && !s.all_delivered() {
                 let until = self.policy.hold(&self.state, slot, now);
                 if let Some(until) = until.filter(|u| *u > now) {
                     return Ok(Paced::Hold { until });
                 }
             }
         }
-        self.next_chunk(scan, now).map(Paced::Go)
+        self.next_chunk(holder, now).map(Paced::Go)
     }
 
-    fn try_deliver(&mut self, slot: ScanSlot, now: Nanos) -> Option<Delivery> {
+    fn try_deliver(&mut self, slot: ScanSlot, worker: u16, now: Nanos) -> Option<Delivery> {
         let chunk = self.choose_available(slot)?;
-        self.state.deliver(slot, chunk, now);
+        self.state.deliver(slot, worker, chunk, now);
         self.policy.on_delivered(&self.state, slot, chunk);
         let scan = self.state.active_scan(slot);
         if let Some(trace) = self.trace.as_mut() {
@@ -231,11 +285,34 @@ impl<P: Policy> Abm<P> {
                 });
             }
         }
-        Some(Delivery {
+        let delivery = Delivery {
             table: self.state.table(),
             scan: scan.id,
+            worker,
             chunk,
-        })
+        };
+        if scan.all_delivered() {
+            self.finish_waiters(slot);
+        }
+        Some(delivery)
+    }
+
+    /// The scan's last chunk is handed out: its other waiting workers will get none.
+    fn finish_waiters(&mut self, slot: ScanSlot) {
+        let scan = self.state.active_scan(slot);
+        let (id, waiting) = (scan.id, scan.waiting.clone());
+        for (worker, _) in waiting {
+            self.state.unblock(slot, worker);
+            self.finished_waiters.push(HolderId::new(id, worker));
+        }
+    }
+
+    /// Workers that were waiting when another worker of their scan took its last
+    /// chunk: for each, the answer to its wait is [`NextChunk::Finished`]. Always
+    /// empty for scans with one worker. A driver of several workers per scan takes
+    /// them after every event that may deliver.
+    pub fn take_finished_waiters(&mut self) -> Vec<HolderId> {
+        std::mem::take(&mut self.finished_waiters)
     }
 
     /// Starts recording every piece reference (each delivery references the pieces
@@ -251,29 +328,42 @@ impl<P: Policy> Abm<P> {
     }
 
     /// Order belongs to the scan: an in-order scan gets its next chunk or nothing,
-    /// whatever the policy would prefer; any other scan gets the policy's choice.
+    /// whatever the policy would prefer; any other scan gets the policy's choice,
+    /// which is never a chunk another of its workers holds.
     fn choose_available(&mut self, slot: ScanSlot) -> Option<ChunkId> {
         let scan = self.state.active_scan(slot);
-        match scan.in_order_ahead(0) {
+        match scan.in_order_next(0) {
             Some(next) => self.state.available_for(next, scan.cols).then_some(next),
             None if scan.order == crate::ScanOrder::InOrder => None,
             None => self.policy.choose_available(&self.state, slot),
         }
     }
 
-    /// Wakes blocked scans in `candidates` that now have an available chunk.
+    /// Wakes the waiting workers of the scans in `candidates`, oldest wait first, while
+    /// their scan has an available chunk.
     fn serve_blocked(&mut self, candidates: ScanSet, now: Nanos, out: &mut Vec<Delivery>) {
         for slot in (candidates & self.state.blocked_mask()).iter() {
-            out.extend(self.try_deliver(slot, now));
+            while let Some(&(worker, _)) = self.state.active_scan(slot).waiting.first() {
+                let Some(delivery) = self.try_deliver(slot, worker, now) else {
+                    break;
+                };
+                out.push(delivery);
+            }
         }
     }
 
-    /// The scan finished processing its chunk: the chunk counts as consumed.
-    pub fn release_chunk(&mut self, scan: ScanId, _now: Nanos) -> Result<ChunkId, BufferError> {
-        let slot = self.slot(scan)?;
+    /// The worker finished processing its chunk: the chunk counts as consumed.
+    /// `holder` may be a [`ScanId`]: the scan's first (or only) worker.
+    pub fn release_chunk(
+        &mut self,
+        holder: impl Into<HolderId>,
+        _now: Nanos,
+    ) -> Result<ChunkId, BufferError> {
+        let holder = holder.into();
+        let slot = self.slot(holder.scan)?;
         self.state
-            .release(slot)
-            .ok_or(BufferError::NotProcessing(scan))
+            .release(slot, holder.worker)
+            .ok_or(BufferError::NotProcessing(holder))
     }
 
     /// The scan ends (finished, cancelled or failed): its pin and all its interest are
@@ -291,6 +381,7 @@ impl<P: Policy> Abm<P> {
         let slot = self.slot(scan)?;
         self.policy.on_retire(&self.state, slot);
         self.state.retire(slot);
+        self.finished_waiters.retain(|h| h.scan != scan);
         self.admit_queued(now, out);
         Ok(())
     }
@@ -298,8 +389,8 @@ impl<P: Policy> Abm<P> {
     /// Admits queued scans, first come first served, while admission allows; each is
     /// served at once if it can be (appended to `out`).
     pub(crate) fn admit_queued(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
-        while let Some(cols) = self.state.pending.front().map(|p| p.cols) {
-            if !self.state.admission_open(cols) {
+        while let Some((cols, workers)) = self.state.pending.front().map(|p| (p.cols, p.workers)) {
+            if !self.state.admission_open(cols, workers) {
                 break;
             }
             let Some(pending) = self.state.pending.pop_front() else {

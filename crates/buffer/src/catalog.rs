@@ -34,9 +34,9 @@
 
 use crate::Abm;
 use crate::{
-    AbmConfig, AnyPolicy, BufferBudget, BufferError, ChunkId, Delivery, LoadDecision, Nanos,
-    NextChunk, Paced, PieceId, Policy, PolicyKind, Registration, ScanId, ScanSpec, TableGeometry,
-    TableId,
+    AbmConfig, AnyPolicy, BufferBudget, BufferError, ChunkId, Delivery, HolderId, LoadDecision,
+    Nanos, NextChunk, Paced, PieceId, Policy, PolicyKind, Registration, ScanId, ScanSpec,
+    TableGeometry, TableId,
 };
 
 /// A scan id's table is its id shifted right by this (see [`Abm`]'s ids in a catalog):
@@ -229,16 +229,40 @@ impl<P: Policy> Catalog<P> {
         registration
     }
 
-    pub fn next_chunk(&mut self, scan: ScanId, now: Nanos) -> Result<NextChunk, BufferError> {
-        self.scan_table(scan)?.next_chunk(scan, now)
+    /// See [`Abm::next_chunk`]; `holder` may be a [`ScanId`] (its first worker).
+    pub fn next_chunk(
+        &mut self,
+        holder: impl Into<HolderId>,
+        now: Nanos,
+    ) -> Result<NextChunk, BufferError> {
+        let holder = holder.into();
+        self.scan_table(holder.scan)?.next_chunk(holder, now)
     }
 
-    pub fn next_chunk_paced(&mut self, scan: ScanId, now: Nanos) -> Result<Paced, BufferError> {
-        self.scan_table(scan)?.next_chunk_paced(scan, now)
+    pub fn next_chunk_paced(
+        &mut self,
+        holder: impl Into<HolderId>,
+        now: Nanos,
+    ) -> Result<Paced, BufferError> {
+        let holder = holder.into();
+        self.scan_table(holder.scan)?.next_chunk_paced(holder, now)
     }
 
-    pub fn release_chunk(&mut self, scan: ScanId, now: Nanos) -> Result<ChunkId, BufferError> {
-        self.scan_table(scan)?.release_chunk(scan, now)
+    pub fn release_chunk(
+        &mut self,
+        holder: impl Into<HolderId>,
+        now: Nanos,
+    ) -> Result<ChunkId, BufferError> {
+        let holder = holder.into();
+        self.scan_table(holder.scan)?.release_chunk(holder, now)
+    }
+
+    /// Every table's [`Abm::take_finished_waiters`].
+    pub fn take_finished_waiters(&mut self) -> Vec<HolderId> {
+        self.tables
+            .iter_mut()
+            .flat_map(Abm::take_finished_waiters)
+            .collect()
     }
 
     /// Ends a scan; its reservation may admit queued scans of any table (served ones

@@ -3,11 +3,16 @@
 use crate::{BufferError, ColumnOrder, EvictionStrategy, Nanos};
 
 /// Starvation threshold of Figure 3: a scan with fewer available chunks than this
-/// (counting the one it is processing) is starved.
+/// (counting the one it is processing) is starved. A scan with several workers adds
+/// one per further worker: each processes a chunk while one more is ready.
 pub const STARVED_BELOW: u32 = 2;
 
+/// Most workers one scan may have (`ScanSpec::workers`): the threads a parallel CScan
+/// spreads over, far above the cores of any machine we run on.
+pub const MAX_WORKERS: u16 = 64;
+
 /// Admission rule: a scan is admitted only while the buffer holds at least this many
-/// of the table's largest chunks per active scan. It is the same 2 as [`STARVED_BELOW`]:
+/// of the table's largest chunks per active scan, plus one per further worker. It is the same 2 as [`STARVED_BELOW`]:
 /// with it, relevance's `findFreeSlot` always finds a victim (2004 report §3.1: "if the
 /// chunk cache size is at least 2·Q_T it is certain that there exists such a chunk").
 pub const ADMISSION_CHUNKS_PER_SCAN: u32 = STARVED_BELOW;

@@ -1,7 +1,7 @@
 //! Errors at the crate boundary. Misuse by a driver is an error; a broken internal
 //! invariant is a panic (see `invariants.rs`).
 
-use crate::{ChunkId, PieceId, ScanId};
+use crate::{ChunkId, HolderId, PieceId, ScanId};
 use thiserror::Error;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -22,10 +22,14 @@ pub enum BufferError {
     UnknownTable(u32),
     #[error("{0} is not registered")]
     UnknownScan(ScanId),
+    #[error("{0} is not a worker of a registered scan")]
+    UnknownHolder(HolderId),
+    #[error("a scan has 1 to {max} workers, not {asked}")]
+    Workers { asked: u16, max: u16 },
     #[error("{0} already processes a chunk; release it before asking for the next")]
-    AlreadyProcessing(ScanId),
+    AlreadyProcessing(HolderId),
     #[error("{0} holds no chunk to release")]
-    NotProcessing(ScanId),
+    NotProcessing(HolderId),
     #[error("{0} is not being loaded")]
     NotLoading(ChunkId),
     #[error("{0}: {1}")]

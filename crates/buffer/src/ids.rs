@@ -14,6 +14,30 @@ pub struct ChunkId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ScanId(pub u64);
 
+/// One worker of a scan: who holds the chunk it processes and its pins (2012 paper
+/// §2.2: a parallel CScan is one scan, one interest and one exactly-once ledger, with
+/// several workers each processing a chunk). A scan registered with one worker has
+/// the single holder `HolderId::from(scan)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct HolderId {
+    pub scan: ScanId,
+    /// `0..workers` of its scan (`ScanSpec::workers`).
+    pub worker: u16,
+}
+
+impl HolderId {
+    pub fn new(scan: ScanId, worker: u16) -> HolderId {
+        HolderId { scan, worker }
+    }
+}
+
+impl From<ScanId> for HolderId {
+    /// The first (for a one-worker scan, the only) worker of `scan`.
+    fn from(scan: ScanId) -> HolderId {
+        HolderId { scan, worker: 0 }
+    }
+}
+
 /// Dense index `0..MAX_SCANS` of an *admitted* scan: its bit in every interest set.
 ///
 /// Policies see slots rather than [`ScanId`]s so that per-scan state is a plain array
@@ -71,6 +95,12 @@ impl fmt::Display for ChunkId {
 impl fmt::Display for ScanId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "scan {}", self.0)
+    }
+}
+
+impl fmt::Display for HolderId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "scan {} worker {}", self.scan.0, self.worker)
     }
 }
 

@@ -5,9 +5,11 @@
 //! 1. the pool's own rules (bytes within budget, pins only on resident pieces, LRU and
 //!    load order exact), and every chunk's resident and loading columns equal its pieces'
 //!    states in the pool, with their sizes; loads in flight cover the loading columns;
-//! 2. pins: a scan processing a chunk holds exactly one pin on each piece of its columns,
-//!    and none elsewhere; a chunk in process is still needed by that scan (so it cannot
-//!    be evicted: the pool refuses pinned pieces);
+//! 2. pins: a worker processing a chunk holds exactly one pin on each piece of its
+//!    scan's columns, and none elsewhere; a chunk in process is still needed by that
+//!    scan (so it cannot be evicted: the pool refuses pinned pieces); a scan's ledger
+//!    holds: one chunk per worker at most, no chunk held twice, every chunk handed out
+//!    held or released, and a waiting worker holds nothing;
 //! 3. (LRU order is part of 1);
 //! 4. interest sets only name active scans, and only for chunks of their ranges (so an
 //!    unregistered scan left no interest and no pin behind);
@@ -22,7 +24,7 @@ use crate::index::Place;
 use crate::pool::PieceState;
 use crate::state::{bits, AbmState};
 use crate::transitions::{for_scan, place_of, ForScan};
-use crate::{BufferError, ChunkId, ScanOrder};
+use crate::{BufferError, ChunkId, HolderId, ScanOrder};
 
 macro_rules! ensure {
     ($cond:expr, $($arg:tt)*) => {
@@ -92,33 +94,31 @@ impl AbmState {
         let mut pins = std::collections::HashMap::new();
         for slot in self.active_slots() {
             let scan = self.active_scan(slot);
-            let mut held = self.pool.pins_of(scan.id);
-            let Some(chunk) = scan.processing else {
-                ensure!(held.is_empty(), "{} holds pins without processing", scan.id);
-                continue;
-            };
-            ensure!(
-                self.available_for(chunk, scan.cols),
-                "{} processes {chunk} whose columns are not resident",
-                scan.id
-            );
-            ensure!(
-                self.interest(chunk).contains(slot),
-                "{} processes {chunk} it no longer needs",
-                scan.id
-            );
-            let mut want: Vec<_> = bits(scan.cols)
-                .map(|c| (self.piece_of(chunk, c), 1))
-                .collect();
-            want.sort();
-            held.sort();
-            ensure!(
-                held == want,
-                "{} processes {chunk} but pins {held:?}",
-                scan.id
-            );
-            for (piece, _) in want {
-                *pins.entry(piece).or_insert(0u32) += 1;
+            self.check_ledger(scan)?;
+            for worker in 0..scan.workers {
+                let holder = HolderId::new(scan.id, worker);
+                let mut held = self.pool.pins_of(holder);
+                let Some(chunk) = scan.held_by(worker) else {
+                    ensure!(held.is_empty(), "{holder} holds pins without processing");
+                    continue;
+                };
+                ensure!(
+                    self.available_for(chunk, scan.cols),
+                    "{holder} processes {chunk} whose columns are not resident"
+                );
+                ensure!(
+                    self.interest(chunk).contains(slot),
+                    "{holder} processes {chunk} its scan no longer needs"
+                );
+                let mut want: Vec<_> = bits(scan.cols)
+                    .map(|c| (self.piece_of(chunk, c), 1))
+                    .collect();
+                want.sort();
+                held.sort();
+                ensure!(held == want, "{holder} processes {chunk} but pins {held:?}");
+                for (piece, _) in want {
+                    *pins.entry(piece).or_insert(0u32) += 1;
+                }
             }
         }
         for c in 0..self.chunk_count() {
@@ -131,6 +131,50 @@ impl AbmState {
                     self.pool.pins(piece)
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// A scan's exactly-once ledger: each worker holds at most one chunk, no chunk is
+    /// held twice, and every chunk handed out is either held or released.
+    fn check_ledger(&self, scan: &crate::ScanState) -> Result<(), BufferError> {
+        let id = scan.id;
+        let mut workers: Vec<u16> = scan.held.iter().map(|(w, _)| *w).collect();
+        let mut chunks: Vec<ChunkId> = scan.held.iter().map(|(_, c)| *c).collect();
+        workers.sort_unstable();
+        workers.dedup();
+        chunks.sort_unstable();
+        chunks.dedup();
+        ensure!(
+            workers.len() == scan.held.len() && chunks.len() == scan.held.len(),
+            "{id}: a worker holds two chunks or a chunk is held twice: {:?}",
+            scan.held
+        );
+        ensure!(
+            workers.iter().all(|w| *w < scan.workers),
+            "{id}: a worker beyond its {} holds a chunk",
+            scan.workers
+        );
+        let released = scan.chunks.len().checked_sub(scan.needed);
+        let handed = released.and_then(|r| r.checked_add(scan.held.len() as u32));
+        ensure!(
+            handed == Some(scan.delivered),
+            "{id}: {} delivered, but {} needed of {} with {} held",
+            scan.delivered,
+            scan.needed,
+            scan.chunks.len(),
+            scan.held.len()
+        );
+        let blocked_since = scan.waiting.iter().map(|(_, t)| *t).min();
+        ensure!(
+            blocked_since == scan.blocked_since,
+            "{id}: blocked_since is not its oldest wait"
+        );
+        for (worker, _) in &scan.waiting {
+            ensure!(
+                scan.held_by(*worker).is_none() && *worker < scan.workers,
+                "{id}: worker {worker} waits while processing, or is not a worker"
+            );
         }
         Ok(())
     }
@@ -207,11 +251,6 @@ impl AbmState {
             ensure!(
                 blocked == s.blocked_since.is_some(),
                 "{}: blocked bit disagrees with blocked_since",
-                s.id
-            );
-            ensure!(
-                !(blocked && s.processing.is_some()),
-                "{}: blocked while processing",
                 s.id
             );
         }

@@ -94,12 +94,12 @@ mod transitions;
 pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Paced, Registration};
 pub use catalog::{Catalog, CatalogStats};
 pub use config::{
-    AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS,
+    AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS, MAX_WORKERS,
     STARVED_BELOW,
 };
 pub use error::BufferError;
 pub use geometry::{SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
-pub use ids::{ChunkId, Nanos, ScanId, ScanSlot};
+pub use ids::{ChunkId, HolderId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
 pub use pool::{PieceId, PieceState, Pool, TableId};

@@ -114,6 +114,13 @@ pub struct ScanSpec {
     pub ranges: RowRanges,
     pub columns: ColumnMask,
     pub order: ScanOrder,
+    /// Workers that process its chunks at once, each holding one (1..=`MAX_WORKERS`).
+    #[serde(default = "one_worker")]
+    pub workers: u16,
+}
+
+fn one_worker() -> u16 {
+    1
 }
 
 impl ScanSpec {
@@ -124,6 +131,7 @@ impl ScanSpec {
             ranges: ranges.into(),
             columns,
             order: ScanOrder::Any,
+            workers: 1,
         }
     }
 
@@ -134,6 +142,12 @@ impl ScanSpec {
 
     pub fn in_order(mut self) -> Self {
         self.order = ScanOrder::InOrder;
+        self
+    }
+
+    /// A scan processed by `workers` workers at once (a parallel CScan).
+    pub fn with_workers(mut self, workers: u16) -> Self {
+        self.workers = workers;
         self
     }
 }

@@ -47,14 +47,22 @@ pub struct ScanState {
     pub order: ScanOrder,
     /// All chunks the scan's ranges touch.
     pub chunks: ChunkRanges,
-    /// Chunks not yet released (paper: chunksNeeded), including the one in process.
+    /// Workers that process its chunks at once (`ScanSpec::workers`).
+    pub workers: u16,
+    /// Chunks not yet released (paper: chunksNeeded), including those in process.
     pub needed: u32,
-    /// Needed chunks that are resident, including the one in process.
+    /// Needed chunks that are resident, including those in process.
     pub available: u32,
     /// Needed chunks being loaded.
     pub incoming: u32,
-    pub processing: Option<ChunkId>,
-    /// Set while the scan waits for a chunk (paper: blockedSince).
+    /// Chunks handed to its workers so far, released or not.
+    pub delivered: u32,
+    /// The chunk each busy worker processes, in the order they were delivered (paper:
+    /// the chunk in process; one per worker of a parallel CScan).
+    pub held: Vec<(u16, ChunkId)>,
+    /// Workers waiting in `next_chunk` for a chunk, with since when, oldest first.
+    pub waiting: Vec<(u16, Nanos)>,
+    /// Set while a worker waits for a chunk: the oldest wait (paper: blockedSince).
     pub blocked_since: Option<Nanos>,
     pub registered_at: Nanos,
     /// Last time a chunk was delivered (or registration time).
@@ -62,26 +70,72 @@ pub struct ScanState {
 }
 
 impl ScanState {
-    /// Position in its ascending chunk order of the chunk it processes or gets next.
-    fn consumed(&self) -> u32 {
-        self.chunks.len() - self.needed
+    /// Does one of its workers process `chunk`?
+    pub fn holds(&self, chunk: ChunkId) -> bool {
+        self.held.iter().any(|(_, c)| *c == chunk)
     }
 
-    /// For an in-order scan, the `k`-th chunk it will process from now on (`k = 0`: the
-    /// one it holds, else the next it must get). `None` for `ScanOrder::Any` or past the
-    /// end: an in-order scan consumes its chunks ascending, so its position is a count.
-    pub fn in_order_ahead(&self, k: u32) -> Option<ChunkId> {
+    /// The chunk `worker` processes, if any.
+    pub fn held_by(&self, worker: u16) -> Option<ChunkId> {
+        self.held
+            .iter()
+            .find(|(w, _)| *w == worker)
+            .map(|(_, c)| *c)
+    }
+
+    pub fn is_processing(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Every chunk of its ranges has been handed out: none is left for a worker that
+    /// holds nothing.
+    pub fn all_delivered(&self) -> bool {
+        self.delivered >= self.chunks.len()
+    }
+
+    /// Its starvation threshold before capping at `needed` (Figure 3's 2, plus one per
+    /// further worker).
+    pub fn starved_below(&self) -> u32 {
+        crate::STARVED_BELOW + u32::from(self.workers.max(1)) - 1
+    }
+
+    /// For an in-order scan, the `k`-th chunk it will get from now (`k = 0`: the next).
+    /// `None` for `ScanOrder::Any` or past the end: an in-order scan is handed its
+    /// chunks ascending, so its position is a count.
+    pub fn in_order_next(&self, k: u32) -> Option<ChunkId> {
         if self.order != ScanOrder::InOrder {
             return None;
         }
-        self.chunks.nth(self.consumed().checked_add(k)?)
+        self.chunks.nth(self.delivered.checked_add(k)?)
     }
 
-    /// For an in-order scan, the chunks it can use soon: its next `STARVED_BELOW` (the
-    /// window relevance loads for and protects, and the elevator sweeps for). Empty for
-    /// `ScanOrder::Any`.
+    /// For an in-order scan, the chunks it processes (ascending: they were delivered
+    /// so) and then those it will get, in order. Empty for `ScanOrder::Any`.
+    pub fn in_order_ahead(&self) -> impl Iterator<Item = ChunkId> + '_ {
+        let in_order = self.order == ScanOrder::InOrder;
+        let held = self.held.iter().filter(move |_| in_order).map(|(_, c)| *c);
+        held.chain((0..).map_while(|k| self.in_order_next(k)))
+    }
+
+    /// For an in-order scan, the chunks it can use soon: the first
+    /// [`ScanState::starved_below`] of [`ScanState::in_order_ahead`] (the window
+    /// relevance loads for and protects, and the elevator sweeps for).
     pub fn in_order_window(&self) -> impl Iterator<Item = ChunkId> + '_ {
-        (0..crate::STARVED_BELOW).map_while(|k| self.in_order_ahead(k))
+        self.in_order_ahead().take(self.starved_below() as usize)
+    }
+
+    /// Records that `worker` waits (kept from its first wait) and `blocked_since`.
+    pub(crate) fn wait(&mut self, worker: u16, now: Nanos) {
+        if !self.waiting.iter().any(|(w, _)| *w == worker) {
+            self.waiting.push((worker, now));
+        }
+        self.blocked_since = self.waiting.iter().map(|(_, t)| *t).min();
+    }
+
+    /// `worker` no longer waits.
+    pub(crate) fn stop_waiting(&mut self, worker: u16) {
+        self.waiting.retain(|(w, _)| *w != worker);
+        self.blocked_since = self.waiting.iter().map(|(_, t)| *t).min();
     }
 }
 
@@ -93,8 +147,10 @@ pub(crate) struct PendingScan {
     pub(crate) cols: u64,
     pub(crate) order: ScanOrder,
     pub(crate) chunks: ChunkRanges,
+    pub(crate) workers: u16,
     pub(crate) registered_at: Nanos,
-    pub(crate) blocked_since: Option<Nanos>,
+    /// Its workers that already asked for a chunk, with since when.
+    pub(crate) waiting: Vec<(u16, Nanos)>,
 }
 
 /// Counters for reports.

@@ -8,12 +8,14 @@
 //! NSM/PAX every chunk is one piece with the single column bit `WHOLE_CHUNK`, so the
 //! place is simply that piece's state.
 
-use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS, STARVED_BELOW};
+use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};
 use crate::index::{ClassIndex, Place};
 use crate::pool::{PieceId, Pool};
 use crate::state::{bits, AbmState, ChunkEntry, PendingScan, ScanState};
 use crate::straddle::ReadPlan;
-use crate::{AbmConfig, BufferError, ChunkId, Nanos, ScanOrder, ScanSet, ScanSlot, TableGeometry};
+use crate::{
+    AbmConfig, BufferError, ChunkId, HolderId, Nanos, ScanOrder, ScanSet, ScanSlot, TableGeometry,
+};
 use std::collections::VecDeque;
 
 /// How a chunk stands for one scan reading `cols`.
@@ -88,10 +90,12 @@ impl AbmState {
         })
     }
 
-    /// The budget a scan reading `cols` reserves: room for 2 of its largest chunks.
-    pub(crate) fn footprint(&self, cols: u64) -> u64 {
-        self.largest_load(cols)
-            .saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN))
+    /// The budget a scan reading `cols` with `workers` workers reserves: room for 2 of
+    /// its largest chunks, and one more per further worker (each holds one while the
+    /// next is ready).
+    pub(crate) fn footprint(&self, cols: u64, workers: u16) -> u64 {
+        let chunks = ADMISSION_CHUNKS_PER_SCAN + u32::from(workers.max(1)) - 1;
+        self.largest_load(cols).saturating_mul(u64::from(chunks))
     }
 
     /// The bytes of the largest chunk's pieces for `cols`: the most one load of a scan
@@ -125,18 +129,21 @@ impl AbmState {
     /// Admission rule (docs/abm.md): the footprints of the active scans plus this one's
     /// fit in the budget (with a catalog: with every table's active scans), and at most
     /// [`MAX_SCANS`] scans are active.
-    pub(crate) fn admission_open(&self, cols: u64) -> bool {
+    pub(crate) fn admission_open(&self, cols: u64, workers: u16) -> bool {
         let reserved = self
             .reserved_bytes()
             .saturating_add(self.reserved_elsewhere)
-            .saturating_add(self.footprint(cols));
+            .saturating_add(self.footprint(cols, workers));
         (self.active_count() as usize) < MAX_SCANS && self.admission_bytes >= reserved
     }
 
     /// The footprints of this table's admitted scans.
     pub fn reserved_bytes(&self) -> u64 {
         self.active_slots()
-            .map(|s| self.footprint(self.active_scan(s).cols))
+            .map(|s| {
+                let scan = self.active_scan(s);
+                self.footprint(scan.cols, scan.workers)
+            })
             .fold(0, u64::saturating_add)
     }
 
@@ -161,7 +168,7 @@ impl AbmState {
         let Some(slot) = self.active.first_free() else {
             panic!("admit called with all slots taken");
         };
-        let blocked_since = pending.blocked_since;
+        let blocked_since = pending.waiting.iter().map(|(_, t)| *t).min();
         self.scans[slot.index()] = Some(ScanState {
             id: pending.id,
             columns: pending.columns,
@@ -169,9 +176,12 @@ impl AbmState {
             order: pending.order,
             needed: pending.chunks.len(),
             chunks: pending.chunks,
+            workers: pending.workers,
             available: 0,
             incoming: 0,
-            processing: None,
+            delivered: 0,
+            held: Vec::new(),
+            waiting: pending.waiting,
             blocked_since,
             registered_at: pending.registered_at,
             last_served: pending.registered_at,
@@ -191,8 +201,8 @@ impl AbmState {
 
     /// Drops the scan: its pins, its interest in every chunk, its slot.
     pub(crate) fn retire(&mut self, slot: ScanSlot) -> ScanState {
-        if let Some(chunk) = self.active_scan(slot).processing {
-            self.unpin(chunk, slot);
+        for (worker, chunk) in self.active_scan(slot).held.clone() {
+            self.unpin(chunk, slot, worker);
         }
         let chunks = self.active_scan(slot).chunks.clone();
         for c in chunks.iter() {
@@ -217,8 +227,9 @@ impl AbmState {
         }
     }
 
-    /// Hands `chunk` to the scan in `slot` and pins its pieces (paper: processCnt++).
-    pub(crate) fn deliver(&mut self, slot: ScanSlot, chunk: ChunkId, now: Nanos) {
+    /// Hands `chunk` to `worker` of the scan in `slot` and pins its pieces for it
+    /// (paper: processCnt++).
+    pub(crate) fn deliver(&mut self, slot: ScanSlot, worker: u16, chunk: ChunkId, now: Nanos) {
         let cols = self.active_scan(slot).cols;
         assert!(
             self.available_for(chunk, cols),
@@ -232,14 +243,16 @@ impl AbmState {
             .as_mut()
             .expect("deliver to an empty slot");
         assert!(
-            scan.processing.is_none(),
-            "a scan processes one chunk at a time"
+            scan.held_by(worker).is_none() && !scan.holds(chunk) && !scan.all_delivered(),
+            "a worker processes one chunk at a time, and a scan each chunk once"
         );
-        scan.processing = Some(chunk);
-        scan.blocked_since = None;
+        scan.held.push((worker, chunk));
+        scan.delivered += 1;
+        scan.stop_waiting(worker);
         scan.last_served = now;
-        let holder = scan.id;
-        self.blocked.remove(slot);
+        let holder = HolderId::new(scan.id, worker);
+        let blocked = scan.blocked_since.is_some();
+        self.blocked.set(slot, blocked);
         for c in bits(cols) {
             let pinned = self.pool.pin(self.piece_of(chunk, c), holder);
             assert!(pinned.is_ok(), "pinning resident {chunk}: {pinned:?}");
@@ -247,12 +260,14 @@ impl AbmState {
         self.stats.deliveries += 1;
     }
 
-    /// The scan is done with its chunk: it is consumed (interest bit cleared) and unpinned.
-    pub(crate) fn release(&mut self, slot: ScanSlot) -> Option<ChunkId> {
+    /// `worker` is done with its chunk: it is consumed (interest bit cleared) and
+    /// unpinned.
+    pub(crate) fn release(&mut self, slot: ScanSlot, worker: u16) -> Option<ChunkId> {
         let scan = self.scans[slot.index()].as_mut()?;
-        let chunk = scan.processing.take()?;
+        let chunk = scan.held_by(worker)?;
+        scan.held.retain(|(w, _)| *w != worker);
         scan.needed -= 1;
-        self.unpin(chunk, slot);
+        self.unpin(chunk, slot, worker);
         let mut mask = self.interest(chunk);
         mask.remove(slot);
         self.set_mask(chunk, mask);
@@ -260,17 +275,28 @@ impl AbmState {
         Some(chunk)
     }
 
-    pub(crate) fn block(&mut self, slot: ScanSlot, now: Nanos) {
+    /// `worker` of the scan waits for a chunk.
+    pub(crate) fn block(&mut self, slot: ScanSlot, worker: u16, now: Nanos) {
         let scan = self.scans[slot.index()]
             .as_mut()
             .expect("block on an empty slot");
-        scan.blocked_since.get_or_insert(now);
+        scan.wait(worker, now);
         self.blocked.insert(slot);
     }
 
-    fn unpin(&mut self, chunk: ChunkId, slot: ScanSlot) {
+    /// `worker` stops waiting (told that nothing is left for it).
+    pub(crate) fn unblock(&mut self, slot: ScanSlot, worker: u16) {
+        let scan = self.scans[slot.index()]
+            .as_mut()
+            .expect("unblock on an empty slot");
+        scan.stop_waiting(worker);
+        let blocked = scan.blocked_since.is_some();
+        self.blocked.set(slot, blocked);
+    }
+
+    fn unpin(&mut self, chunk: ChunkId, slot: ScanSlot, worker: u16) {
         let scan = self.active_scan(slot);
-        let (holder, cols) = (scan.id, scan.cols);
+        let (holder, cols) = (HolderId::new(scan.id, worker), scan.cols);
         for c in bits(cols) {
             let unpinned = self.pool.unpin(self.piece_of(chunk, c), holder);
             assert!(unpinned.is_ok(), "unpinning {chunk}: {unpinned:?}");
@@ -454,20 +480,20 @@ impl AbmState {
 
     /// (starved, almost starved) for a scan. A scan whose every remaining chunk is
     /// already available is not starved: no load can help it (the threshold is
-    /// `min(2, needed)`). An in-order scan can only use its next chunks, so only those
-    /// count: the next `threshold` for starved, one more for almost starved.
+    /// `min(2, needed)`, plus one per further worker). An in-order scan can only use
+    /// its next chunks, so only those count: the next `threshold` for starved, one more
+    /// for almost starved.
     pub(crate) fn starvation(&self, scan: &ScanState) -> (bool, bool) {
         if scan.needed == 0 {
             return (false, false);
         }
-        let threshold = STARVED_BELOW.min(scan.needed);
+        let threshold = scan.starved_below().min(scan.needed);
         if scan.order == ScanOrder::InOrder {
-            let here = |k: u32| {
-                scan.in_order_ahead(k)
-                    .is_some_and(|c| self.missing_cols(c, scan.cols) == 0)
-            };
-            let near = (0..threshold).filter(|k| here(*k)).count() as u32;
-            let window = near + u32::from(here(threshold));
+            let here = |c: ChunkId| self.missing_cols(c, scan.cols) == 0;
+            let mut ahead = scan.in_order_ahead();
+            let near = ahead.by_ref().take(threshold as usize).filter(|c| here(*c));
+            let near = near.count() as u32;
+            let window = near + u32::from(ahead.next().is_some_and(here));
             return (near < threshold, window <= threshold);
         }
         let have = scan.available + scan.incoming;

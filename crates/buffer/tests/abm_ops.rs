@@ -5,6 +5,8 @@
 //! After each event `check_invariants` holds, no scan ever gets a chunk twice or outside
 //! its ranges, and an in-order scan gets its chunks ascending; finally the remaining
 //! scans are drained and each must have received exactly the chunks of its ranges.
+//! Scans have 1 to 3 workers (holders), each asking for and releasing its own chunk:
+//! a scan still gets every chunk exactly once.
 #![allow(clippy::unwrap_used)] // test code: an unwrap that fails is a failed test
 
 use coopscan_buffer::*;
@@ -20,11 +22,14 @@ struct Model {
     scans: Vec<ScanId>,
     wanted: HashMap<ScanId, BTreeSet<u32>>,
     got: HashMap<ScanId, BTreeSet<u32>>,
-    holding: HashMap<ScanId, ChunkId>,
+    workers: HashMap<ScanId, u16>,
+    holding: HashMap<HolderId, ChunkId>,
     in_order: BTreeSet<ScanId>,
     loads: Vec<PieceId>,
     /// Virtual time: each event advances it a little (PBM predicts from it).
     now: u64,
+    /// The most chunks one scan's workers held at once.
+    most_held: usize,
 }
 
 impl Model {
@@ -43,8 +48,26 @@ impl Model {
             let last = self.got[&d.scan].iter().next_back();
             prop_assert_eq!(last, Some(&d.chunk.0), "out of order {:?}", d);
         }
-        prop_assert!(self.holding.insert(d.scan, d.chunk).is_none());
+        prop_assert!(d.worker < self.workers[&d.scan], "no such worker {:?}", d);
+        prop_assert!(self.holding.insert(d.holder(), d.chunk).is_none());
+        let held = self.holding.keys().filter(|h| h.scan == d.scan).count();
+        self.most_held = self.most_held.max(held);
         Ok(())
+    }
+
+    /// Workers told `Finished` while they waited must hold nothing.
+    fn finished_waiters(&self, abm: &mut Abm) -> Result<(), TestCaseError> {
+        for holder in abm.take_finished_waiters() {
+            prop_assert!(
+                !self.holding.contains_key(&holder),
+                "{holder} holds a chunk"
+            );
+        }
+        Ok(())
+    }
+
+    fn holders(&self, scan: ScanId) -> impl Iterator<Item = HolderId> {
+        (0..self.workers[&scan]).map(move |w| HolderId::new(scan, w))
     }
 }
 
@@ -66,11 +89,20 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
                 u64::from(second) * ROWS_PER_CHUNK + 3..u64::from(second) * ROWS_PER_CHUNK + 4,
             ];
             // DSM tables have 4 columns: a scan reads a non-empty subset of them.
-            let mut spec = ScanSpec::new(ranges, ColumnMask(u64::from(b % 15 + 1)));
+            let mut spec = ScanSpec::new(ranges, ColumnMask(u64::from(b % 15 + 1)))
+                .with_workers((c / 3) % 3 + 1);
             if c % 3 == 0 {
                 spec = spec.in_order();
             }
-            let scan = abm.register_scan(&spec, now).unwrap().scan;
+            // A worker more reserves one chunk more: a small buffer refuses it.
+            let scan = match abm.register_scan(&spec, now) {
+                Err(BufferError::ScanTooLarge { .. }) if spec.workers > 1 => {
+                    spec.workers = 1;
+                    abm.register_scan(&spec, now).unwrap().scan
+                }
+                registered => registered.unwrap().scan,
+            };
+            let workers = spec.workers;
             if c % 3 == 0 {
                 m.in_order.insert(scan);
             }
@@ -78,14 +110,16 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
             wanted.insert(second);
             m.wanted.insert(scan, wanted);
             m.got.insert(scan, BTreeSet::new());
+            m.workers.insert(scan, workers);
             m.scans.push(scan);
         }
         1 | 2 if !m.scans.is_empty() => {
             let scan = m.scans[pick(m.scans.len())];
-            if m.holding.contains_key(&scan) {
-                abm.release_chunk(scan, now).unwrap();
-                m.holding.remove(&scan);
-            } else if let NextChunk::Deliver(d) = abm.next_chunk(scan, now).unwrap() {
+            let holder = HolderId::new(scan, c % m.workers[&scan]);
+            if m.holding.contains_key(&holder) {
+                abm.release_chunk(holder, now).unwrap();
+                m.holding.remove(&holder);
+            } else if let NextChunk::Deliver(d) = abm.next_chunk(holder, now).unwrap() {
                 m.take(d)?;
             }
         }
@@ -103,7 +137,7 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
         6 if !m.scans.is_empty() && b % 3 == 0 => {
             let scan = m.scans.swap_remove(pick(m.scans.len()));
             abm.unregister_scan(scan, now, &mut out).unwrap();
-            m.holding.remove(&scan);
+            m.holding.retain(|h, _| h.scan != scan);
             m.wanted.remove(&scan);
         }
         _ => {}
@@ -111,6 +145,7 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
     for d in out {
         m.take(d)?;
     }
+    m.finished_waiters(abm)?;
     abm.check_invariants()
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     Ok(())
@@ -126,25 +161,31 @@ fn drain(abm: &mut Abm, m: &mut Model) -> Result<(), TestCaseError> {
         }
         let mut progress = false;
         for scan in m.scans.clone() {
-            if m.holding.remove(&scan).is_some() {
-                abm.release_chunk(scan, now).unwrap();
-                progress = true;
-            }
-            match abm.next_chunk(scan, now).unwrap() {
-                NextChunk::Deliver(d) => {
-                    m.take(d)?;
+            let mut finished = 0;
+            for holder in m.holders(scan).collect::<Vec<_>>() {
+                if m.holding.remove(&holder).is_some() {
+                    abm.release_chunk(holder, now).unwrap();
                     progress = true;
                 }
-                NextChunk::Finished => {
-                    prop_assert_eq!(&m.got[&scan], &m.wanted[&scan]);
-                    abm.unregister_scan(scan, now, &mut out).unwrap();
-                    m.scans.retain(|s| *s != scan);
-                    for d in out.drain(..) {
+                match abm.next_chunk(holder, now).unwrap() {
+                    NextChunk::Deliver(d) => {
                         m.take(d)?;
+                        progress = true;
                     }
-                    progress = true;
+                    NextChunk::Finished => finished += 1,
+                    NextChunk::Wait => {}
                 }
-                NextChunk::Wait => {}
+            }
+            // Every worker is told Finished only once the last chunk is handed out;
+            // the scan ends when all of them are and hold nothing.
+            if finished == m.workers[&scan] {
+                prop_assert_eq!(&m.got[&scan], &m.wanted[&scan]);
+                abm.unregister_scan(scan, now, &mut out).unwrap();
+                m.scans.retain(|s| *s != scan);
+                for d in out.drain(..) {
+                    m.take(d)?;
+                }
+                progress = true;
             }
         }
         let load = abm.next_load(now);
@@ -161,6 +202,7 @@ fn drain(abm: &mut Abm, m: &mut Model) -> Result<(), TestCaseError> {
         for d in out.drain(..) {
             m.take(d)?;
         }
+        m.finished_waiters(abm)?;
         abm.check_invariants()
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert!(progress, "no progress with {} scans left", m.scans.len());
@@ -185,7 +227,7 @@ fn run_case(
     sizes: &[u64],
     dsm: bool,
     ops: &[Op],
-) -> Result<(), TestCaseError> {
+) -> Result<usize, TestCaseError> {
     let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).unwrap();
     let geometry = if dsm {
         // 4 columns whose sizes differ per chunk: pieces straddle no page here,
@@ -207,7 +249,32 @@ fn run_case(
     drain(&mut abm, &mut model)?;
     prop_assert_eq!(abm.state().active_count(), 0);
     prop_assert_eq!(abm.state().pending_count(), 0);
-    Ok(())
+    Ok(model.most_held)
+}
+
+/// Seeded runs of every policy on both layouts with scans of 1 to 3 workers (the
+/// property test draws policy and layout at random; this covers each pair): every
+/// scan still gets every chunk of its ranges exactly once, and workers of one scan
+/// really hold chunks at the same time.
+#[test]
+fn every_policy_and_layout_with_several_workers_per_scan() {
+    use rand::{RngExt, SeedableRng};
+    for kind in PolicyKind::ALL {
+        for dsm in [false, true] {
+            let mut most_held = 0;
+            for seed in 0..6u64 {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+                let sizes: Vec<u64> = (0..40).map(|_| rng.random_range(1..4)).collect();
+                let ops: Vec<Op> = (0..250).map(|_| rng.random()).collect();
+                let chunks = rng.random_range(4..40);
+                let config = config(10, 2, seed as usize % 4);
+                let held = run_case(kind, chunks, config, &sizes, dsm, &ops)
+                    .unwrap_or_else(|e| panic!("{kind} dsm={dsm} seed {seed}: {e}"));
+                most_held = most_held.max(held);
+            }
+            assert!(most_held >= 2, "{kind} dsm={dsm}: workers never overlapped");
+        }
+    }
 }
 
 proptest! {
@@ -375,6 +442,7 @@ fn two_hundred_fifty_six_scans_run_at_once() {
             assert_eq!(reg.admitted, i < MAX_SCANS as u64, "{kind}: scan {i}");
             m.wanted.insert(reg.scan, (start as u32..chunks).collect());
             m.got.insert(reg.scan, BTreeSet::new());
+            m.workers.insert(reg.scan, 1);
             m.scans.push(reg.scan);
         }
         assert_eq!(abm.state().active_count() as usize, MAX_SCANS, "{kind}");

@@ -116,7 +116,7 @@ fn run(
             {
                 let holding = abm.state().active_mask().iter().any(|s| {
                     abm.state().active_scan(s).id == id
-                        && abm.state().active_scan(s).processing.is_some()
+                        && abm.state().active_scan(s).is_processing()
                 });
                 if holding && step % 3 == 0 {
                     abm.release_chunk(id, now).unwrap();

@@ -15,7 +15,8 @@
 //! ```
 
 use super::{
-    choice_with, cyclic_distance, next_cyclic, next_cyclic_where, LoadChoice, Policy, PolicyKind,
+    choice_with, cyclic_distance, next_cyclic_free, next_cyclic_where, LoadChoice, Policy,
+    PolicyKind,
 };
 use crate::{AbmConfig, AbmState, ChunkId, FifoReplacer, Nanos, ScanSet, ScanSlot, TableGeometry};
 
@@ -53,16 +54,16 @@ impl Policy for ElevatorPolicy {
     /// The available chunk the sweep reaches first from the cursor.
     fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
         let (cursor, n) = (self.cursor(state), state.chunk_count());
-        let cols = state.active_scan(slot).cols;
+        let scan = state.active_scan(slot);
         let distance = |c: &ChunkId| cyclic_distance(cursor, *c, n);
         state
             .classes()
             .filter(|c| c.mask().contains(slot))
             .flat_map(|c| {
-                let full = next_cyclic(c.resident(), cursor);
+                let full = next_cyclic_free(c.resident(), cursor, scan);
                 let part = c
-                    .partial_with(cols)
-                    .filter_map(|set| next_cyclic(set, cursor))
+                    .partial_with(scan.cols)
+                    .filter_map(|set| next_cyclic_free(set, cursor, scan))
                     .min_by_key(distance);
                 [full, part]
             })

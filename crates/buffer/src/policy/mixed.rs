@@ -67,7 +67,7 @@ impl Policy for MixedPolicy {
     /// PBM's ReportScanPosition: the scan's observed pace.
     fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, _chunk: ChunkId) {
         let scan = state.active_scan(slot);
-        let delivered = u64::from(scan.chunks.len() - scan.needed) + 1;
+        let delivered = u64::from(scan.delivered.max(1));
         let elapsed = scan.last_served.saturating_sub(scan.registered_at);
         self.pace[slot.index()] = Some(Nanos(elapsed.0 / delivered));
     }

@@ -353,16 +353,27 @@ fn choice_planned(
 pub(crate) fn available_in(
     state: &AbmState,
     class: &crate::ChunkClass,
-    cols: u64,
+    scan: &crate::ScanState,
 ) -> Option<ChunkId> {
-    let available = class.resident().first().copied().or_else(|| {
+    let (cols, free) = (scan.cols, |c: &&ChunkId| !scan.holds(**c));
+    let available = class.resident().iter().find(free).copied().or_else(|| {
         class
             .partial_with(cols)
-            .filter_map(|set| set.first().copied())
+            .filter_map(|set| set.iter().find(free).copied())
             .min()
     });
     debug_assert!(available.is_none_or(|c| state.available_for(c, cols)));
     available
+}
+
+/// [`next_cyclic`] among the chunks no worker of `scan` processes: a scan gets each
+/// chunk once, so one worker never takes what another holds.
+pub(crate) fn next_cyclic_free(
+    set: &std::collections::BTreeSet<ChunkId>,
+    from: ChunkId,
+    scan: &crate::ScanState,
+) -> Option<ChunkId> {
+    next_cyclic_where(set, from, |c| !scan.holds(c))
 }
 
 /// The first chunk of `set` at or after `from`, wrapping around: the chunk the disk head

@@ -269,7 +269,7 @@ impl Policy for PbmPolicy {
     fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) {
         self.seq.on_delivered(slot, chunk);
         let scan = state.active_scan(slot);
-        let delivered = u64::from(scan.chunks.len() - scan.needed) + 1;
+        let delivered = u64::from(scan.delivered.max(1));
         let elapsed = scan.last_served.saturating_sub(scan.registered_at);
         self.pace[slot.index()] = Some(Nanos(elapsed.0 / delivered));
         self.now = self.now.max(scan.last_served);

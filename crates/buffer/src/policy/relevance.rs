@@ -137,10 +137,12 @@ impl Policy for RelevancePolicy {
         if state.columnar() {
             return super::relevance_dsm::choose_available(state, slot);
         }
+        let scan = state.active_scan(slot);
+        let free = |c: &&ChunkId| !scan.holds(**c);
         state
             .classes()
             .filter(|c| c.mask().contains(slot))
-            .filter_map(|c| Some((use_relevance(c.mask()), *c.resident().first()?)))
+            .filter_map(|c| Some((use_relevance(c.mask()), *c.resident().iter().find(free)?)))
             .max_by_key(|(score, chunk)| (*score, std::cmp::Reverse(*chunk)))
             .map(|(_, chunk)| chunk)
     }

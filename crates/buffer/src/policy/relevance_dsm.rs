@@ -28,12 +28,13 @@ fn overlapping(state: &AbmState, mask: ScanSet, cols: u64) -> impl Iterator<Item
 
 /// Paper: chooseAvailableChunk with the DSM useRelevance (ties: lowest chunk).
 pub(crate) fn choose_available(state: &AbmState, q: ScanSlot) -> Option<ChunkId> {
-    let cols = state.active_scan(q).cols;
+    let scan = state.active_scan(q);
+    let cols = scan.cols;
     state
         .classes()
         .filter(|c| c.mask().contains(q))
         .filter_map(|c| {
-            let chunk = available_in(state, c, cols)?;
+            let chunk = available_in(state, c, scan)?;
             let u = overlapping(state, c.mask(), cols).count().max(1);
             let pu = state.bytes_of(chunk, cols) as f64;
             Some((pu / u as f64, chunk))

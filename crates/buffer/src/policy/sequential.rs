@@ -128,20 +128,20 @@ impl Sequential {
         self.orders[slot.index()].as_ref()
     }
 
-    /// Where the scan is: the chunk it processes, else the next one it will get.
+    /// Where the scan is: the oldest chunk it processes, else the next one it will get.
     pub(crate) fn position(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
-        state
-            .active_scan(slot)
-            .processing
-            .or_else(|| self.order(slot)?.current())
+        let oldest = state.active_scan(slot).held.first().map(|(_, c)| *c);
+        oldest.or_else(|| self.order(slot)?.current())
     }
 
-    /// Chunks the scan will be given before `chunk` from now on, counting the one it
+    /// Chunks the scan will be given before `chunk` from now on, counting those it
     /// holds (PBM's "tuples_behind − tuples_consumed" in chunks: 0 for the chunk in
     /// process, 1 for the next while it holds one). `None`: passed or not in its order.
+    /// With several workers releasing out of order, the held count stands for the
+    /// chunks just behind the cursor: an estimate, as PBM's positions are.
     pub(crate) fn ahead(&self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) -> Option<u32> {
         let order = self.order(slot)?;
-        let holding = u32::from(state.active_scan(slot).processing.is_some());
+        let holding = state.active_scan(slot).held.len() as u32;
         order
             .index_of(chunk)?
             .checked_add(holding)?
@@ -206,7 +206,9 @@ impl Sequential {
     fn read_ahead_candidate(&self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
         let order = self.order(slot)?;
         let scan = state.active_scan(slot);
-        let window = READ_AHEAD - u32::from(scan.processing.is_some());
+        // One more chunk ahead per further worker, less those its workers hold.
+        let window = READ_AHEAD + u32::from(scan.workers.max(1)) - 1;
+        let window = window.saturating_sub(scan.held.len() as u32);
         (0..window)
             .map_while(|i| order.nth(order.cursor + i))
             .find(|c| state.missing_cols(*c, scan.cols) != 0)

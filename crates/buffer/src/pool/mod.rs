@@ -24,9 +24,9 @@
 
 mod piece;
 
-pub use piece::{HolderId, PieceId, PieceState, TableId};
+pub use piece::{PieceId, PieceState, TableId};
 
-use crate::BufferError;
+use crate::{BufferError, HolderId};
 use std::collections::{BTreeSet, HashMap};
 
 /// One piece in the pool.

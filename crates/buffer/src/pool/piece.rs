@@ -4,7 +4,7 @@
 //! chunk's columns share pages, so the whole chunk is one piece (`column: None`); for
 //! DSM every column of a chunk is its own piece with its own byte size.
 
-use crate::{ChunkId, ScanId};
+use crate::ChunkId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -13,9 +13,6 @@ use std::fmt;
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 pub struct TableId(pub u32);
-
-/// Who holds a pin: the scan processing the piece.
-pub type HolderId = ScanId;
 
 /// The unit of residency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

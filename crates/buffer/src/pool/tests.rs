@@ -1,5 +1,5 @@
 use super::*;
-use crate::{ChunkId, ScanId};
+use crate::{ChunkId, HolderId, ScanId};
 
 fn piece(c: u32) -> PieceId {
     PieceId::whole(TableId(0), ChunkId(c))
@@ -31,7 +31,8 @@ fn bytes_are_reserved_before_the_read_and_freed_by_evict_or_abort() {
 #[test]
 fn pinned_pieces_are_never_evicted_and_pins_count_per_holder() {
     let mut pool = Pool::new(10);
-    let (a, b) = (ScanId(1), ScanId(2));
+    // Two workers of one scan are two holders.
+    let (a, b) = (HolderId::new(ScanId(1), 0), HolderId::new(ScanId(1), 1));
     pool.reserve(piece(3), 5).unwrap();
     assert!(
         pool.pin(piece(3), a).is_err(),
@@ -67,8 +68,8 @@ fn lru_orders_by_last_use_and_load_order_by_reservation() {
         pool.complete(piece(c)).unwrap();
     }
     assert_eq!(pool.lru().collect::<Vec<_>>(), [2, 0, 1].map(piece));
-    pool.pin(piece(2), ScanId(0)).unwrap();
-    pool.unpin(piece(2), ScanId(0)).unwrap();
+    pool.pin(piece(2), ScanId(0).into()).unwrap();
+    pool.unpin(piece(2), ScanId(0).into()).unwrap();
     assert_eq!(pool.lru().collect::<Vec<_>>(), [0, 1, 2].map(piece));
     assert_eq!(pool.load_order().collect::<Vec<_>>(), [0, 1, 2].map(piece));
     pool.check_invariants().unwrap();
