@@ -175,7 +175,7 @@ fn file_safe(name: &str) -> String {
 }
 
 /// Writes `run`'s trace to `path`; nothing when the engine records none. The trace is
-/// built in memory first (40 bytes per reference: a few MB for the largest presets),
+/// built in memory first (48 bytes per reference: a few MB for the largest presets),
 /// so a failed write never leaves half a file that `coopscan opt` would refuse later.
 fn save_trace(run: &dyn PolicyRun, path: &Path, policy: &str) -> Result<(), BenchError> {
     let error = |source| BenchError::Trace {

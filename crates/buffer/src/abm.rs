@@ -317,7 +317,7 @@ impl<P: Policy> Abm<P> {
 
     /// Starts recording every piece reference (each delivery references the pieces
     /// the scan reads of its chunk) for an offline replay under OPT; memory grows by
-    /// 40 bytes per reference until [`Abm::take_trace`].
+    /// 48 bytes per reference until [`Abm::take_trace`].
     pub fn record_trace(&mut self) {
         self.trace.get_or_insert_with(Vec::new);
     }

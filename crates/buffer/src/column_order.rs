@@ -75,7 +75,7 @@ mod tests {
     }
 
     fn columns(order: &[PieceId]) -> Vec<u16> {
-        order.iter().map(|p| p.column.unwrap()).collect()
+        order.iter().map(|p| p.columns.single().unwrap()).collect()
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! The buffer crate knows nothing about the storage format; the storage layer hands it
 //! the first row of every chunk. A scan's tuple ranges then map to chunk ranges.
 
-use crate::{BufferError, ChunkId, ChunkRanges, RowRanges};
+use crate::{BufferError, ChunkId, ChunkRanges, ColumnMask, RowRanges};
 use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,9 +161,10 @@ impl TableGeometry {
         Ok(self)
     }
 
-    /// The shared boundary pages of a piece (none for NSM/PAX or an unshared piece).
-    pub fn shared_pages(&self, chunk: ChunkId, column: Option<u16>) -> SharedPages {
-        let Some(col) = column.filter(|_| self.columns > 0) else {
+    /// The shared boundary pages of a piece of `columns` (DSM pages hold one column:
+    /// none for NSM/PAX, a piece of several columns or an unshared piece).
+    pub fn shared_pages(&self, chunk: ChunkId, columns: ColumnMask) -> SharedPages {
+        let Some(col) = columns.single().filter(|c| u32::from(*c) < self.columns) else {
             return SharedPages::default();
         };
         let at = chunk.0 as usize * self.columns as usize + usize::from(col);
@@ -183,15 +184,19 @@ impl TableGeometry {
         self.columns
     }
 
-    /// Bytes of one piece: column `column` of `chunk` (DSM), or the chunk (NSM/PAX).
-    pub fn piece_bytes(&self, chunk: ChunkId, column: Option<u16>) -> u64 {
-        match column {
-            Some(col) if self.columns > 0 => {
-                let at = chunk.0 as usize * self.columns as usize + usize::from(col);
-                self.column_bytes[at]
-            }
-            _ => self.chunk_bytes[chunk.0 as usize],
+    /// Bytes of the piece of `chunk` holding `columns`: the sum of their pieces for
+    /// DSM, the whole chunk for NSM/PAX (whose pages hold every column).
+    pub fn piece_bytes(&self, chunk: ChunkId, columns: ColumnMask) -> u64 {
+        if self.columns == 0 {
+            return self.chunk_bytes[chunk.0 as usize];
         }
+        let first = chunk.0 as usize * self.columns as usize;
+        let row = &self.column_bytes[first..first + self.columns as usize];
+        row.iter()
+            .enumerate()
+            .filter(|(c, _)| columns.0 >> c & 1 == 1)
+            .map(|(_, b)| *b)
+            .sum()
     }
 
     /// Bytes of every chunk, by chunk number.

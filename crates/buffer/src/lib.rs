@@ -102,7 +102,7 @@ pub use geometry::{SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
 pub use ids::{ChunkId, HolderId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
-pub use pool::{PieceId, PieceState, Pool, TableId};
+pub use pool::{PieceId, PieceState, Pool, TableId, TableVersion};
 pub use replacer::knapsack;
 pub use replacer::next_use::{self, NextUseReplacer, Paces};
 pub use replacer::timeline::{

@@ -5,16 +5,28 @@ use crate::ChunkId;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-/// Columns a scan reads, one bit per column (the first 64 columns of a table; a scan of
-/// a wider column asks for [`ColumnMask::ALL`]). NSM/PAX scheduling ignores it: their
-/// pieces hold every column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A set of a table's columns, one bit per column (the first 64 columns of a table; a
+/// scan of a wider column asks for [`ColumnMask::ALL`]): the columns a scan reads, and
+/// the columns a piece holds (NSM/PAX: all of them; DSM: one; Clotho's C-pages: any
+/// set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ColumnMask(pub u64);
 
 impl ColumnMask {
     pub const ALL: ColumnMask = ColumnMask(u64::MAX);
     /// Columns a mask can name individually.
     pub const BITS: usize = 64;
+
+    /// The one column of a single-column set (a DSM piece), else `None`.
+    pub fn single(self) -> Option<u16> {
+        (self.0.count_ones() == 1).then(|| self.0.trailing_zeros() as u16)
+    }
+
+    /// The set holding just `column` (`ALL` for a column past [`ColumnMask::BITS`]).
+    pub fn column(column: u16) -> ColumnMask {
+        1u64.checked_shl(u32::from(column))
+            .map_or(ColumnMask::ALL, ColumnMask)
+    }
 
     /// The mask of a projection (column indexes); any index ≥ 64 gives `ALL`.
     pub fn of(projection: &[usize]) -> ColumnMask {

@@ -5,7 +5,7 @@
 //! break it.
 
 use crate::index::{ChunkClass, ClassId, ClassIndex, Place};
-use crate::pool::{PieceId, Pool, TableId};
+use crate::pool::{PieceId, Pool, TableId, TableVersion};
 use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
     TableGeometry,
@@ -175,6 +175,8 @@ pub struct AbmStats {
 pub struct AbmState {
     pub(crate) config: AbmConfig,
     pub(crate) table: TableId,
+    /// The version its pieces are of (one per ABM until checkpoints bring several).
+    pub(crate) version: TableVersion,
     pub(crate) chunks: Vec<ChunkEntry>,
     /// Sizes of chunks and pieces.
     pub(crate) geometry: TableGeometry,
@@ -235,13 +237,18 @@ impl AbmState {
         }
     }
 
-    /// The piece of `chunk` holding column bit `col` (ignored for NSM/PAX).
+    /// The piece of `chunk` holding column bit `col` (NSM/PAX: the one piece, of all
+    /// columns).
     pub fn piece_of(&self, chunk: ChunkId, col: u32) -> PieceId {
-        let column = self.columnar().then_some(col as u16);
+        let columns = match self.columnar() {
+            true => ColumnMask::column(col as u16),
+            false => ColumnMask::ALL,
+        };
         PieceId {
             table: self.table,
+            version: self.version,
             chunk,
-            column,
+            columns,
         }
     }
 
@@ -249,17 +256,20 @@ impl AbmState {
     /// paper's column loading order: subset scans can start early).
     pub fn pieces_of(&self, chunk: ChunkId, cols: u64) -> Vec<PieceId> {
         let mut pieces: Vec<PieceId> = bits(cols).map(|c| self.piece_of(chunk, c)).collect();
-        pieces.sort_by_key(|p| (self.piece_bytes(*p), p.column));
+        pieces.sort_by_key(|p| (self.piece_bytes(*p), p.columns));
         pieces
     }
 
-    /// The column bit of a piece.
+    /// The column bit of a piece (NSM/PAX: [`WHOLE_CHUNK`]).
     pub fn col_bit(&self, piece: PieceId) -> u64 {
-        piece.column.map_or(WHOLE_CHUNK, |c| 1u64 << c)
+        match self.columnar() {
+            true => piece.columns.0 & self.all_cols(),
+            false => WHOLE_CHUNK,
+        }
     }
 
     pub fn piece_bytes(&self, piece: PieceId) -> u64 {
-        self.geometry.piece_bytes(piece.chunk, piece.column)
+        self.geometry.piece_bytes(piece.chunk, piece.columns)
     }
 
     /// Bytes of `chunk`'s pieces for `cols`.

@@ -38,7 +38,7 @@ impl AbmState {
     /// to copy yet). A one-page piece shared both ways needs one copy, the head's.
     pub(crate) fn plan_read(&self, piece: PieceId) -> ReadPlan {
         let bytes = self.piece_bytes(piece);
-        let shared = self.geometry.shared_pages(piece.chunk, piece.column);
+        let shared = self.geometry.shared_pages(piece.chunk, piece.columns);
         let resident = |chunk: Option<u32>| {
             let chunk = ChunkId(chunk.filter(|&c| c < self.chunk_count())?);
             let neighbour = PieceId { chunk, ..piece };

@@ -5,26 +5,34 @@
 //! (a delivery of a chunk to a scan references each piece the scan reads of it), and
 //! `coopscan-sim`'s replay runs OPT and LRU over it.
 //!
-//! # File format (little endian, version 1)
+//! # File format (little endian, version 2)
 //!
 //! ```text
 //! offset  size  field
-//! 0       8     magic "CSTRACE1"
+//! 0       8     magic "CSTRACE2"
 //! 8       8     record count N (u64)
-//! 16      40×N  records:  at_ns u64 | scan u64 | bytes u64 | table u32 | chunk u32
-//!                         | column u16 (0xFFFF: whole chunk) | reserved 6 bytes (zero)
+//! 16      48×N  records:  at_ns u64 | scan u64 | bytes u64 | table u32 | chunk u32
+//!                         | columns u64 (the piece's column set) | version u32
+//!                         | reserved 4 bytes (zero)
 //! ```
+//!
+//! Version 1 ("CSTRACE1", 40-byte records) had `column u16` (0xFFFF: whole chunk) and
+//! 6 reserved bytes after `chunk`; it is still read, as pieces of version 0.
 //!
 //! [`Abm::record_trace`]: crate::Abm::record_trace
 
-use crate::{ChunkId, Nanos, PieceId, ScanId, TableId};
+use crate::{ChunkId, ColumnMask, Nanos, PieceId, ScanId, TableId, TableVersion};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 
-const MAGIC: &[u8; 8] = b"CSTRACE1";
-const RECORD_BYTES: usize = 40;
-const WHOLE_CHUNK: u16 = u16::MAX;
-/// Most records a trace file may hold (1.6 GB of records): a larger count is damage,
+const MAGIC: &[u8; 8] = b"CSTRACE2";
+const RECORD_BYTES: usize = 48;
+/// Version 1: the magic, record size and whole-chunk column of traces written before
+/// pieces held column sets.
+const MAGIC_V1: &[u8; 8] = b"CSTRACE1";
+const RECORD_BYTES_V1: usize = 40;
+const WHOLE_CHUNK_V1: u16 = u16::MAX;
+/// Most records a trace file may hold (1.9 GB of records): a larger count is damage,
 /// not a trace, and must not drive an allocation.
 pub const MAX_TRACE_RECORDS: u64 = 40_000_000;
 
@@ -39,7 +47,7 @@ pub struct Reference {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("not a coopscan trace (bad magic; expected \"CSTRACE1\")")]
+    #[error("not a coopscan trace (bad magic; expected \"CSTRACE2\" or \"CSTRACE1\")")]
     BadMagic,
     #[error("trace claims {0} records; at most {MAX_TRACE_RECORDS} are accepted")]
     TooLarge(u64),
@@ -75,8 +83,8 @@ pub fn write_trace(mut w: impl Write, refs: &[Reference]) -> io::Result<()> {
         rec[16..24].copy_from_slice(&r.bytes.to_le_bytes());
         rec[24..28].copy_from_slice(&r.piece.table.0.to_le_bytes());
         rec[28..32].copy_from_slice(&r.piece.chunk.0.to_le_bytes());
-        let column = r.piece.column.unwrap_or(WHOLE_CHUNK);
-        rec[32..34].copy_from_slice(&column.to_le_bytes());
+        rec[32..40].copy_from_slice(&r.piece.columns.0.to_le_bytes());
+        rec[40..44].copy_from_slice(&r.piece.version.0.to_le_bytes());
         w.write_all(&rec)?;
     }
     w.flush()
@@ -91,9 +99,12 @@ pub fn read_trace(mut r: impl Read) -> Result<Vec<Reference>, TraceError> {
     let mut header = [0u8; 16];
     r.read_exact(&mut header)
         .map_err(|_| TraceError::BadMagic)?;
-    if &header[..8] != MAGIC {
-        return Err(TraceError::BadMagic);
-    }
+    let v1 = match &header[..8] {
+        m if m == MAGIC => false,
+        m if m == MAGIC_V1 => true,
+        _ => return Err(TraceError::BadMagic),
+    };
+    let record_bytes = if v1 { RECORD_BYTES_V1 } else { RECORD_BYTES };
     let count = u64::from_le_bytes(header[8..16].try_into().expect("8 bytes"));
     if count > MAX_TRACE_RECORDS {
         return Err(TraceError::TooLarge(count));
@@ -104,9 +115,13 @@ pub fn read_trace(mut r: impl Read) -> Result<Vec<Reference>, TraceError> {
     let mut sizes: HashMap<PieceId, u64> = HashMap::new();
     let mut total: u64 = 0;
     for index in 0..count {
-        r.read_exact(&mut rec)
+        r.read_exact(&mut rec[..record_bytes])
             .map_err(|_| TraceError::Truncated { index, count })?;
-        let reference = decode(&rec, index)?;
+        let reference = if v1 {
+            decode_v1(&rec, index)?
+        } else {
+            decode(&rec, index)?
+        };
         let first = *sizes.entry(reference.piece).or_insert(reference.bytes);
         if first != reference.bytes {
             return Err(TraceError::PieceSize {
@@ -127,23 +142,45 @@ pub fn read_trace(mut r: impl Read) -> Result<Vec<Reference>, TraceError> {
     Ok(refs)
 }
 
+fn u64_at(rec: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(rec[i..i + 8].try_into().expect("8 bytes"))
+}
+
+fn u32_at(rec: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(rec[i..i + 4].try_into().expect("4 bytes"))
+}
+
+/// The fields versions 1 and 2 share, with the piece of `columns` and `version`.
+fn reference(rec: &[u8], columns: ColumnMask, version: u32) -> Reference {
+    Reference {
+        at: Nanos(u64_at(rec, 0)),
+        scan: ScanId(u64_at(rec, 8)),
+        bytes: u64_at(rec, 16),
+        piece: PieceId {
+            table: TableId(u32_at(rec, 24)),
+            version: TableVersion(version),
+            chunk: ChunkId(u32_at(rec, 28)),
+            columns,
+        },
+    }
+}
+
 fn decode(rec: &[u8; RECORD_BYTES], index: u64) -> Result<Reference, TraceError> {
-    let u64_at = |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().expect("8 bytes"));
-    let u32_at = |i: usize| u32::from_le_bytes(rec[i..i + 4].try_into().expect("4 bytes"));
-    if rec[34..].iter().any(|&b| b != 0) {
+    if rec[44..].iter().any(|&b| b != 0) {
         return Err(TraceError::Reserved(index));
     }
-    let column = u16::from_le_bytes([rec[32], rec[33]]);
-    Ok(Reference {
-        at: Nanos(u64_at(0)),
-        scan: ScanId(u64_at(8)),
-        bytes: u64_at(16),
-        piece: PieceId {
-            table: TableId(u32_at(24)),
-            chunk: ChunkId(u32_at(28)),
-            column: (column != WHOLE_CHUNK).then_some(column),
-        },
-    })
+    Ok(reference(rec, ColumnMask(u64_at(rec, 32)), u32_at(rec, 40)))
+}
+
+fn decode_v1(rec: &[u8; RECORD_BYTES], index: u64) -> Result<Reference, TraceError> {
+    if rec[34..RECORD_BYTES_V1].iter().any(|&b| b != 0) {
+        return Err(TraceError::Reserved(index));
+    }
+    let columns = match u16::from_le_bytes([rec[32], rec[33]]) {
+        WHOLE_CHUNK_V1 => ColumnMask::ALL,
+        column => ColumnMask::column(column),
+    };
+    Ok(reference(rec, columns, 0))
 }
 
 #[cfg(test)]
@@ -157,8 +194,12 @@ mod tests {
                 scan: ScanId(u64::from(i % 2)),
                 piece: PieceId {
                     table: TableId(3),
+                    version: TableVersion(i / 3),
                     chunk: ChunkId(i),
-                    column: (i % 2 == 0).then_some(i as u16),
+                    columns: match i % 2 {
+                        0 => ColumnMask::column(i as u16),
+                        _ => ColumnMask::ALL,
+                    },
                 },
                 bytes: 4096 + u64::from(i),
             })
@@ -192,7 +233,7 @@ mod tests {
             Err(TraceError::TooLarge(_))
         ));
         let mut reserved = buf.clone();
-        reserved[16 + 39] = 1;
+        reserved[16 + RECORD_BYTES - 1] = 1;
         assert!(matches!(
             read_trace(&reserved[..]),
             Err(TraceError::Reserved(0))
@@ -203,6 +244,31 @@ mod tests {
             read_trace(&trailing[..]),
             Err(TraceError::Trailing(5))
         ));
+    }
+
+    /// A version 1 trace (written before pieces held column sets) reads as pieces of
+    /// version 0: a column number becomes its one-column set, 0xFFFF all columns.
+    #[test]
+    fn a_version_1_trace_is_still_read() {
+        let mut buf = MAGIC_V1.to_vec();
+        buf.extend(2u64.to_le_bytes());
+        for (chunk, column) in [(3u32, 3u16), (0, WHOLE_CHUNK_V1)] {
+            let mut rec = [0u8; RECORD_BYTES_V1];
+            rec[0..8].copy_from_slice(&7u64.to_le_bytes());
+            rec[8..16].copy_from_slice(&1u64.to_le_bytes());
+            rec[16..24].copy_from_slice(&4096u64.to_le_bytes());
+            rec[24..28].copy_from_slice(&2u32.to_le_bytes());
+            rec[28..32].copy_from_slice(&chunk.to_le_bytes());
+            rec[32..34].copy_from_slice(&column.to_le_bytes());
+            buf.extend(rec);
+        }
+        let refs = read_trace(&buf[..]).unwrap();
+        assert_eq!(refs[0].piece, PieceId::column(TableId(2), ChunkId(3), 3));
+        assert_eq!(refs[1].piece, PieceId::whole(TableId(2), ChunkId(0)));
+        assert_eq!(
+            (refs[1].at, refs[1].scan, refs[1].bytes),
+            (Nanos(7), ScanId(1), 4096)
+        );
     }
 
     /// Regression (issue "Reliability", found re-testing it): `coopscan opt` summed the

@@ -69,6 +69,7 @@ impl AbmState {
         Ok(AbmState {
             config,
             table: Default::default(),
+            version: Default::default(),
             chunks,
             geometry: geometry.clone(),
             classes,

@@ -75,16 +75,12 @@ fn load_in_order(order: &[u32]) -> (Abm, Vec<LoadDecision>) {
 fn plan(load: &LoadDecision, column: u16) -> &ReadPlan {
     load.reads
         .iter()
-        .find(|r| r.piece.column == Some(column))
+        .find(|r| r.piece.columns.single() == Some(column))
         .unwrap()
 }
 
 fn piece(chunk: u32, column: u16) -> PieceId {
-    PieceId {
-        table: TableId::default(),
-        chunk: ChunkId(chunk),
-        column: Some(column),
-    }
+    PieceId::column(TableId::default(), ChunkId(chunk), column)
 }
 
 #[test]

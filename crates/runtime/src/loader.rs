@@ -162,7 +162,9 @@ fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
     let served = shared.served(piece.table);
     let (table, files) = (&served.table, &served.files);
     let k = piece.chunk.0 as usize;
-    let (bytes, delivered, read_bytes) = match piece.column {
+    // A piece of one column is a DSM column's pages; the piece of all columns is an
+    // NSM/PAX chunk's pages.
+    let (bytes, delivered, read_bytes) = match piece.columns.single() {
         Some(column) => {
             let copies = PageCopies {
                 head: job.head.as_deref(),
@@ -173,6 +175,7 @@ fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
             (read.bytes, read.done, read.read_bytes)
         }
         None => {
+            // Pages hold every column: read the chunk's pages once for all of them.
             let projection = &served.load_projection;
             let (bytes, done) = table.read_chunk_early(&shared.device, files, k, projection)?;
             let read_bytes = bytes.bytes();

@@ -291,7 +291,7 @@ impl Runtime {
 
     /// Starts recording every piece reference (each chunk delivered to a scan
     /// references the pieces the scan reads of it), for an offline replay under OPT
-    /// (`coopscan opt`); 40 bytes per reference until [`Runtime::take_trace`].
+    /// (`coopscan opt`); 48 bytes per reference until [`Runtime::take_trace`].
     pub fn record_trace(&self) {
         let mut inner = self.shared.inner.lock();
         inner.abm.record_trace();

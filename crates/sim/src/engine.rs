@@ -408,7 +408,7 @@ impl Sim<'_> {
             }
             self.disk_free_at = started_s + read_s;
             if let Some(t) = self.timeline.as_mut() {
-                for evicted in load.evicted.iter().filter(|p| p.column.is_none()) {
+                for evicted in load.evicted.iter().filter(|p| p.columns == ColumnMask::ALL) {
                     t.cache_end(evicted.chunk.0, self.now);
                 }
             }
@@ -568,7 +568,7 @@ impl Sim<'_> {
                 to_s: self.now,
             };
             t.loads.push(interval);
-            if load.piece.column.is_none() && !failed {
+            if load.piece.columns == ColumnMask::ALL && !failed {
                 t.cache_start(load.piece.chunk.0, self.now);
             }
         }

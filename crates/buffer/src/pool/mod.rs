@@ -24,7 +24,7 @@
 
 mod piece;
 
-pub use piece::{PieceId, PieceState, TableId};
+pub use piece::{PieceId, PieceState, TableId, TableVersion};
 
 use crate::{BufferError, HolderId};
 use std::collections::{BTreeSet, HashMap};
