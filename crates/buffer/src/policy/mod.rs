@@ -26,7 +26,6 @@ mod pbm_lru;
 mod pbm_opportunistic;
 mod pbm_throttle;
 mod relevance;
-mod relevance_dsm;
 mod sequential;
 
 pub use attach::AttachPolicy;
@@ -37,7 +36,7 @@ pub use pbm::PbmPolicy;
 pub use pbm_opportunistic::{PbmOpportunisticPolicy, REGION_CHUNKS};
 pub use pbm_throttle::{PbmThrottlePolicy, HOLD_MAX_PACES, THROTTLE_MAX_SHARE};
 pub use relevance::RelevancePolicy;
-pub use relevance::{keep_relevance, load_relevance, query_relevance, use_relevance};
+pub use relevance::{keep_relevance, query_relevance, use_relevance};
 
 use crate::{
     AbmConfig, AbmState, ChunkId, EvictionRequest, Nanos, PieceId, ScanSlot, TableGeometry,
@@ -366,7 +365,7 @@ pub(crate) fn available_in(
     available
 }
 
-/// [`next_cyclic`] among the chunks no worker of `scan` processes: a scan gets each
+/// [`next_cyclic_where`] among the chunks no worker of `scan` processes: a scan gets each
 /// chunk once, so one worker never takes what another holds.
 pub(crate) fn next_cyclic_free(
     set: &std::collections::BTreeSet<ChunkId>,
@@ -376,19 +375,9 @@ pub(crate) fn next_cyclic_free(
     next_cyclic_where(set, from, |c| !scan.holds(c))
 }
 
-/// The first chunk of `set` at or after `from`, wrapping around: the chunk the disk head
-/// reaches first when it moves forward (locality tie-break shared by several policies).
-pub(crate) fn next_cyclic(
-    set: &std::collections::BTreeSet<ChunkId>,
-    from: ChunkId,
-) -> Option<ChunkId> {
-    set.range(from..)
-        .next()
-        .or_else(|| set.iter().next())
-        .copied()
-}
-
-/// The first chunk of `set` at or after `from` (wrapping around) that satisfies `keep`.
+/// The first chunk of `set` at or after `from`, wrapping around, that satisfies `keep`:
+/// the chunk the disk head reaches first when it moves forward (locality tie-break
+/// shared by several policies).
 pub(crate) fn next_cyclic_where(
     set: &std::collections::BTreeSet<ChunkId>,
     from: ChunkId,

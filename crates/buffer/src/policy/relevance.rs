@@ -1,19 +1,34 @@
-//! relevance (2007 paper §4, Figure 3), on equivalence classes instead of chunks.
+//! relevance (2007 paper §4, Figure 3; its column form §6.2, Figure 11), in one form for
+//! every layout: a chunk's pieces are sets of columns of different sizes, and scans read
+//! different column subsets. NSM/PAX is the case of one piece per chunk holding every
+//! column, where the functions below reduce to Figure 3's.
 //!
 //! ```text
-//! queryRelevance(q) = -inf if q is not starved, else -chunksNeeded(q) + waitingTime(q)/runningQueries()
-//! useRelevance(c)   = Qmax - numberInterestedQueries(c)
-//! loadRelevance(c)  = numberInterestedStarvedQueries(c) * Qmax + numberInterestedQueries(c)
-//! keepRelevance(c)  = numberInterestedAlmostStarvedQueries(c) * Qmax + numberInterestedQueries(c)
-//! queryStarved(q)   = numberOfAvailableChunks(q) < 2
+//! queryRelevance(q)   = -inf if q is not starved, else -chunksNeeded(q) + waitingTime(q)/runningQueries()
+//! useRelevance(c, q)  = Pu / U   U  = interested scans sharing a column with q
+//!                                Pu = cached bytes of c in q's columns
+//! loadRelevance(c, q) = L / Pl   L  = starved scans interested in c sharing a column with q
+//!                                Pl = bytes to load of c for the columns of those scans
+//! keepRelevance(c)    = E / Pe   E  = almost-starved scans interested in c
+//!                                Pe = cached bytes of c in their columns   (replacer/)
+//! queryStarved(q)     = numberOfAvailableChunks(q) < 2
 //! ```
 //!
-//! All four depend on a chunk only through its interest mask, so each decision walks the
-//! live classes (`index.rs`), never the chunks. Ties go to the chunk the disk head
-//! reaches first moving forward, which keeps loads sequential when nothing else matters.
+//! Use promotes big chunks few others want (they free the most room soonest); load
+//! promotes chunks that serve many starved scans for little I/O, then (Figure 3's second
+//! term) chunks many scans want; keep protects small chunks many are about to need. With
+//! one piece per chunk of equal size these order chunks exactly as Figure 3's integer
+//! scores (`Qmax - interested`, `starved × Qmax + interested`); with chunks of unequal
+//! size (real NSM/PAX files) bytes weigh in, as they always did for DSM.
+//!
+//! All depend on a chunk only through its interest mask and its bytes, so each decision
+//! walks the live equivalence classes (`index.rs`), never the chunks, plus a walk over
+//! each class's scans for the column overlap. Ties go to the chunk the disk head reaches
+//! first moving forward, which keeps loads sequential when nothing else matters.
 
 use super::{
-    choice_knapsack, choice_with, cyclic_distance, next_cyclic, LoadChoice, Policy, PolicyKind,
+    available_in, choice_knapsack, choice_with, cyclic_distance, next_cyclic_where, LoadChoice,
+    Policy, PolicyKind,
 };
 use crate::config::MAX_SCANS;
 use crate::{
@@ -44,17 +59,16 @@ pub fn query_relevance(state: &AbmState, slot: ScanSlot, now: Nanos) -> f64 {
     -f64::from(scan.needed) + waiting_units / running
 }
 
-/// Paper: useRelevance. Prefer chunks few other scans want: they can be evicted soonest.
+/// Paper: useRelevance of a whole chunk of equal-sized chunks (Figure 3's integer
+/// form): prefer chunks few other scans want, they can be evicted soonest. The mixed
+/// pool ranks classes by it.
 pub fn use_relevance(mask: ScanSet) -> u32 {
     QMAX - mask.len()
 }
 
-/// Paper: loadRelevance.
-pub fn load_relevance(mask: ScanSet, starved: ScanSet) -> u32 {
-    mask.intersection_len(&starved) * QMAX + mask.len()
-}
-
-/// Paper: keepRelevance; almost-starved scans count as starved.
+/// Paper: keepRelevance of a whole chunk of equal-sized chunks (Figure 3's integer
+/// form; almost-starved scans count as starved): the order the knapsack visits
+/// classes in.
 pub fn keep_relevance(mask: ScanSet, almost_starved: ScanSet) -> u32 {
     mask.intersection_len(&almost_starved) * QMAX + mask.len()
 }
@@ -73,35 +87,49 @@ impl RelevancePolicy {
 
     /// Paper: chooseChunkToLoad. Highest loadRelevance among chunks `q` needs that are
     /// neither resident nor loading; for an in-order scan, its next absent chunk.
-    /// Returns the chunk and the columns to load.
+    /// Returns the chunk and the columns to load: those of the starved scans it serves.
     pub(crate) fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<(ChunkId, u64)> {
-        let cols = state.active_scan(q).cols;
+        let q_cols = state.active_scan(q).cols;
         if state.in_order_mask().contains(q) {
             return state
                 .active_scan(q)
                 .in_order_window()
-                .find_map(|c| Some((c, nonzero(state.missing_cols(c, cols))?)));
+                .find_map(|c| Some((c, nonzero(state.missing_cols(c, q_cols))?)));
         }
-        if state.columnar() {
-            return super::relevance_dsm::choose_chunk_to_load(state, q);
-        }
-        let head = disk_head(state);
-        let n = state.chunk_count();
+        let (head, n) = (disk_head(state), state.chunk_count());
         let starved = state.starved_mask();
         state
             .classes()
             .filter(|c| c.mask().contains(q))
             .filter_map(|c| {
-                Some((
-                    load_relevance(c.mask(), starved),
-                    next_cyclic(c.absent(), head)?,
-                ))
+                let needs_q = |ch: ChunkId| state.missing_cols(ch, q_cols) != 0;
+                let chunk = next_cyclic_where(c.absent(), head, needs_q)?;
+                let served: Vec<ScanSlot> =
+                    overlapping(state, c.mask() & starved, q_cols).collect();
+                let cols = served
+                    .iter()
+                    .map(|s| state.active_scan(*s).cols)
+                    .fold(q_cols, |a, b| a | b);
+                let missing = nonzero(state.missing_cols(chunk, cols))?;
+                let l = served.len().max(1) as f64;
+                let pl = state.bytes_of(chunk, missing).max(1) as f64;
+                Some(((l / pl, c.mask().len()), chunk, missing))
             })
-            .max_by_key(|(score, chunk)| {
-                (*score, std::cmp::Reverse(cyclic_distance(head, *chunk, n)))
+            .max_by(|a, b| {
+                let near = |c: ChunkId| std::cmp::Reverse(cyclic_distance(head, c, n));
+                let ((la, ia), (lb, ib)) = (a.0, b.0);
+                la.total_cmp(&lb)
+                    .then(ia.cmp(&ib))
+                    .then(near(a.1).cmp(&near(b.1)))
             })
-            .map(|(_, chunk)| (chunk, state.missing_cols(chunk, cols)))
+            .map(|(_, chunk, cols)| (chunk, cols))
     }
+}
+
+/// The scans of `mask` reading any of `cols`.
+fn overlapping(state: &AbmState, mask: ScanSet, cols: u64) -> impl Iterator<Item = ScanSlot> + '_ {
+    mask.iter()
+        .filter(move |s| state.active_scan(*s).cols & cols != 0)
 }
 
 /// `Some(x)` unless `x` is 0.
@@ -132,18 +160,20 @@ impl Policy for RelevancePolicy {
         PolicyKind::Relevance
     }
 
-    /// Paper: chooseAvailableChunk.
+    /// Paper: chooseAvailableChunk, the highest useRelevance (ties: lowest chunk).
     fn choose_available(&mut self, state: &AbmState, slot: ScanSlot) -> Option<ChunkId> {
-        if state.columnar() {
-            return super::relevance_dsm::choose_available(state, slot);
-        }
         let scan = state.active_scan(slot);
-        let free = |c: &&ChunkId| !scan.holds(**c);
+        let cols = scan.cols;
         state
             .classes()
             .filter(|c| c.mask().contains(slot))
-            .filter_map(|c| Some((use_relevance(c.mask()), *c.resident().iter().find(free)?)))
-            .max_by_key(|(score, chunk)| (*score, std::cmp::Reverse(*chunk)))
+            .filter_map(|c| {
+                let chunk = available_in(state, c, scan)?;
+                let u = overlapping(state, c.mask(), cols).count().max(1);
+                let pu = state.bytes_of(chunk, cols) as f64;
+                Some((pu / u as f64, chunk))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
             .map(|(_, chunk)| chunk)
     }
 

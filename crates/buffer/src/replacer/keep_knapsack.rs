@@ -37,7 +37,7 @@ pub fn plan_knapsack(state: &AbmState, request: &EvictionRequest) -> Option<Vec<
     let pool = state.pool();
     let mut free = pool.free_bytes();
     let mut chosen = Vec::new();
-    while free < request.bytes && state.columnar() {
+    while free < request.bytes {
         let Some(spare) = Context::new(state, request, &chosen).unneeded_piece() else {
             break;
         };

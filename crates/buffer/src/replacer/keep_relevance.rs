@@ -1,24 +1,21 @@
-//! keepRelevance (2007 paper, Figure 3's findFreeSlot): evict the lowest
-//! keepRelevance chunk that is not in use, not wanted by the scan the load is for and not
-//! useful for any starved scan; ties, within an equivalence class too, go to the least
-//! recently used.
+//! keepRelevance (2007 paper, Figure 3's findFreeSlot; its column form §6.2, Figure 11),
+//! one form for every layout: evict the lowest keepRelevance piece that is not in use,
+//! not of a chunk the scan the load is for or a starved scan can use now. Two steps:
+//! first pieces of columns no scan needs for their chunk (for NSM/PAX, whose one piece
+//! holds every column: chunks nobody needs), then pieces of the chunks ranked lowest by
+//! `E / Pe` (almost-starved interested scans per cached byte of their columns), then
+//! fewest interested scans; in both, ties go to the least recently used piece. With
+//! one piece per chunk of equal size this is Figure 3's `starved × Qmax + interested`.
 //!
-//! keepRelevance depends on a chunk only through its interest set, so the walk is over
-//! the live equivalence classes, not the chunks; chunks nobody needs (empty set) score
-//! 0 and go first.
+//! keepRelevance depends on a chunk only through its interest set and its cached
+//! bytes, so the walk is over the live equivalence classes, not the chunks.
 //!
-//! An in-order scan can only use its next chunks, so for it "useful" means its window
-//! (the chunks its starvation counts), not every chunk it still needs: protecting all
-//! of those would let chunks it reaches much later fill the buffer while the one it
-//! needs now cannot be loaded (found by the randomized ABM test: a deadlock with an
-//! in-order scan over chunks of unequal size).
-//!
-//! Column storage (§6.2, Figure 11) evicts in two steps: first pieces of columns no
-//! scan needs for their chunk, then whole chunks by `E / Pe` (almost-starved interested
-//! scans per cached byte of their columns), piece by piece; in both, ties go to the
-//! least recently used piece. There "useful for a starved scan" means available or
-//! arriving for it: a chunk holding only some of a starved scan's columns is not
-//! protected, for the same reason as the in-order window.
+//! "Useful for a starved scan" means available or arriving for it: a chunk holding only
+//! some of a starved scan's columns is not protected. An in-order scan can only use its
+//! next chunks, so for it "useful" means its window (the chunks its starvation counts),
+//! not every chunk it still needs: protecting all of those would let chunks it reaches
+//! much later fill the buffer while the one it needs now cannot be loaded (found by the
+//! randomized ABM test: a deadlock with an in-order scan over chunks of unequal size).
 //!
 //! The pool keeps the spare pieces (columns no scan needs for their chunk) in LRU order
 //! of their own (`Pool::spare_lru`, marked by the state), so the first step is a walk
@@ -30,7 +27,6 @@
 //! decision (100k chunks × 16 columns, 256 scans): they are mostly recently used.
 
 use super::{EvictionRequest, Replacer};
-use crate::policy::keep_relevance;
 use crate::state::bits;
 use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet};
 use std::cmp::Ordering;
@@ -51,11 +47,7 @@ impl Replacer for KeepRelevanceReplacer {
         chosen: &[PieceId],
     ) -> Option<PieceId> {
         let ctx = Context::new(state, request, chosen);
-        if state.columnar() {
-            ctx.unneeded_piece().or_else(|| ctx.dsm_victim())
-        } else {
-            ctx.nsm_victim()
-        }
+        ctx.unneeded_piece().or_else(|| ctx.ranked_victim())
     }
 }
 
@@ -98,51 +90,6 @@ impl<'a> Context<'a> {
         self.state.pool().is_evictable(piece)
             && self.request.may_choose(&piece, self.chosen)
             && !self.window.contains(&piece.chunk)
-    }
-
-    /// Lowest keepRelevance among the unprotected classes with an evictable chunk; ties,
-    /// within a class too, to the least recently used chunk. (The first version took
-    /// each class's lowest evictable chunk, so ties within a class went to the lowest
-    /// chunk id: the class of chunks nobody needs then kept high chunks for good and
-    /// lost the ones a finished scan had just read; one stream of CScans read 1279
-    /// chunks where PBM read 927, `tests/keep_relevance_ties.rs`.)
-    fn nsm_victim(&self) -> Option<PieceId> {
-        let (state, almost) = (self.state, self.state.almost_starved_mask());
-        let eligible = |mask: ScanSet| !mask.intersects(&self.protected);
-        // The lowest score, and how many resident chunks its classes hold.
-        let mut lowest: Option<(u32, usize)> = None;
-        for c in state.classes().filter(|c| eligible(c.mask())) {
-            let score = keep_relevance(c.mask(), almost);
-            if lowest.is_some_and(|(l, _)| l < score) {
-                continue;
-            }
-            // Pinned chunks are at most one per scan, so this skips few.
-            if !c
-                .resident()
-                .iter()
-                .any(|ch| self.evictable(state.piece(*ch)))
-            {
-                continue;
-            }
-            let n = c.resident().len();
-            lowest = Some(match lowest {
-                Some((l, m)) if l == score => (l, m + n),
-                _ => (score, n),
-            });
-        }
-        let (lowest, size) = lowest?;
-        let walk = state
-            .classes()
-            .filter(|c| eligible(c.mask()) && keep_relevance(c.mask(), almost) == lowest)
-            .flat_map(|c| c.resident().iter())
-            .map(|ch| state.piece(*ch));
-        let in_set = |p: PieceId| {
-            let mask = state.interest(p.chunk);
-            eligible(mask) && keep_relevance(mask, almost) == lowest
-        };
-        self.least_recent(size, walk, state.pool().lru(), in_set, 1, false)
-            .first()
-            .copied()
     }
 
     /// The evictable pieces of a set, least recently used first: at most `take`, and
@@ -205,7 +152,7 @@ impl<'a> Context<'a> {
     /// victim is the least recently used evictable piece of their unguarded chunks with
     /// that same `E / Pe`. (The first version took the ranking chunk's lowest column, so
     /// ties within a class went to the lowest chunk id.)
-    fn dsm_victim(&self) -> Option<PieceId> {
+    fn ranked_victim(&self) -> Option<PieceId> {
         let state = self.state;
         let mut lowest: Option<(f64, u32)> = None;
         let mut tied: Vec<&ChunkClass> = Vec::new();
