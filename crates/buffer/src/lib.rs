@@ -75,6 +75,7 @@ mod abm;
 pub mod catalog;
 mod column_order;
 mod config;
+mod driver;
 mod error;
 mod geometry;
 mod ids;
@@ -97,6 +98,7 @@ pub use config::{
     AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS, MAX_WORKERS,
     STARVED_BELOW,
 };
+pub use driver::{Answer, Driver, Mail, OnLoadFailure};
 pub use error::BufferError;
 pub use geometry::{SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
 pub use ids::{ChunkId, HolderId, Nanos, ScanId, ScanSlot};

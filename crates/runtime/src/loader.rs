@@ -58,20 +58,20 @@ fn serve(shared: &Shared) {
     let mut inner = shared.inner.lock();
     while !inner.shutdown {
         let now = shared.now();
-        let Some(load) = inner.decide(|abm| abm.next_load(now)) else {
-            // Room made for a load that then did not start (`Catalog::take_evicted`).
-            let evicted = inner.abm.take_evicted();
-            inner.drop_evicted(&evicted);
-            shared.loader_wakeup.wait(&mut inner);
-            continue;
-        };
+        let load = inner.decide(|driver| driver.next_load(now));
         // The neighbours' bytes to copy shared boundary pages from, taken now: the
         // plan names pieces resident at the decision, and an `Arc` keeps them valid
         // even if they are evicted while this load reads.
-        let jobs = jobs(&inner, &load);
-        // Evicted pieces are unpinned (the pool guarantees it); dropping our Arc frees
-        // their bytes once no guard holds them.
-        inner.drop_evicted(&load.evicted);
+        let jobs = load.as_ref().map(|load| jobs(&inner, load));
+        // Evicted pieces (for this load, or for one that then did not start) are
+        // unpinned (the pool guarantees it); dropping our Arc frees their bytes once
+        // no guard holds them.
+        let evicted = inner.driver.take_evicted();
+        inner.drop_evicted(&evicted);
+        let (Some(load), Some(jobs)) = (load, jobs) else {
+            shared.loader_wakeup.wait(&mut inner);
+            continue;
+        };
         if !load_pieces(shared, &mut inner, &load, &jobs) {
             return;
         }
@@ -216,12 +216,8 @@ fn complete(
         bytes: read_bytes,
     });
     inner.resident.insert(piece, Arc::new(bytes));
-    let mut deliveries = Vec::new();
-    match inner.decide(|abm| abm.load_completed(piece, now, &mut deliveries)) {
-        Ok(()) => {
-            inner.post(&mut deliveries);
-            true
-        }
+    match inner.decide(|driver| driver.loaded(piece, now)) {
+        Ok(()) => true,
         Err(e) => {
             fail_everyone(inner, e.into());
             false
@@ -229,9 +225,10 @@ fn complete(
     }
 }
 
-/// Fails exactly the scans that needed `piece` and unregisters them at once, so the
-/// policy stops retrying it on their behalf; their handles see the error. False if the
-/// ABM rejected the event (then everything has been failed).
+/// Fails exactly the scans that needed `piece`; the driver takes them out of the ABM at
+/// once, so the policy stops retrying it on their behalf, and their handles see the
+/// error. False (the load is over); also when the ABM rejected the event (then
+/// everything has been failed).
 fn fail(
     shared: &Shared,
     inner: &mut Inner,
@@ -244,24 +241,9 @@ fn fail(
         chunk: piece.chunk,
         source: e,
     };
-    let scans = match inner.decide(|abm| abm.load_failed(piece, now)) {
-        Ok(scans) => scans,
-        Err(e) => {
-            fail_everyone(inner, e.into());
-            return false;
-        }
-    };
-    let mut deliveries = Vec::new();
-    for scan in scans {
-        inner.delivered.remove(&scan);
-        inner.failed.insert(scan, error.clone());
-        if let Err(e) = inner.decide(|abm| abm.unregister_scan(scan, now, &mut deliveries)) {
-            fail_everyone(inner, e.into());
-            return false;
-        }
+    if let Err(e) = inner.decide(|driver| driver.load_failed(piece, now, error)) {
+        fail_everyone(inner, e.into());
     }
-    // Unregistering may admit queued scans and serve them.
-    inner.post(&mut deliveries);
     false
 }
 
@@ -269,19 +251,7 @@ fn fail(
 /// panicked): it stops, and every scan gets `error` — active scans in their mailbox,
 /// queued ones and later registrations through `stopped`.
 fn fail_everyone(inner: &mut Inner, error: RuntimeError) {
-    // `scan(slot)`, not `active_scan`: after a panic the state may be half-updated, and
-    // this must not panic again.
-    let scans: Vec<_> = (inner.abm.tables())
-        .flat_map(|abm| {
-            let state = abm.state();
-            state
-                .active_slots()
-                .filter_map(|s| state.scan(s).map(|scan| scan.id))
-        })
-        .collect();
-    for scan in scans {
-        inner.failed.insert(scan, error.clone());
-    }
+    inner.driver.fail_all(error.clone());
     inner.stopped.get_or_insert(error);
     inner.shutdown = true;
 }

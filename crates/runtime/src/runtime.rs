@@ -10,8 +10,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use coopscan_buffer::{
-    AbmConfig, AbmStats, Catalog, ChunkId, ColumnMask, PolicyKind, RowRanges, ScanId, ScanOrder,
-    ScanSpec, SharedPages, TableGeometry, TableId,
+    AbmConfig, AbmStats, Catalog, ChunkId, ColumnMask, Driver, OnLoadFailure, PolicyKind,
+    RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, TableGeometry, TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
@@ -93,13 +93,13 @@ impl Runtime {
             });
         }
         let loader_count = config.abm.max_inflight;
-        let abm = Catalog::with_kind(geometries, &config.abm, config.policy)?;
+        let catalog = Catalog::with_kind(geometries, &config.abm, config.policy)?;
+        // A damaged page stays damaged: the scans that needed it fail (`loader.rs`).
+        let driver = Driver::new(catalog, OnLoadFailure::FailScans);
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
-                abm,
+                driver,
                 resident: HashMap::new(),
-                delivered: HashMap::new(),
-                failed: HashMap::new(),
                 shutdown: false,
                 stopped: None,
                 tags: HashMap::new(),
@@ -198,13 +198,14 @@ impl Runtime {
         // A scan touching no chunk never enters the ABM: it is finished at once.
         let id = if ranges.is_empty() {
             inner
-                .abm
+                .driver
+                .catalog()
                 .table(table)?
                 .geometry()
                 .chunk_ranges(&spec.ranges)?;
             None
         } else {
-            Some(inner.decide(|abm| abm.register_scan(&spec, now))?.scan)
+            Some(inner.decide(|driver| driver.register(&spec, now))?.scan)
         };
         if let (Some(id), Some(tag)) = (id, tag) {
             inner.tags.insert(id, tag);
@@ -252,12 +253,12 @@ impl Runtime {
     /// The ABM's counters (loads, evictions, deliveries, failures), every table's
     /// added up.
     pub fn abm_stats(&self) -> AbmStats {
-        self.shared.inner.lock().abm.abm_stats()
+        self.shared.inner.lock().driver.catalog().abm_stats()
     }
 
     /// Pieces evicted for another table's load, and their bytes.
     pub fn foreign_evictions(&self) -> (u64, u64) {
-        let stats = self.shared.inner.lock().abm.stats();
+        let stats = self.shared.inner.lock().driver.catalog().stats();
         (stats.foreign_evictions, stats.foreign_bytes)
     }
 
@@ -278,7 +279,7 @@ impl Runtime {
     pub fn holdings(&self) -> Holdings {
         let inner = self.shared.inner.lock();
         let mut holdings = Holdings::default();
-        for abm in inner.abm.tables() {
+        for abm in inner.driver.catalog().tables() {
             let state = abm.state();
             holdings.pinned_chunks += (0..state.chunk_count())
                 .filter(|&k| state.is_pinned(ChunkId(k)))
@@ -294,7 +295,7 @@ impl Runtime {
     /// (`coopscan opt`); 48 bytes per reference until [`Runtime::take_trace`].
     pub fn record_trace(&self) {
         let mut inner = self.shared.inner.lock();
-        inner.abm.record_trace();
+        inner.driver.record_trace();
         inner.traced_tags.get_or_insert_with(HashMap::new);
     }
 
@@ -311,22 +312,28 @@ impl Runtime {
 
     /// The piece references recorded so far, in order (recording continues).
     pub fn take_trace(&self) -> Vec<coopscan_buffer::Reference> {
-        self.shared.inner.lock().abm.take_trace()
+        self.shared.inner.lock().driver.take_trace()
     }
 
     /// The buffer's byte budget (all tables' together).
     pub fn buffer_bytes(&self) -> u64 {
-        self.shared.inner.lock().abm.budget_bytes()
+        self.shared.inner.lock().driver.catalog().budget_bytes()
     }
 
     /// Bytes every table's loading and resident pieces hold now.
     pub fn used_bytes(&self) -> u64 {
-        self.shared.inner.lock().abm.used_bytes()
+        self.shared.inner.lock().driver.catalog().used_bytes()
     }
 
     /// Runs the ABM's full consistency check (for tests and debugging).
     pub fn check_invariants(&self) -> Result<()> {
-        Ok(self.shared.inner.lock().abm.check_invariants()?)
+        Ok(self
+            .shared
+            .inner
+            .lock()
+            .driver
+            .catalog()
+            .check_invariants()?)
     }
 }
 

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{ChunkId, ColumnMask, NextChunk, RowRanges, ScanId, TableId};
+use coopscan_buffer::{Answer, ChunkId, ColumnMask, Mail, RowRanges, ScanId, TableId};
 use coopscan_storage::{ChunkBytes, Table};
 
 use crate::error::{Result, RuntimeError};
@@ -39,9 +39,6 @@ pub struct CScan {
     /// The scan's tuple ranges.
     ranges: RowRanges,
     projection: Vec<usize>,
-    /// The ABM answered `Wait` and no delivery has been taken since: asking again
-    /// would re-block the scan and reset its waiting time, so we only check the mail.
-    waiting: bool,
     stats: ScanStats,
 }
 
@@ -67,7 +64,6 @@ impl CScan {
             phase,
             ranges,
             projection,
-            waiting: false,
             stats: ScanStats::default(),
         }
     }
@@ -154,31 +150,29 @@ impl CScan {
         }
     }
 
-    /// Asks the ABM for a chunk; if told to wait, parks until an event posts a delivery
-    /// or a failure for this scan. `Ok(None)`: nothing yet and `block` is false.
+    /// Asks the driver for a chunk; if told to wait, parks until an event posts the
+    /// answer. `Ok(None)`: nothing yet and `block` is false. (The driver remembers that
+    /// the scan waits: asking again only checks for its answer, and keeps the waiting
+    /// time the policy ages it by.)
     fn wait_for_chunk(&mut self, id: ScanId, block: bool) -> Result<Option<Woken>> {
         let shared = Arc::clone(&self.shared);
         let mut inner = shared.inner.lock();
-        if !self.waiting {
-            if let Some(woken) = take_mail(&mut inner, id, self.columns()) {
-                return Ok(Some(woken));
-            }
+        let mut woke_loaders = false;
+        loop {
             let now = shared.now();
-            match inner.decide(|abm| abm.next_chunk(id, now))? {
-                NextChunk::Deliver(d) => {
+            match inner.decide(|driver| driver.ask(id.into(), now, false))? {
+                Answer::Mail(Mail::Chunk(d)) => {
                     return Ok(Some(chunk_of(&inner, d.table, d.chunk, self.columns())));
                 }
-                NextChunk::Finished => return Ok(Some(Woken::Finished)),
-                NextChunk::Wait => {
-                    self.waiting = true;
-                    shared.wake_loaders();
-                }
+                Answer::Mail(Mail::Finished) => return Ok(Some(Woken::Finished)),
+                Answer::Mail(Mail::Failed(e)) => return Ok(Some(Woken::Failed(e))),
+                // Not asked paced: the driver never holds this scan.
+                Answer::Wait | Answer::Hold { .. } => {}
             }
-        }
-        loop {
-            if let Some(woken) = take_mail(&mut inner, id, self.columns()) {
-                self.waiting = false;
-                return Ok(Some(woken));
+            if !woke_loaders {
+                // The scan may be the reason to load something now.
+                shared.wake_loaders();
+                woke_loaders = true;
             }
             if inner.shutdown {
                 return Err(inner.stop_error());
@@ -197,16 +191,10 @@ impl CScan {
         };
         self.phase = Phase::Finished;
         let mut inner = self.shared.inner.lock();
-        inner.delivered.remove(&id);
         inner.tags.remove(&id);
-        let was_failed = inner.failed.remove(&id).is_some();
-        if !was_failed {
-            let mut deliveries = Vec::new();
-            // UnknownScan can only mean the loader already retired it; nothing to undo.
-            let now = self.shared.now();
-            let _ = inner.decide(|abm| abm.unregister_scan(id, now, &mut deliveries));
-            inner.post(&mut deliveries);
-        }
+        // A scan a failed read ended is already out of the ABM; the driver knows.
+        let now = self.shared.now();
+        let _ = inner.decide(|driver| driver.unregister(id, now));
         drop(inner);
         self.shared.counters.scan_done(self.stats.wait);
         self.shared.wake_loaders();
@@ -218,17 +206,6 @@ impl Drop for CScan {
     fn drop(&mut self) {
         self.unregister();
     }
-}
-
-/// A delivery or failure an event left for scan `id`.
-fn take_mail(inner: &mut Inner, id: ScanId, columns: ColumnMask) -> Option<Woken> {
-    if let Some(e) = inner.failed.remove(&id) {
-        // Keep the mark so `unregister` knows the loader already retired the scan.
-        inner.failed.insert(id, e.clone());
-        return Some(Woken::Failed(e));
-    }
-    let d = inner.delivered.remove(&id)?;
-    Some(chunk_of(inner, d.table, d.chunk, columns))
 }
 
 fn chunk_of(inner: &Inner, table: TableId, chunk: ChunkId, columns: ColumnMask) -> Woken {
@@ -246,10 +223,13 @@ impl CScan {
     /// The guard's release: the chunk counts as consumed and its piece is unpinned.
     pub(crate) fn release(&mut self, id: ScanId) {
         let mut inner = self.shared.inner.lock();
-        // UnknownScan here means the loader already retired this scan after a failed
-        // load (which dropped its pin); there is nothing left to release.
+        // A scan a failed read ended has no pin left to release (`None`).
         let now = self.shared.now();
-        let _ = inner.decide(|abm| abm.release_chunk(id, now));
+        let released = inner.decide(|driver| driver.release(id.into(), now));
+        debug_assert!(
+            released.is_ok(),
+            "releasing a delivered chunk: {released:?}"
+        );
         drop(inner);
         // An unpinned piece may be the victim the loader was waiting for.
         self.shared.wake_loaders();

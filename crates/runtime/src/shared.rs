@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{Catalog, ChunkId, ColumnMask, Delivery, Nanos, PieceId, ScanId, TableId};
+use coopscan_buffer::{AnyPolicy, ChunkId, ColumnMask, Driver, Nanos, PieceId, ScanId, TableId};
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 use parking_lot::{Condvar, Mutex};
@@ -21,17 +21,15 @@ use crate::stats::{Counters, Scheduling};
 
 /// Everything behind the lock.
 pub(crate) struct Inner {
-    /// The ABMs of every table, under one byte budget.
-    pub(crate) abm: Catalog,
+    /// The ABMs of every table, under one byte budget, and the driver contract around
+    /// them (which worker an answer is for, what a failed read does), the simulator's
+    /// too.
+    pub(crate) driver: Driver<AnyPolicy, RuntimeError>,
     /// The bytes of every piece the ABM's pool holds as resident (none while loading):
     /// a whole chunk for NSM/PAX, one column of a chunk for DSM. Bytes are shared with
     /// the scans processing them through the `Arc`, so evicting a piece never frees
     /// memory a scan still reads.
     pub(crate) resident: HashMap<PieceId, Arc<ChunkBytes>>,
-    /// Deliveries made by an event on behalf of a scan parked in `next_chunk`.
-    pub(crate) delivered: HashMap<ScanId, Delivery>,
-    /// Scans failed by the loader (already unregistered from the ABM), with the error.
-    pub(crate) failed: HashMap<ScanId, RuntimeError>,
     /// Set once by `Runtime::drop` or when the runtime stops on an error: loaders exit,
     /// parked scans return `stopped` (or `ShutDown` if it is `None`).
     pub(crate) shutdown: bool,
@@ -50,9 +48,12 @@ pub(crate) struct Inner {
 impl Inner {
     /// Runs one ABM call, adding its duration to the scheduling time. Every call the
     /// runtime makes on the ABM goes through here.
-    pub(crate) fn decide<T>(&mut self, call: impl FnOnce(&mut Catalog) -> T) -> T {
+    pub(crate) fn decide<T>(
+        &mut self,
+        call: impl FnOnce(&mut Driver<AnyPolicy, RuntimeError>) -> T,
+    ) -> T {
         let started = Instant::now();
-        let out = call(&mut self.abm);
+        let out = call(&mut self.driver);
         self.scheduling.add(started.elapsed());
         out
     }
@@ -69,13 +70,6 @@ impl Inner {
         }
     }
 
-    /// Hands `deliveries` (from an ABM event) to the parked scans they are for.
-    pub(crate) fn post(&mut self, deliveries: &mut Vec<Delivery>) {
-        for d in deliveries.drain(..) {
-            self.delivered.insert(d.scan, d);
-        }
-    }
-
     /// The resident pieces of `chunk` a scan reading `columns` needs, or `None` if
     /// one is missing (a driver bug: the ABM delivers only available chunks).
     pub(crate) fn pieces_for(
@@ -84,7 +78,7 @@ impl Inner {
         chunk: ChunkId,
         columns: ColumnMask,
     ) -> Option<Vec<Arc<ChunkBytes>>> {
-        let state = self.abm.table(table).ok()?.state();
+        let state = self.driver.catalog().table(table).ok()?.state();
         let cols = state.scan_cols(columns);
         state
             .pieces_of(chunk, cols)

@@ -16,9 +16,9 @@ use crate::timeline::Timeline;
 use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{
-    Abm, AbmConfig, AnyPolicy, BufferError, ChunkId, ChunkRanges, ColumnMask, ColumnOrder,
-    Delivery, EvictionStrategy, NextChunk, Paced, PieceId, Policy, PolicyKind, ScanId, ScanSpec,
-    TableGeometry,
+    Abm, AbmConfig, AbmState, Answer, AnyPolicy, BufferError, Catalog, ChunkId, ChunkRanges,
+    ColumnMask, ColumnOrder, Driver, EvictionStrategy, Mail, OnLoadFailure, PieceId, Policy,
+    PolicyKind, ScanId, ScanSpec, TableGeometry, TableId,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -160,7 +160,8 @@ struct Sim<'a> {
     /// Names of the queries registered in order (Scans); the others are CScans.
     in_order: &'a BTreeSet<String>,
     policy: PolicyKind,
-    abm: Abm<AnyPolicy>,
+    /// The one driver of the ABM contract, shared with the threaded runtime.
+    driver: Driver<AnyPolicy, ()>,
     now: f64,
     queries: Vec<Query>,
     by_scan: HashMap<ScanId, usize>,
@@ -169,7 +170,6 @@ struct Sim<'a> {
     stream_end: Vec<f64>,
     disk_free_at: f64,
     inflight: Vec<InFlight>,
-    deliveries: Vec<Delivery>,
     timeline: Option<Timeline>,
     results: Vec<Option<QueryResult>>,
     cpu_busy_core_s: f64,
@@ -247,9 +247,12 @@ pub fn simulate_ordered(
             f.per_mille
         )));
     }
-    let mut abm = Abm::new(geometry(cfg)?, abm_config(cfg), policy).map_err(setup)?;
+    let catalog = Catalog::new(vec![(geometry(cfg)?, policy)], &abm_config(cfg)).map_err(setup)?;
+    // An injected failure is transient: the scans keep their interest and the policy
+    // reads the chunk again (see `SimFaults`).
+    let mut driver = Driver::new(catalog, OnLoadFailure::Retry);
     if cfg.record_trace {
-        abm.record_trace();
+        driver.record_trace();
     }
     let policy = kind;
     let arrivals = workload
@@ -262,7 +265,7 @@ pub fn simulate_ordered(
         workload,
         in_order,
         policy,
-        abm,
+        driver,
         now: 0.0,
         queries: Vec::new(),
         by_scan: HashMap::new(),
@@ -270,7 +273,6 @@ pub fn simulate_ordered(
         stream_end: workload.streams.iter().map(|s| s.start_s).collect(),
         disk_free_at: 0.0,
         inflight: Vec::new(),
-        deliveries: Vec::new(),
         timeline: cfg.record_timeline.then(|| Timeline::new(cfg.chunk_count)),
         results: Vec::new(),
         cpu_busy_core_s: 0.0,
@@ -283,6 +285,14 @@ pub fn simulate_ordered(
         boundaries: Boundaries::default(),
     };
     sim.run()
+}
+
+/// The simulated table's ABM: the catalog's one table, which `simulate_ordered` built.
+fn table(driver: &Driver<AnyPolicy, ()>) -> &Abm<AnyPolicy> {
+    match driver.catalog().table(TableId(0)) {
+        Ok(abm) => abm,
+        Err(e) => panic!("the simulated table is table 0: {e}"),
+    }
 }
 
 fn setup(e: BufferError) -> SimError {
@@ -306,11 +316,12 @@ impl Sim<'_> {
                 Event::HoldEnds(q) => self.on_hold_end(q)?,
             }
             if self.cfg.check_invariants {
-                self.abm
+                self.driver
+                    .catalog()
                     .check_invariants()
                     .map_err(|e| self.buffer_error(e))?;
             }
-            self.max_classes = self.max_classes.max(self.abm.state().class_count());
+            self.max_classes = self.max_classes.max(self.state().class_count());
             events += 1;
             if events > self.cfg.max_events {
                 return Err(SimError::TooManyEvents {
@@ -330,10 +341,15 @@ impl Sim<'_> {
         }
     }
 
+    /// The simulated table's ABM state.
+    fn state(&self) -> &AbmState {
+        table(&self.driver).state()
+    }
+
     /// Times an ABM call in host time (for the Figure 8 scheduling-cost measurement).
-    fn timed<T>(&mut self, f: impl FnOnce(&mut Abm<AnyPolicy>, &mut Vec<Delivery>) -> T) -> T {
+    fn timed<T>(&mut self, f: impl FnOnce(&mut Driver<AnyPolicy, ()>) -> T) -> T {
         let started = Instant::now();
-        let out = f(&mut self.abm, &mut self.deliveries);
+        let out = f(&mut self.driver);
         self.scheduling += started.elapsed();
         self.abm_calls += 1;
         out
@@ -390,15 +406,16 @@ impl Sim<'_> {
     /// (DSM columns, smallest first) arrive in order as their bytes stream in.
     fn pump_loader(&mut self) {
         let now = nanos(self.now);
-        while let Some(load) = self.timed(|abm, _| abm.next_load(now)) {
+        while let Some(load) = self.timed(|driver| driver.next_load(now)) {
             let started_s = self.now.max(self.disk_free_at);
             let read_s = self.cfg.device.chunk_read_s(load.bytes);
             if !self.cfg.column_bytes.is_empty() {
-                self.boundaries.add_load(self.abm.state(), &load.pieces);
+                let state = table(&self.driver).state();
+                self.boundaries.add_load(state, &load.pieces);
             }
             let mut streamed = 0;
             for piece in &load.pieces {
-                streamed += self.abm.state().piece_bytes(*piece);
+                streamed += self.state().piece_bytes(*piece);
                 let share = streamed as f64 / load.bytes.max(1) as f64;
                 self.inflight.push(InFlight {
                     piece: *piece,
@@ -407,8 +424,9 @@ impl Sim<'_> {
                 });
             }
             self.disk_free_at = started_s + read_s;
+            let evicted = self.driver.take_evicted();
             if let Some(t) = self.timeline.as_mut() {
-                for evicted in load.evicted.iter().filter(|p| p.columns == ColumnMask::ALL) {
+                for evicted in evicted.iter().filter(|p| p.columns == ColumnMask::ALL) {
                     t.cache_end(evicted.chunk.0, self.now);
                 }
             }
@@ -423,7 +441,7 @@ impl Sim<'_> {
             return Ok(());
         };
         let spec = self.workload.streams[stream].queries[k].clone();
-        let geometry = self.abm.geometry();
+        let geometry = table(&self.driver).geometry();
         let rows: coopscan_buffer::RowRanges = spec
             .chunks
             .iter()
@@ -439,7 +457,7 @@ impl Sim<'_> {
             false => ScanSpec::new(rows, columns),
         };
         let now = nanos(self.now);
-        let registration = self.timed(|abm, _| abm.register_scan(&scan_spec, now));
+        let registration = self.timed(|driver| driver.register(&scan_spec, now));
         let scan = registration.map_err(|e| self.buffer_error(e))?.scan;
         let wanted = ChunkRanges::from_ranges(spec.chunks.clone());
         self.by_scan.insert(scan, self.queries.len());
@@ -468,23 +486,33 @@ impl Sim<'_> {
 
     fn ask_next(&mut self, q: usize) -> Result<(), SimError> {
         let (scan, now) = (self.queries[q].scan, nanos(self.now));
-        let paced = self
-            .timed(|abm, _| abm.next_chunk_paced(scan, now))
+        let answer = self
+            .timed(|driver| driver.ask(scan.into(), now, true))
             .map_err(|e| self.buffer_error(e))?;
-        let next = match paced {
-            Paced::Go(next) => next,
-            Paced::Hold { until } => {
+        match answer {
+            Answer::Hold { until } => {
                 self.hold(q, until);
-                return Ok(());
+                Ok(())
             }
-        };
-        match next {
-            NextChunk::Deliver(d) => self.start_processing(q, d.chunk.0),
-            NextChunk::Wait => {
+            Answer::Wait => {
                 self.queries[q].waiting_since.get_or_insert(self.now);
                 Ok(())
             }
-            NextChunk::Finished => self.finish_query(q),
+            Answer::Mail(mail) => self.take(q, mail),
+        }
+    }
+
+    /// A query's answer: a chunk to process, or the end of its scan. (Injected read
+    /// failures are retried, so no scan is failed.)
+    fn take(&mut self, q: usize, mail: Mail<()>) -> Result<(), SimError> {
+        match mail {
+            Mail::Chunk(d) => self.start_processing(q, d.chunk.0),
+            Mail::Finished => self.finish_query(q),
+            Mail::Failed(()) => Err(SimError::Stuck {
+                policy: self.policy,
+                time_s: self.now,
+                unfinished: 1,
+            }),
         }
     }
 
@@ -553,7 +581,7 @@ impl Sim<'_> {
             });
         }
         let (scan, now) = (self.queries[q].scan, nanos(self.now));
-        self.timed(|abm, _| abm.release_chunk(scan, now))
+        self.timed(|driver| driver.release(scan.into(), now))
             .map_err(|e| self.buffer_error(e))?;
         self.ask_next(q)
     }
@@ -575,11 +603,11 @@ impl Sim<'_> {
         let now = nanos(self.now);
         if failed {
             // Interest stays: the policy reads the chunk again later (a retry).
-            self.timed(|abm, _| abm.load_failed(load.piece, now))
+            self.timed(|driver| driver.load_failed(load.piece, now, ()))
                 .map_err(|e| self.buffer_error(e))?;
             return Ok(());
         }
-        self.timed(|abm, out| abm.load_completed(load.piece, now, out))
+        self.timed(|driver| driver.loaded(load.piece, now))
             .map_err(|e| self.buffer_error(e))?;
         self.serve_deliveries()
     }
@@ -591,10 +619,11 @@ impl Sim<'_> {
             .is_some_and(|(rng, per_mille)| rng.random_range(0..1000) < *per_mille)
     }
 
+    /// Hands out the answers the last event posted.
     fn serve_deliveries(&mut self) -> Result<(), SimError> {
-        while let Some(d) = self.deliveries.pop() {
-            let q = self.by_scan[&d.scan];
-            self.start_processing(q, d.chunk.0)?;
+        for (holder, mail) in self.driver.drain_mail() {
+            let q = self.by_scan[&holder.scan];
+            self.take(q, mail)?;
         }
         Ok(())
     }
@@ -611,7 +640,7 @@ impl Sim<'_> {
             });
         }
         let (scan, now) = (query.scan, nanos(self.now));
-        self.timed(|abm, out| abm.unregister_scan(scan, now, out))
+        self.timed(|driver| driver.unregister(scan, now))
             .map_err(|e| self.buffer_error(e))?;
         self.results[q] = Some(self.query_result(q));
         let (stream, next) = (self.queries[q].stream, self.queries[q].index_in_stream + 1);
@@ -671,8 +700,8 @@ impl Sim<'_> {
         if let Some(t) = self.timeline.as_mut() {
             t.finish(self.now);
         }
-        let stats = self.abm.state().stats().clone();
-        let trace = self.cfg.record_trace.then(|| self.abm.take_trace());
+        let stats = self.state().stats().clone();
+        let trace = self.cfg.record_trace.then(|| self.driver.take_trace());
         // A stream's first query starts when the stream does.
         let spans = self
             .workload
