@@ -37,6 +37,7 @@ mod runtime;
 mod scan;
 mod shared;
 mod stats;
+mod sync;
 
 pub use coopscan_buffer::{AbmConfig, PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 pub use error::{Result, RuntimeError};
@@ -45,3 +46,5 @@ pub use load_log::{LoadRecord, MAX_LOAD_LOG};
 pub use runtime::{Holdings, Runtime, RuntimeConfig};
 pub use scan::CScan;
 pub use stats::{RuntimeStats, ScanStats, Scheduling};
+#[cfg(feature = "shuttle")]
+pub use sync::inject;

@@ -19,11 +19,11 @@ use std::time::Duration;
 
 use coopscan_buffer::{LoadDecision, Nanos, PieceId, ReadPlan};
 use coopscan_storage::{ChunkBytes, PageCopies, StorageError};
-use parking_lot::MutexGuard;
 
 use crate::error::RuntimeError;
 use crate::load_log::LoadRecord;
 use crate::shared::{Inner, Shared};
+use crate::sync::MutexGuard;
 
 /// Runs until shutdown. A panic anywhere in the loop (a bug here, in the policy, or in
 /// the device or decoder below) stops the runtime and fails every scan with

@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use coopscan_buffer::{
@@ -15,13 +14,13 @@ use coopscan_buffer::{
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
-use parking_lot::Mutex;
 
 use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};
 use crate::scan::CScan;
 use crate::shared::{Inner, Served, Shared};
 use crate::stats::{Counters, RuntimeStats, Scheduling};
+use crate::sync::{Builder, JoinHandle, Mutex};
 
 /// Scans and pins the ABM holds at one moment ([`Runtime::holdings`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -120,7 +119,7 @@ impl Runtime {
         };
         for i in 0..loader_count {
             let shared = Arc::clone(&runtime.shared);
-            let handle = std::thread::Builder::new()
+            let handle = Builder::new()
                 .name(format!("coopscan-loader-{i}"))
                 .spawn(move || crate::loader::run(shared))
                 .map_err(|e| RuntimeError::Spawn(e.to_string()))?;

@@ -180,6 +180,12 @@ impl CScan {
             if !block {
                 return Ok(None);
             }
+            #[cfg(feature = "shuttle")]
+            if crate::sync::inject::lost_wakeup_on() {
+                crate::sync::MutexGuard::unlocked(&mut inner, || ());
+            }
+            // Parks with the lock held until the wait releases it: an answer posted
+            // after the `ask` above comes with a notification this wait receives.
             shared.scan_wakeup.wait(&mut inner);
         }
     }

@@ -13,11 +13,11 @@ use std::time::Instant;
 use coopscan_buffer::{AnyPolicy, ChunkId, ColumnMask, Driver, Nanos, PieceId, ScanId, TableId};
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
-use parking_lot::{Condvar, Mutex};
 
 use crate::error::RuntimeError;
 use crate::load_log::LoadLog;
 use crate::stats::{Counters, Scheduling};
+use crate::sync::{Condvar, Mutex};
 
 /// Everything behind the lock.
 pub(crate) struct Inner {
