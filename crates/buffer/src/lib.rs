@@ -81,6 +81,7 @@ mod geometry;
 mod ids;
 mod index;
 mod invariants;
+pub mod next_consumption;
 pub mod policy;
 pub mod pool;
 mod replacer;
@@ -103,10 +104,11 @@ pub use error::BufferError;
 pub use geometry::{SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
 pub use ids::{ChunkId, HolderId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
+pub use next_consumption::Paces;
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
 pub use pool::{PieceId, PieceState, Pool, TableId, TableVersion};
 pub use replacer::knapsack;
-pub use replacer::next_use::{self, NextUseReplacer, Paces};
+pub use replacer::next_use::{self, NextUseReplacer};
 pub use replacer::timeline::{
     BucketTimeline, CounterRotatingTimeline, Filed, Placed, TimelineShape,
 };

@@ -10,7 +10,8 @@
 use super::relevance::RelevancePolicy;
 use super::{choice_with, LoadChoice, Policy, PolicyKind};
 use crate::config::MAX_SCANS;
-use crate::replacer::next_use::{NextUseReplacer, Paces};
+use crate::next_consumption::{self, Paces};
+use crate::replacer::next_use::NextUseReplacer;
 use crate::{AbmConfig, AbmState, ChunkId, Nanos, ScanSlot, TableGeometry};
 
 #[derive(Clone, Debug)]
@@ -40,10 +41,7 @@ impl Policy for MixedPolicy {
         request: &crate::EvictionRequest,
         now: Nanos,
     ) -> Vec<crate::PieceId> {
-        let paces = Paces {
-            observed: &self.pace,
-            unobserved: super::pbm::mean_pace(&self.pace),
-        };
+        let paces = Paces::new(&self.pace);
         super::free_some(&mut NextUseReplacer::new(paces, now), state, request)
     }
 
@@ -67,19 +65,16 @@ impl Policy for MixedPolicy {
     /// PBM's ReportScanPosition: the scan's observed pace.
     fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, _chunk: ChunkId) {
         let scan = state.active_scan(slot);
-        let delivered = u64::from(scan.delivered.max(1));
-        let elapsed = scan.last_served.saturating_sub(scan.registered_at);
-        self.pace[slot.index()] = Some(Nanos(elapsed.0 / delivered));
+        let pace =
+            next_consumption::observed_pace(scan.registered_at, scan.last_served, scan.delivered);
+        self.pace[slot.index()] = Some(pace);
     }
 
     /// Relevance's main loop body (starved scans by queryRelevance, each one's chunk by
     /// loadRelevance or its order), with the one-temperature replacer.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         super::relevance::starved_by_relevance(state, now, &mut self.queue);
-        let paces = Paces {
-            observed: &self.pace,
-            unobserved: super::pbm::mean_pace(&self.pace),
-        };
+        let paces = Paces::new(&self.pace);
         let mut replacer = NextUseReplacer::new(paces, now);
         for &(_, q) in &self.queue {
             let Some((chunk, cols)) = RelevancePolicy::choose_chunk_to_load(state, q) else {

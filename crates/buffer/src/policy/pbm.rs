@@ -23,27 +23,11 @@ use super::pbm_lru::PbmTimeline;
 use super::sequential::{ChunkOrder, Sequential};
 use super::{choice_with, LoadChoice, Policy, PolicyKind};
 use crate::config::MAX_SCANS;
+use crate::next_consumption;
 use crate::{
     AbmConfig, AbmState, ChunkId, EvictionRequest, LruReplacer, Nanos, PieceId, Replacer, ScanSlot,
     TableGeometry,
 };
-
-/// Assumed time per chunk of a scan before any scan has been observed: a guess that
-/// only orders the very first loads (observed paces replace it after one delivery).
-const UNOBSERVED_PACE: Nanos = Nanos(10_000_000);
-
-/// The pace assumed for a scan not yet observed: the mean of the observed ones (PBM and
-/// the mixed pool alike), [`UNOBSERVED_PACE`] before any is.
-pub(super) fn mean_pace(paces: &[Option<Nanos>]) -> Nanos {
-    let (sum, n) = paces
-        .iter()
-        .flatten()
-        .fold((0u128, 0u128), |(s, n), p| (s + u128::from(p.0), n + 1));
-    match n {
-        0 => UNOBSERVED_PACE,
-        n => Nanos((sum / n) as u64),
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct PbmPolicy {
@@ -99,14 +83,14 @@ impl PbmPolicy {
                 }
                 let ahead = self.seq.ahead(state, slot, piece.chunk)?;
                 let pace = self.pace[slot.index()].unwrap_or_else(|| self.mean_pace());
-                let due = scan.last_served + Nanos(pace.0.saturating_mul(u64::from(ahead)));
+                let due = next_consumption::due(scan.last_served, pace, ahead);
                 Some(due.saturating_sub(self.now))
             })
             .min()
     }
 
     fn mean_pace(&self) -> Nanos {
-        mean_pace(&self.pace)
+        next_consumption::mean_pace(&self.pace)
     }
 
     /// The scan's observed time per chunk, once it has had a delivery.
@@ -269,9 +253,9 @@ impl Policy for PbmPolicy {
     fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, chunk: ChunkId) {
         self.seq.on_delivered(slot, chunk);
         let scan = state.active_scan(slot);
-        let delivered = u64::from(scan.delivered.max(1));
-        let elapsed = scan.last_served.saturating_sub(scan.registered_at);
-        self.pace[slot.index()] = Some(Nanos(elapsed.0 / delivered));
+        let pace =
+            next_consumption::observed_pace(scan.registered_at, scan.last_served, scan.delivered);
+        self.pace[slot.index()] = Some(pace);
         self.now = self.now.max(scan.last_served);
         for piece in state.pieces_of(chunk, state.resident_cols(chunk) & scan.cols) {
             self.timeline.record_use(piece, scan.last_served);

@@ -15,33 +15,18 @@
 //! pace(s) = time since registration ÷ chunks delivered (PBM's observed speed)
 //! ```
 //!
+//! (The prediction itself is `next_consumption.rs`, shared with PBM and the replay.)
+//!
 //! Pieces no active scan needs go first, least recently used first. The ranking is
 //! computed once per eviction (on the first victim asked for): O(pieces × scans) plus a
 //! sort per CScan of its resident chunks — fine for the simulator and for pools of
 //! hundreds of chunks, not yet the O(1) bucket timeline PBM uses.
 
 use super::{EvictionRequest, Replacer};
+use crate::next_consumption::{self, Paces};
 use crate::policy::use_relevance;
 use crate::{AbmState, ChunkId, Nanos, PieceId, ScanOrder, ScanSlot};
 use std::collections::HashMap;
-
-/// The observed pace of every scan slot (`None`: no delivery yet) and the fallback.
-#[derive(Clone, Copy, Debug)]
-pub struct Paces<'a> {
-    pub observed: &'a [Option<Nanos>],
-    /// Assumed for a scan not yet observed.
-    pub unobserved: Nanos,
-}
-
-impl Paces<'_> {
-    fn of(&self, slot: ScanSlot) -> Nanos {
-        self.observed
-            .get(slot.index())
-            .copied()
-            .flatten()
-            .unwrap_or(self.unobserved)
-    }
-}
 
 /// See the module docs. Built per load decision.
 #[derive(Debug)]
@@ -154,8 +139,7 @@ fn next_use(
                     rank.get(&piece.chunk).copied().unwrap_or(*count)
                 }
             };
-            let pace = paces.of(slot).0;
-            let due = scan.last_served + Nanos(pace.saturating_mul(u64::from(ahead)));
+            let due = next_consumption::due(scan.last_served, paces.of(slot), ahead);
             Some(due.saturating_sub(now))
         })
         .min()

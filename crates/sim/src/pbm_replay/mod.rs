@@ -37,7 +37,7 @@
 mod victims;
 
 use crate::opt::{dense, Dense, Replay, NEVER};
-use coopscan_buffer::{PieceId, Reference, ScanId};
+use coopscan_buffer::{next_consumption, PieceId, Reference, ScanId};
 use std::collections::HashMap;
 use victims::{Predictions, VictimIndex};
 
@@ -371,8 +371,8 @@ impl State {
         // `next` lies after the scan's current position `seen - 1`.
         let ahead = next.saturating_add(1).saturating_sub(scan.seen) as u128;
         let pace = scan.pace.unwrap_or(mean_pace);
-        (u128::from(scan.latest_at) << PACE_FRACTION_BITS)
-            .saturating_add(ahead.saturating_mul(pace))
+        let latest = u128::from(scan.latest_at) << PACE_FRACTION_BITS;
+        next_consumption::due_fixed(latest, pace, ahead)
     }
 
     /// The pace given to a scan not yet observed.
@@ -428,7 +428,8 @@ fn times_by_scan(trace: &[Reference], plan: &Plan) -> Vec<Vec<u64>> {
 }
 
 /// A scan's time per reference so far (fixed point), once it has been seen at two
-/// different instants.
+/// different instants: the trace's counterpart of `next_consumption::observed_pace`
+/// (a trace has no registration time, so the pace runs from the first reference).
 fn observed_pace(scan: &ScanSeen) -> Option<u128> {
     let elapsed = scan.latest_at.saturating_sub(scan.first_at);
     let steps = scan.seen.checked_sub(1)?;
