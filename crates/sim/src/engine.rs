@@ -17,8 +17,8 @@ use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{
     Abm, AbmConfig, AbmState, Answer, AnyPolicy, BufferError, Catalog, ChunkId, ChunkRanges,
-    ColumnMask, ColumnOrder, Driver, EvictionStrategy, Mail, OnLoadFailure, PieceId, Policy,
-    PolicyKind, ScanId, ScanSpec, TableGeometry, TableId,
+    ColumnMask, ColumnOrder, Driver, EvictionStrategy, HolderId, Mail, OnLoadFailure, PieceId,
+    Policy, PolicyKind, ScanId, ScanSpec, TableGeometry, TableId,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -104,7 +104,8 @@ const PAPER_2007_DISK_BYTES_PER_S: f64 = 200.0 * (1u64 << 20) as f64;
 
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 enum Event {
-    ChunkDone(usize),
+    /// Query `.0`'s worker `.1` finishes its chunk.
+    ChunkDone(usize, u16),
     LoadDone(usize),
     Arrival(usize),
     /// A throttled query's hold ends: it asks again.
@@ -114,7 +115,7 @@ enum Event {
 impl Event {
     fn rank(self) -> u8 {
         match self {
-            Event::ChunkDone(_) => 0,
+            Event::ChunkDone(..) => 0,
             Event::LoadDone(_) => 1,
             Event::Arrival(_) => 2,
             Event::HoldEnds(_) => 3,
@@ -131,11 +132,14 @@ struct Query {
     wanted: ChunkRanges,
     got: Vec<bool>,
     got_count: u32,
-    waiting_since: Option<f64>,
+    /// Per worker: since when it waits for a chunk.
+    waiting_since: Vec<Option<f64>>,
     io_wait_s: f64,
     loads: u64,
-    /// (chunk, cycles left, started at)
-    processing: Option<(u32, f64, f64)>,
+    /// Chunks its workers process: (worker, chunk, cycles left, started at).
+    processing: Vec<(u16, u32, f64, f64)>,
+    /// Workers told their scan has nothing more for them.
+    finished_workers: u16,
     /// Registered `ScanOrder::InOrder` (a Scan): must get its chunks ascending.
     in_order: bool,
     /// The last chunk it was given.
@@ -310,7 +314,7 @@ impl Sim<'_> {
             };
             self.advance_cpu(t);
             match event {
-                Event::ChunkDone(q) => self.on_chunk_done(q)?,
+                Event::ChunkDone(q, w) => self.on_chunk_done(q, w)?,
                 Event::LoadDone(i) => self.on_load_done(i)?,
                 Event::Arrival(s) => self.on_arrival(s)?,
                 Event::HoldEnds(q) => self.on_hold_end(q)?,
@@ -357,9 +361,9 @@ impl Sim<'_> {
 
     fn next_event(&self) -> Option<(f64, Event)> {
         let rate = self.cfg.cpu.rate_per_query(self.running());
-        let cpu = self.queries.iter().enumerate().filter_map(|(i, q)| {
-            let (_, left, _) = q.processing?;
-            Some((self.now + left / rate, Event::ChunkDone(i)))
+        let cpu = self.queries.iter().enumerate().flat_map(|(i, q)| {
+            (q.processing.iter())
+                .map(move |&(w, _, left, _)| (self.now + left / rate, Event::ChunkDone(i, w)))
         });
         let loads = self
             .inflight
@@ -383,10 +387,7 @@ impl Sim<'_> {
     }
 
     fn running(&self) -> usize {
-        self.queries
-            .iter()
-            .filter(|q| q.processing.is_some())
-            .count()
+        self.queries.iter().map(|q| q.processing.len()).sum()
     }
 
     fn advance_cpu(&mut self, t: f64) {
@@ -394,7 +395,7 @@ impl Sim<'_> {
         let running = self.running();
         let rate = self.cfg.cpu.rate_per_query(running);
         for q in &mut self.queries {
-            if let Some((_, left, _)) = q.processing.as_mut() {
+            for (_, _, left, _) in &mut q.processing {
                 *left = (*left - rate * dt).max(0.0);
             }
         }
@@ -456,6 +457,8 @@ impl Sim<'_> {
             true => ScanSpec::new(rows, columns).in_order(),
             false => ScanSpec::new(rows, columns),
         };
+        let workers = spec.workers.max(1);
+        let scan_spec = scan_spec.with_workers(workers);
         let now = nanos(self.now);
         let registration = self.timed(|driver| driver.register(&scan_spec, now));
         let scan = registration.map_err(|e| self.buffer_error(e))?.scan;
@@ -471,23 +474,28 @@ impl Sim<'_> {
             wanted,
             got: vec![false; self.cfg.chunk_count as usize],
             got_count: 0,
-            waiting_since: None,
+            waiting_since: vec![None; usize::from(workers)],
             io_wait_s: 0.0,
             loads: 0,
-            processing: None,
+            processing: Vec::new(),
+            finished_workers: 0,
             in_order,
             last_chunk: None,
             held_until: None,
             held_s: 0.0,
             holds: 0,
         });
-        self.ask_next(self.queries.len() - 1)
+        for w in 0..workers {
+            self.ask_next(self.queries.len() - 1, w)?;
+        }
+        Ok(())
     }
 
-    fn ask_next(&mut self, q: usize) -> Result<(), SimError> {
+    fn ask_next(&mut self, q: usize, worker: u16) -> Result<(), SimError> {
         let (scan, now) = (self.queries[q].scan, nanos(self.now));
+        let holder = HolderId::new(scan, worker);
         let answer = self
-            .timed(|driver| driver.ask(scan.into(), now, true))
+            .timed(|driver| driver.ask(holder, now, true))
             .map_err(|e| self.buffer_error(e))?;
         match answer {
             Answer::Hold { until } => {
@@ -495,19 +503,30 @@ impl Sim<'_> {
                 Ok(())
             }
             Answer::Wait => {
-                self.queries[q].waiting_since.get_or_insert(self.now);
+                self.queries[q].waiting_since[usize::from(worker)].get_or_insert(self.now);
                 Ok(())
             }
-            Answer::Mail(mail) => self.take(q, mail),
+            Answer::Mail(mail) => self.take(q, worker, mail),
         }
     }
 
-    /// A query's answer: a chunk to process, or the end of its scan. (Injected read
-    /// failures are retried, so no scan is failed.)
-    fn take(&mut self, q: usize, mail: Mail<()>) -> Result<(), SimError> {
+    /// A worker's answer: a chunk to process, or the end of its part of the scan; the
+    /// query ends with its last worker. (Injected read failures are retried, so no
+    /// scan is failed.)
+    fn take(&mut self, q: usize, worker: u16, mail: Mail<()>) -> Result<(), SimError> {
         match mail {
-            Mail::Chunk(d) => self.start_processing(q, d.chunk.0),
-            Mail::Finished => self.finish_query(q),
+            Mail::Chunk(d) => self.start_processing(q, worker, d.chunk.0),
+            Mail::Finished => {
+                let query = &mut self.queries[q];
+                query.finished_workers += 1;
+                if let Some(since) = query.waiting_since[usize::from(worker)].take() {
+                    query.io_wait_s += self.now - since;
+                }
+                match query.finished_workers == query.waiting_since.len() as u16 {
+                    true => self.finish_query(q),
+                    false => Ok(()),
+                }
+            }
             Mail::Failed(()) => Err(SimError::Stuck {
                 policy: self.policy,
                 time_s: self.now,
@@ -526,14 +545,29 @@ impl Sim<'_> {
         query.holds += 1;
     }
 
+    /// The hold ends: every worker of the query that neither processes, waits nor is
+    /// done asks again.
     fn on_hold_end(&mut self, q: usize) -> Result<(), SimError> {
         if self.queries[q].held_until.take().is_none() {
             return Ok(());
         }
-        self.ask_next(q)
+        let query = &self.queries[q];
+        let idle: Vec<u16> = (0..query.waiting_since.len() as u16)
+            .filter(|w| query.waiting_since[usize::from(*w)].is_none())
+            .filter(|w| !query.processing.iter().any(|p| p.0 == *w))
+            .collect();
+        if query.finished_workers > 0 {
+            // Only a worker told Finished is idle without asking; a hold comes before
+            // any such answer (the scan still needed chunks), so none is.
+            debug_assert!(idle.is_empty(), "a finished worker of a held scan");
+        }
+        for w in idle {
+            self.ask_next(q, w)?;
+        }
+        Ok(())
     }
 
-    fn start_processing(&mut self, q: usize, chunk: u32) -> Result<(), SimError> {
+    fn start_processing(&mut self, q: usize, worker: u16, chunk: u32) -> Result<(), SimError> {
         let (policy, now) = (self.policy, self.now);
         let bytes = processed_bytes(self.cfg, self.queries[q].spec.columns) as f64;
         let query = &mut self.queries[q];
@@ -561,17 +595,20 @@ impl Sim<'_> {
             });
         }
         query.got_count += 1;
-        if let Some(since) = query.waiting_since.take() {
+        if let Some(since) = query.waiting_since[usize::from(worker)].take() {
             query.io_wait_s += now - since;
         }
-        query.processing = Some((chunk, bytes * query.spec.cycles_per_byte, now));
+        let cycles = bytes * query.spec.cycles_per_byte;
+        query.processing.push((worker, chunk, cycles, now));
         Ok(())
     }
 
-    fn on_chunk_done(&mut self, q: usize) -> Result<(), SimError> {
-        let Some((chunk, _, from_s)) = self.queries[q].processing.take() else {
+    fn on_chunk_done(&mut self, q: usize, worker: u16) -> Result<(), SimError> {
+        let processing = &mut self.queries[q].processing;
+        let Some(at) = processing.iter().position(|p| p.0 == worker) else {
             return Ok(());
         };
+        let (_, chunk, _, from_s) = processing.remove(at);
         if let Some(t) = self.timeline.as_mut() {
             t.processing.push(crate::timeline::Processing {
                 chunk,
@@ -581,9 +618,10 @@ impl Sim<'_> {
             });
         }
         let (scan, now) = (self.queries[q].scan, nanos(self.now));
-        self.timed(|driver| driver.release(scan.into(), now))
+        let holder = HolderId::new(scan, worker);
+        self.timed(|driver| driver.release(holder, now))
             .map_err(|e| self.buffer_error(e))?;
-        self.ask_next(q)
+        self.ask_next(q, worker)
     }
 
     fn on_load_done(&mut self, i: usize) -> Result<(), SimError> {
@@ -623,7 +661,7 @@ impl Sim<'_> {
     fn serve_deliveries(&mut self) -> Result<(), SimError> {
         for (holder, mail) in self.driver.drain_mail() {
             let q = self.by_scan[&holder.scan];
-            self.take(q, mail)?;
+            self.take(q, holder.worker, mail)?;
         }
         Ok(())
     }
@@ -674,7 +712,7 @@ impl Sim<'_> {
         let waiting = self
             .queries
             .iter()
-            .filter(|q| q.waiting_since.is_some())
+            .filter(|q| q.waiting_since.iter().any(Option::is_some))
             .count() as u32;
         let (busy, disk, now) = (self.running() as u32, self.inflight.len() as u32, self.now);
         if let Some(t) = self.timeline.as_mut() {

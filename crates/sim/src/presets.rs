@@ -137,6 +137,7 @@ fn full_scan(name: &str, cycles_per_byte: f64) -> QuerySpec {
         cycles_per_byte,
         chunks: std::iter::once(0..SMALL_CHUNKS).collect(),
         columns: 0,
+        workers: 1,
     }
 }
 
@@ -229,6 +230,7 @@ pub(crate) fn random_range_query(
         cycles_per_byte: cycles_per_byte_for(cfg, ratio),
         chunks: std::iter::once(start..start + len).collect(),
         columns: 0,
+        workers: 1,
     }
 }
 

@@ -92,6 +92,7 @@ pub fn table4_workload(cfg: &SimConfig, family: &[&str], seed: u64) -> Workload 
                         cycles_per_byte: cycles_per_byte_for(cfg, CPU_PER_IO),
                         chunks: std::iter::once(start..start + len).collect(),
                         columns: column_bits(kind),
+                        workers: 1,
                     }
                 })
                 .collect();

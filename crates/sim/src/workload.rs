@@ -14,6 +14,9 @@ pub struct QuerySpec {
     pub chunks: Vec<Range<u32>>,
     /// Columns read, one bit each, on a columnar (DSM) table; 0 = every column.
     pub columns: u64,
+    /// Workers processing its chunks at once (a parallel CScan, 2012 paper §2.2); 1 is
+    /// the papers' one core per query.
+    pub workers: u16,
 }
 
 /// Queries run one after another; the stream starts at `start_s`.

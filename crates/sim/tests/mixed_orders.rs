@@ -75,6 +75,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
                         cycles_per_byte: rng.random_range(0.5..80.0),
                         chunks: std::iter::once(start..start + len).collect(),
                         columns: cols,
+                        workers: 1,
                     }
                 })
                 .collect(),

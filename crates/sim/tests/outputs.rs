@@ -61,6 +61,7 @@ fn lone_scan_time_matches_the_device_and_cpu_models() {
             cycles_per_byte: cpb,
             chunks: vec![0..20, 20..20],
             columns: 0,
+            workers: 1,
         };
         simulate(
             &cfg,

@@ -15,6 +15,7 @@ fn query(name: &str, chunks: std::ops::Range<u32>) -> QuerySpec {
         cycles_per_byte: 1.0,
         chunks: vec![chunks],
         columns: 0,
+        workers: 1,
     }
 }
 

@@ -54,6 +54,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                         cycles_per_byte: rng.random_range(0.5..40.0),
                         chunks: std::iter::once(start..start + len).collect(),
                         columns: rng.random_range(1..1u64 << columns),
+                        workers: 1,
                     }
                 })
                 .collect(),
@@ -83,6 +84,30 @@ fn every_policy_and_variant_delivers_every_dsm_chunk_exactly_once() {
                     assert_eq!(run.queries.len(), workload.query_count(), "seed {seed}");
                 }
             }
+        }
+    }
+}
+
+/// DSM queries of 1 to 3 workers under every policy: each still gets exactly its
+/// chunks (the simulator checks), invariants after every event.
+#[test]
+fn dsm_queries_with_several_workers_get_every_chunk_exactly_once() {
+    use rand::{RngExt, SeedableRng};
+    for seed in 0..40 {
+        let (mut cfg, mut workload) = random_setup(seed);
+        cfg.frames = cfg.frames.max(4);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
+            q.workers = rng.random_range(1..=3);
+        }
+        for policy in PolicyKind::ALL {
+            let run = simulate(&cfg, &workload, policy)
+                .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));
+            assert_eq!(
+                run.queries.len(),
+                workload.query_count(),
+                "seed {seed} {policy}"
+            );
         }
     }
 }

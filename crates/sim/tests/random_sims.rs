@@ -80,6 +80,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                     cycles_per_byte: rng.random_range(0.5..80.0),
                     chunks: random_ranges(&mut rng, chunk_count),
                     columns: 0,
+                    workers: 1,
                 })
                 .collect(),
         })
@@ -178,4 +179,38 @@ fn throttling_is_bounded_and_starves_no_query() {
     }
     eprintln!("holds over all seeds: {holds}");
     assert!(holds > 0, "some query is throttled: the bound is exercised");
+}
+
+/// Queries of 1 to 3 workers (parallel CScans: one scan, one exactly-once ledger, each
+/// worker processing its own chunk) under every policy: every query still gets exactly
+/// its chunks (the simulator checks) with invariants after every event, and a query
+/// of several workers really has several chunks in process at once somewhere.
+#[test]
+fn queries_with_several_workers_get_every_chunk_exactly_once() {
+    let mut overlapped = false;
+    for seed in 0..60 {
+        let (mut cfg, mut workload) = random_setup(seed);
+        // Room for a scan of 3 workers: 2 chunks plus one per further worker.
+        cfg.frames = cfg.frames.max(4);
+        cfg.record_timeline = true;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
+            q.workers = rng.random_range(1..=3);
+        }
+        for policy in PolicyKind::ALL {
+            let run = simulate(&cfg, &workload, policy)
+                .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));
+            assert_eq!(
+                run.queries.len(),
+                workload.query_count(),
+                "seed {seed} {policy}"
+            );
+            let timeline = run.timeline.as_ref().expect("recorded");
+            overlapped |= common::overlapping_processing(timeline);
+        }
+    }
+    assert!(
+        overlapped,
+        "no query ever had two chunks in process at once"
+    );
 }

@@ -15,3 +15,18 @@ pub fn seeds(default: u64) -> Vec<u64> {
         .unwrap_or(default);
     (0..count).collect()
 }
+
+/// Whether some query processed two chunks at overlapping times (two of its workers
+/// at once).
+#[allow(dead_code)] // used by some of the test files that include this module
+pub fn overlapping_processing(timeline: &coopscan_sim::Timeline) -> bool {
+    let mut spans: Vec<_> = timeline
+        .processing
+        .iter()
+        .map(|p| (p.query, p.from_s, p.to_s))
+        .collect();
+    spans.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    spans
+        .windows(2)
+        .any(|w| w[0].0 == w[1].0 && w[1].1 < w[0].2)
+}
