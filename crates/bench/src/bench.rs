@@ -10,6 +10,7 @@
 //!    also the sharing potential, from the engine's consumptions); with a trace
 //!    directory, the run's piece-reference trace is kept there.
 
+use crate::bandwidth::BandwidthMbS;
 use crate::calibration::{Calibration, BYTES_PER_MB};
 use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
 use crate::error::BenchError;
@@ -98,12 +99,15 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
         .or(input.calibration.as_ref().map(|c| c.bandwidth_mb_s));
     let stagger_s = resolve_stagger(params, input.table, unscaled)?;
     let bandwidth_mb_s = resolve_bandwidth(params, input.calibration.as_ref())?;
+    let stagger = Duration::try_from_secs_f64(stagger_s).map_err(|e| {
+        BenchError::BadParameter(format!("stagger {stagger_s:?} s is not a duration: {e}"))
+    })?;
     let workload = Workload::generate(&WorkloadSpec {
         streams: params.streams,
         queries_per_stream: params.queries_per_stream,
         mix: params.mix.clone(),
         seed: params.seed,
-        stagger: Duration::from_secs_f64(stagger_s),
+        stagger,
         table_rows: input.table.rows,
         in_order_pct: params.in_order_pct,
     })?;
@@ -203,7 +207,7 @@ pub fn resolve_bandwidth(
         .bandwidth_mb
         .or(calibration.map(|c| c.bandwidth_mb_s));
     match unscaled {
-        Some(b) => Ok(Some(b * params.bandwidth_scale)),
+        Some(b) => Ok(Some(b.get() * params.bandwidth_scale)),
         None if params.bandwidth_scale == 1.0 => Ok(None),
         None => Err(BenchError::BadParameter(format!(
             "bandwidth_scale {} needs a bandwidth to scale (--bandwidth-mb or a calibration)",
@@ -212,18 +216,16 @@ pub fn resolve_bandwidth(
     }
 }
 
-/// The stagger given, else the paper's fraction of F-100's read.
+/// The stagger given, else the paper's fraction of F-100's read (finite: the bandwidth
+/// is at least `BANDWIDTH_MB_S_MIN`).
 fn resolve_stagger(
     params: &Params,
     table: TableInfo,
-    bandwidth_mb_s: Option<f64>,
+    bandwidth: Option<BandwidthMbS>,
 ) -> Result<f64, BenchError> {
-    match (params.stagger_s, bandwidth_mb_s) {
+    match (params.stagger_s, bandwidth) {
         (Some(s), _) => Ok(s),
-        (None, Some(mb_s)) => {
-            let read_s = table.fast_read_bytes as f64 / (mb_s * BYTES_PER_MB);
-            Ok(params.stagger_over_scan * read_s)
-        }
+        (None, Some(b)) => Ok(params.stagger_over_scan * b.read_seconds(table.fast_read_bytes)),
         (None, None) => Err(BenchError::BadParameter(
             "stagger_s is needed when there is neither a bandwidth nor a calibration".to_string(),
         )),

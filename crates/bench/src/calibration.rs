@@ -25,6 +25,7 @@
 //! previous run's calibration can be replayed exactly ([`replay`]), so that runs on
 //! different days share one device.
 
+use crate::bandwidth::BandwidthMbS;
 use crate::cpu;
 use crate::engine::QueryEngine;
 use crate::error::BenchError;
@@ -80,7 +81,8 @@ pub struct CalibrationSamples {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
     pub input: CalibrationInput,
-    pub bandwidth_mb_s: f64,
+    /// Checked like `--bandwidth-mb` when a report is read back ([`replay`]).
+    pub bandwidth_mb_s: BandwidthMbS,
     /// Time to read what F-100 reads at `bandwidth_mb_s` (older reports:
     /// `table_read_s`).
     #[serde(alias = "table_read_s")]
@@ -99,20 +101,31 @@ pub struct Calibration {
     pub replayed_from: Option<String>,
 }
 
+impl CalibrationInput {
+    /// What [`calibrate`] needs, and what a replayed report's input must satisfy.
+    fn check(&self) -> Result<(), BenchError> {
+        if !(positive(self.fast_cpu_s)
+            && positive(self.slow_cpu_s)
+            && positive(self.query_parallelism)
+            && positive(self.slow_cpu_over_fast_read))
+        {
+            return Err(BenchError::BadParameter(format!(
+                "calibration needs positive CPU times: {self:?}"
+            )));
+        }
+        if self.fast_read_bytes == 0 {
+            return Err(BenchError::EmptyTable);
+        }
+        Ok(())
+    }
+}
+
+fn positive(x: f64) -> bool {
+    x > 0.0 && x.is_finite()
+}
+
 pub fn calibrate(input: CalibrationInput) -> Result<Calibration, BenchError> {
-    let positive = |x: f64| x > 0.0 && x.is_finite();
-    if !(positive(input.fast_cpu_s)
-        && positive(input.slow_cpu_s)
-        && positive(input.query_parallelism)
-        && positive(input.slow_cpu_over_fast_read))
-    {
-        return Err(BenchError::BadParameter(format!(
-            "calibration needs positive CPU times: {input:?}"
-        )));
-    }
-    if input.fast_read_bytes == 0 {
-        return Err(BenchError::EmptyTable);
-    }
+    input.check()?;
     let fast_s = input.fast_cpu_s / input.query_parallelism;
     let slow_s = input.slow_cpu_s / input.query_parallelism;
     let ratio = input.slow_cpu_over_fast_read;
@@ -130,9 +143,16 @@ pub fn calibrate(input: CalibrationInput) -> Result<Calibration, BenchError> {
     } else {
         format!("paper's balance: S-100 CPU = {ratio:.2} × F-100's read time, F-100 I/O bound")
     };
+    let bandwidth_mb_s = BandwidthMbS::new(
+        input.fast_read_bytes as f64 / fast_read_s / BYTES_PER_MB,
+    )
+    .map_err(|e| BenchError::Calibration {
+        origin: "measured".to_string(),
+        reason: format!("the measured CPU times give a device no run can emulate: {e}"),
+    })?;
     Ok(Calibration {
         input,
-        bandwidth_mb_s: input.fast_read_bytes as f64 / fast_read_s / BYTES_PER_MB,
+        bandwidth_mb_s,
         fast_read_s,
         fast_cpu_over_read: fast_s / fast_read_s,
         slow_cpu_over_read: slow_s / fast_read_s,
@@ -219,11 +239,28 @@ pub fn replay(json: &str, origin: &str) -> Result<Calibration, BenchError> {
             "the report has no calibration (its run was given --bandwidth-mb)".to_string(),
         ));
     }
+    // The bandwidth first, so that its own message says what is wrong with it (the
+    // typed parse below would call the whole object "not a calibration").
+    if let Some(b) = found
+        .get("bandwidth_mb_s")
+        .and_then(serde_json::Value::as_f64)
+    {
+        BandwidthMbS::new(b).map_err(|e| fail(format!("bandwidth_mb_s: {e}")))?;
+    }
     let mut calibration: Calibration = serde_json::from_value(found.clone())
         .map_err(|e| fail(format!("not a calibration: {e}")))?;
-    let b = calibration.bandwidth_mb_s;
-    if !(b > 0.0 && b.is_finite()) {
-        return Err(fail(format!("bandwidth {b} MB/s is not a positive number")));
+    calibration
+        .input
+        .check()
+        .map_err(|e| fail(format!("input: {e}")))?;
+    for (name, value) in [
+        ("fast_read_s", calibration.fast_read_s),
+        ("fast_cpu_over_read", calibration.fast_cpu_over_read),
+        ("slow_cpu_over_read", calibration.slow_cpu_over_read),
+    ] {
+        if !positive(value) {
+            return Err(fail(format!("{name} {value:?} is not a positive number")));
+        }
     }
     calibration.replayed_from = Some(origin.to_string());
     Ok(calibration)
@@ -245,7 +282,7 @@ mod tests {
         };
         let c = calibrate(input).unwrap();
         assert!((c.fast_read_s - 20.0).abs() < 1e-9);
-        assert!((c.bandwidth_mb_s - 200.0).abs() < 1e-9);
+        assert!((c.bandwidth_mb_s.get() - 200.0).abs() < 1e-9);
         assert!((c.fast_cpu_over_read - 0.5).abs() < 1e-9);
         assert!((c.slow_cpu_over_read - 1.75).abs() < 1e-9);
         assert!(c.note.starts_with("paper's balance"));
@@ -264,7 +301,7 @@ mod tests {
         };
         let c = calibrate(input).unwrap();
         assert!((c.fast_read_s - 5.0).abs() < 1e-9);
-        assert!((c.bandwidth_mb_s - 200.0).abs() < 1e-9);
+        assert!((c.bandwidth_mb_s.get() - 200.0).abs() < 1e-9);
         assert!((c.fast_cpu_over_read - 0.8).abs() < 1e-9);
         assert!((c.slow_cpu_over_read - 1.0).abs() < 1e-9);
         assert!(c.note.contains("1.75×"), "{}", c.note);
@@ -283,7 +320,7 @@ mod tests {
         };
         let c = calibrate(input).unwrap();
         assert!((c.fast_read_s - 26.53).abs() < 1e-9, "{c:?}");
-        assert!((c.bandwidth_mb_s - 2.0).abs() < 1e-9);
+        assert!((c.bandwidth_mb_s.get() - 2.0).abs() < 1e-9);
         assert!(c.note.contains("2.69 ×"), "{}", c.note);
     }
 
@@ -356,7 +393,7 @@ mod tests {
             let e = replay(json, "f.json").unwrap_err().to_string();
             assert!(e.contains("f.json") && e.contains(says), "{e}");
         }
-        let mut c = calibrate(CalibrationInput {
+        let c = calibrate(CalibrationInput {
             fast_cpu_s: 1.0,
             slow_cpu_s: 3.5,
             fast_read_bytes: 1_000_000,
@@ -364,8 +401,28 @@ mod tests {
             slow_cpu_over_fast_read: SLOW_CPU_OVER_READ,
         })
         .unwrap();
-        c.bandwidth_mb_s = -1.0;
-        let e = replay(&serde_json::to_string(&c).unwrap(), "neg").unwrap_err();
-        assert!(e.to_string().contains("positive"), "{e}");
+        let mut report = serde_json::to_value(&c).unwrap();
+        for bad in [-1.0, 0.0, 1e-300, 1e300] {
+            report["bandwidth_mb_s"] = bad.into();
+            let e = replay(&report.to_string(), "bad.json")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("bad.json") && e.contains("outside"),
+                "{bad}: {e}"
+            );
+        }
+        let mut report = serde_json::to_value(&c).unwrap();
+        report["input"]["slow_cpu_s"] = (-3.5).into();
+        let e = replay(&report.to_string(), "cpu.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("positive CPU times"), "{e}");
+        let mut report = serde_json::to_value(&c).unwrap();
+        report["fast_read_s"] = 0.0.into();
+        let e = replay(&report.to_string(), "read.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fast_read_s"), "{e}");
     }
 }

@@ -11,6 +11,7 @@
 //!                                   reference ─┘   runner (threads)  ─┘   stats ─┘
 //! ```
 
+pub mod bandwidth;
 pub mod bench;
 pub mod calibration;
 pub mod cpu;
@@ -29,6 +30,7 @@ pub use coopscan_paper::table2 as paper;
 pub mod stats;
 pub mod workload;
 
+pub use bandwidth::{BandwidthMbS, BandwidthOutOfRange, BANDWIDTH_MB_S_MAX, BANDWIDTH_MB_S_MIN};
 pub use bench::{
     device_shortfall, resolve_bandwidth, run_benchmark, trace_path, BenchInput, BenchReport,
     PolicyResult, TableInfo,
@@ -40,6 +42,6 @@ pub use engine::{
 };
 pub use error::BenchError;
 pub use mix::{Mix, QueryKind, QueryType};
-pub use presets::{preset, Overrides, Params};
+pub use presets::{check_stagger_s, preset, Overrides, Params, StaggerOutOfRange, MAX_STAGGER_S};
 pub use samples::Samples;
 pub use workload::{QueryInstance, Workload};

@@ -6,6 +6,7 @@
 //! our table is smaller than SF10's 4 GB, so the sizes below are starting points the
 //! lead scales to the table actually generated, and [`Overrides`] change any of them.
 
+use crate::bandwidth::BandwidthMbS;
 use crate::error::BenchError;
 use crate::mix::Mix;
 use crate::workload::MAX_IN_ORDER_PCT;
@@ -29,7 +30,10 @@ const DEFAULT_SEED: u64 = 2007;
 /// 200 chunks of 4 MB-equivalents, as the simulator's `table4`).
 pub const TABLE4_ROWS: u64 = 10_000_000;
 /// Table 4's disk: the paper's 200 MB/s.
-pub const TABLE4_BANDWIDTH_MB: f64 = 200.0;
+pub const TABLE4_BANDWIDTH_MB: BandwidthMbS = match BandwidthMbS::checked(200.0) {
+    Some(b) => b,
+    None => panic!("Table 4's 200 MB/s is a bandwidth"),
+};
 /// The layouts a run may name (`coopscan_storage::Layout`'s names).
 pub const LAYOUTS: &[&str] = &["nsm", "pax", "dsm"];
 /// Table 2's layout, and every preset's but `table3`'s.
@@ -46,6 +50,32 @@ pub const PAPER_QUERY_THREADS: usize = 1;
 /// Most cores a query may be given: far more than any machine here has, few enough
 /// that a typo cannot plan thousands of partitions.
 pub const MAX_QUERY_THREADS: usize = 256;
+/// Longest stagger between stream starts: an hour, 1200× the paper's 3 s (the scaled
+/// default is a fraction of one full read, under a second on SF1). At the bound the
+/// last of 16 streams already starts 15 h in; far beyond it a value near `Duration`'s
+/// range (`--stagger-s 1e20`) used to panic, and `1e12` (a wait of 30 000 years) was
+/// accepted. Checked up front by [`check_stagger_s`].
+pub const MAX_STAGGER_S: f64 = 3600.0;
+
+/// `stagger_s` if it is a number of seconds in `0..=MAX_STAGGER_S` (not NaN): the check
+/// of `--stagger-s` and of every run's [`Params`].
+pub fn check_stagger_s(stagger_s: f64) -> Result<f64, StaggerOutOfRange> {
+    if (0.0..=MAX_STAGGER_S).contains(&stagger_s) {
+        Ok(stagger_s)
+    } else {
+        Err(StaggerOutOfRange { stagger_s })
+    }
+}
+
+/// A stagger no run accepts.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "stagger {stagger_s:?} s is outside 0..={MAX_STAGGER_S} s (MAX_STAGGER_S: an hour \
+     between stream starts)"
+)]
+pub struct StaggerOutOfRange {
+    pub stagger_s: f64,
+}
 
 /// The table a run scans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -69,7 +99,7 @@ pub struct Params {
     pub buffer_pct: f64,
     pub chunk_mb: f64,
     /// Device throttle in MB/s (10^6 bytes); `None` = use the calibration's.
-    pub bandwidth_mb: Option<f64>,
+    pub bandwidth_mb: Option<BandwidthMbS>,
     /// Multiplies that bandwidth (1 = as given or calibrated): the 2012 paper's Figure
     /// 12 sweep, relative to its default 700 MB/s, which the calibrated balance stands
     /// for. The stagger is computed from the unscaled bandwidth.
@@ -108,7 +138,7 @@ pub struct Overrides {
     pub queries_per_stream: Option<usize>,
     pub buffer_pct: Option<f64>,
     pub chunk_mb: Option<f64>,
-    pub bandwidth_mb: Option<f64>,
+    pub bandwidth_mb: Option<BandwidthMbS>,
     pub stagger_s: Option<f64>,
     pub mix: Option<Mix>,
     pub seed: Option<u64>,
@@ -248,17 +278,8 @@ pub fn check_params(params: &Params) -> Result<(), BenchError> {
     if !(params.chunk_mb > 0.0 && params.chunk_mb.is_finite()) {
         return bad("chunk_mb must be positive");
     }
-    if params
-        .bandwidth_mb
-        .is_some_and(|b| !(b > 0.0 && b.is_finite()))
-    {
-        return bad("bandwidth_mb must be positive");
-    }
-    if params
-        .stagger_s
-        .is_some_and(|s| !(s >= 0.0 && s.is_finite()))
-    {
-        return bad("stagger_s must be a non-negative number of seconds");
+    if let Some(Err(e)) = params.stagger_s.map(check_stagger_s) {
+        return bad(&e.to_string());
     }
     if !(params.bandwidth_scale > 0.0 && params.bandwidth_scale.is_finite()) {
         return bad("bandwidth_scale must be positive");
@@ -661,7 +682,7 @@ mod tests {
     fn a_bandwidth_sweep_scales_the_given_bandwidth_and_needs_one() {
         use crate::bench::resolve_bandwidth;
         let mut p = pbm_bandwidth().remove(0); // the paper's 200 MB/s point
-        p.bandwidth_mb = Some(350.0);
+        p.bandwidth_mb = BandwidthMbS::checked(350.0);
         let b = resolve_bandwidth(&p, None).unwrap().unwrap();
         assert!(
             (b - 100.0).abs() < 1e-9,
@@ -683,14 +704,14 @@ mod tests {
         let overrides = Overrides {
             streams: Some(2),
             seed: Some(9),
-            bandwidth_mb: Some(150.0),
+            bandwidth_mb: BandwidthMbS::checked(150.0),
             policies: Some(vec!["relevance".into()]),
             ..Overrides::default()
         };
         for run in preset("fig5", &overrides).unwrap() {
             assert_eq!(
                 (run.streams, run.seed, run.bandwidth_mb),
-                (2, 9, Some(150.0))
+                (2, 9, BandwidthMbS::checked(150.0))
             );
             assert_eq!(run.policies, ["relevance"]);
         }
@@ -711,5 +732,27 @@ mod tests {
             ..Overrides::default()
         };
         assert!(preset("table2", &overrides).is_err());
+        for stagger_s in [
+            -1.0,
+            MAX_STAGGER_S * 1.001,
+            1e12,
+            1e20,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let overrides = Overrides {
+                stagger_s: Some(stagger_s),
+                ..Overrides::default()
+            };
+            let e = preset("table2", &overrides).unwrap_err().to_string();
+            assert!(e.contains("3600"), "{stagger_s}: {e}");
+        }
+        for stagger_s in [0.0, 3.0, MAX_STAGGER_S] {
+            let overrides = Overrides {
+                stagger_s: Some(stagger_s),
+                ..Overrides::default()
+            };
+            assert!(preset("table2", &overrides).is_ok(), "{stagger_s}");
+        }
     }
 }

@@ -92,8 +92,15 @@ fn run_streams(
 }
 
 fn run_stream(ctx: &StreamContext<'_>, stream: &StreamPlan) -> Result<Vec<QueryRun>, BenchError> {
-    let result =
-        wait_until(ctx, ctx.t0 + stream.start_offset).then(|| run_queries(ctx, &stream.queries));
+    // Checked: an `Instant` past the clock's range panics, and in a stream thread that
+    // panic used to cost the run (`--stagger-s 1e19`).
+    let result = match ctx.t0.checked_add(stream.start_offset) {
+        Some(start) => wait_until(ctx, start).then(|| run_queries(ctx, &stream.queries)),
+        None => Some(Err(BenchError::BadParameter(format!(
+            "{}: a stream cannot start {:?} after the run, beyond the clock's range",
+            ctx.policy, stream.start_offset
+        )))),
+    };
     let result = result.unwrap_or_else(|| Ok(Vec::new()));
     if result.is_err() {
         ctx.abort.store(true, Ordering::Relaxed);

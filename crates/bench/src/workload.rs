@@ -92,29 +92,31 @@ impl Workload {
         check_spec(spec)?;
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
         let streams = (0..spec.streams)
-            .map(|stream| StreamPlan {
-                start_offset: spec.stagger * stream as u32,
-                queries: (0..spec.queries_per_stream)
-                    .map(|index| {
-                        let id = (stream * spec.queries_per_stream + index) as u64;
-                        let query_type = if spec.mix.dealt {
-                            dealt_type(&mut rng, &spec.mix, stream)
-                        } else {
-                            draw_type(&mut rng, &spec.mix)
-                        };
-                        let rows = draw_range(&mut rng, spec.table_rows, query_type.percent);
-                        QueryInstance {
-                            id,
-                            stream,
-                            index,
-                            query_type,
-                            rows,
-                            in_order: false,
-                        }
-                    })
-                    .collect(),
+            .map(|stream| {
+                Ok(StreamPlan {
+                    start_offset: start_offset(spec.stagger, stream)?,
+                    queries: (0..spec.queries_per_stream)
+                        .map(|index| {
+                            let id = (stream * spec.queries_per_stream + index) as u64;
+                            let query_type = if spec.mix.dealt {
+                                dealt_type(&mut rng, &spec.mix, stream)
+                            } else {
+                                draw_type(&mut rng, &spec.mix)
+                            };
+                            let rows = draw_range(&mut rng, spec.table_rows, query_type.percent);
+                            QueryInstance {
+                                id,
+                                stream,
+                                index,
+                                query_type,
+                                rows,
+                                in_order: false,
+                            }
+                        })
+                        .collect(),
+                })
             })
-            .collect();
+            .collect::<Result<_, BenchError>>()?;
         let mut workload = Workload { streams };
         workload.choose_in_order(spec.in_order_pct, spec.seed);
         Ok(workload)
@@ -135,6 +137,20 @@ impl Workload {
     pub fn query_count(&self) -> usize {
         self.streams.iter().map(|s| s.queries.len()).sum()
     }
+}
+
+/// When stream `stream` starts: `stream` staggers in, an error (not a panic) where that
+/// leaves `Duration`'s range.
+fn start_offset(stagger: Duration, stream: usize) -> Result<Duration, BenchError> {
+    u32::try_from(stream)
+        .ok()
+        .and_then(|n| stagger.checked_mul(n))
+        .ok_or_else(|| {
+            BenchError::BadParameter(format!(
+                "stream {stream} would start {stream} × {stagger:?} after the first, \
+                 beyond any clock"
+            ))
+        })
 }
 
 fn check_spec(spec: &WorkloadSpec) -> Result<(), BenchError> {
@@ -281,6 +297,18 @@ mod tests {
         let mut ids: Vec<u64> = workload.queries().map(|q| q.id).collect();
         ids.dedup();
         assert_eq!(ids, (0..64).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn a_stagger_beyond_durations_range_is_an_error_not_a_panic() {
+        // `--stagger-s 1e19` used to panic here (`Duration * u32` overflows) before the
+        // flag had a bound; the workload no longer relies on it.
+        let huge = WorkloadSpec {
+            stagger: Duration::from_secs(10_000_000_000_000_000_000),
+            ..spec(3)
+        };
+        let e = Workload::generate(&huge).unwrap_err().to_string();
+        assert!(e.contains("stream 2 would start"), "{e}");
     }
 
     #[test]

@@ -100,3 +100,45 @@ fn same_seed_gives_every_policy_the_same_queries() {
         .collect();
     assert!(lists.windows(2).all(|w| w[0] == w[1]));
 }
+
+/// `--stagger-s 1e19` used to panic a stream thread adding the stream's start to the
+/// run's `Instant`. The flag is bounded now; the runner itself also turns a start
+/// beyond the clock's range into an error for that run, and the other streams stop.
+#[test]
+fn a_stream_start_beyond_the_clock_is_an_error_not_a_panic() {
+    use coopscan_bench::runner::run_policy;
+    use coopscan_bench::workload::{Workload, WorkloadSpec};
+    use coopscan_bench::{PolicyFactory, PolicySetup};
+    let params = small_params();
+    let mut workload = Workload::generate(&WorkloadSpec {
+        streams: 3,
+        queries_per_stream: 2,
+        mix: params.mix.clone(),
+        seed: params.seed,
+        stagger: std::time::Duration::from_millis(1),
+        table_rows: TABLE.rows,
+        in_order_pct: 0,
+    })
+    .unwrap();
+    workload.streams[2].start_offset = std::time::Duration::MAX;
+    let factory = fake_factory(None);
+    let run = factory
+        .start(PolicySetup {
+            policy: "normal",
+            params: &params,
+            bandwidth_mb_s: None,
+        })
+        .unwrap();
+    let references = coopscan_bench::reference::References::compute(
+        &Reference,
+        workload.queries(),
+        &indicatif::ProgressBar::hidden(),
+    )
+    .unwrap();
+    let bar = indicatif::ProgressBar::hidden();
+    let err = run_policy("normal", run.as_ref(), &workload, &references, &bar, false).unwrap_err();
+    assert!(
+        matches!(err, BenchError::BadParameter(_)) && err.to_string().contains("clock"),
+        "{err:?}"
+    );
+}

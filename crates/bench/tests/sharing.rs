@@ -191,7 +191,7 @@ fn small_sharing_params() -> Params {
     params.queries_per_stream = 1;
     params.mix = "F-100".parse().unwrap();
     params.stagger_s = Some(0.0);
-    params.bandwidth_mb = Some(100.0);
+    params.bandwidth_mb = coopscan_bench::BandwidthMbS::checked(100.0);
     params.standalone_runs = 1;
     params
 }

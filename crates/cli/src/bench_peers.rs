@@ -16,7 +16,7 @@ use coopscan_bench::{
 };
 use coopscan_peers::duckdb::DuckDbPeer;
 use coopscan_peers::postgres::PgPeer;
-use coopscan_peers::{PeerError, PeerSetup, Regime, SqlFor};
+use coopscan_peers::{PeerSetup, Regime, SqlFor};
 use coopscan_storage::Table;
 
 use crate::bench_engine::sql_of;
@@ -36,6 +36,22 @@ pub fn parse_engines(list: &str) -> anyhow::Result<Vec<String>> {
     }
     anyhow::ensure!(!engines.is_empty(), "--engines needs at least one engine");
     Ok(engines)
+}
+
+/// Fails, naming the missing program, unless every peer in `engines` can run here.
+/// Every engine there was asked for (`--engines` defaults to coopscan alone, and no
+/// preset adds a peer), so one that cannot run is an error, found before the dataset
+/// and the calibration; it used to be skipped with exit 0, a report without it.
+pub fn check_installed(engines: &[String]) -> anyhow::Result<()> {
+    for name in engines {
+        let checked = match name.as_str() {
+            "duckdb" => DuckDbPeer::check_installed(),
+            "postgres" => PgPeer::check_installed(),
+            _ => Ok(()),
+        };
+        checked.with_context(|| format!("--engines {name}: {name} cannot run here"))?;
+    }
+    Ok(())
 }
 
 /// Parses `--regimes` (`io`, `cached`).
@@ -102,8 +118,8 @@ pub struct PeerContext<'a> {
     pub use_cgroups: bool,
 }
 
-/// Sets up (or finds cached) every requested peer; a peer that is not installed is
-/// skipped with the command that installs it.
+/// Sets up (or finds cached) every requested peer; one that cannot be set up (not
+/// installed after all, say) fails the run, naming it and the command that installs it.
 pub fn prepare_peers(engines: &[String], ctx: &PeerContext<'_>) -> anyhow::Result<Vec<Peer>> {
     let mut peers = Vec::new();
     for name in engines.iter().filter(|e| e.as_str() != "coopscan") {
@@ -130,10 +146,9 @@ pub fn prepare_peers(engines: &[String], ctx: &PeerContext<'_>) -> anyhow::Resul
                 );
                 peers.push(peer);
             }
-            Err(e @ PeerError::Missing { .. }) => {
-                eprintln!("\n*** SKIPPING {name}: {e}\n");
+            Err(e) => {
+                return Err(e).with_context(|| format!("--engines {name}: setting up {name}"))
             }
-            Err(e) => return Err(e).with_context(|| format!("setting up {name}")),
         }
     }
     Ok(peers)

@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use coopscan_bench::calibration::{calibrate_measured, replay, BYTES_PER_MB};
+use coopscan_bench::calibration::{calibrate_measured, replay};
 use coopscan_bench::estimate;
 use coopscan_bench::report::{html, json, text};
 use coopscan_bench::{
-    preset, run_benchmark, BenchInput, Calibration, Mix, Overrides, Params, PolicySetup, TableInfo,
+    check_stagger_s, preset, run_benchmark, BandwidthMbS, BenchInput, Calibration, Mix, Overrides,
+    Params, PolicySetup, TableInfo,
 };
 
 use coopscan_bench::presets::Dataset;
-use coopscan_exec::SLOW_EXTRA_DEFAULT;
+use coopscan_exec::{SLOW_EXTRA_DEFAULT, SLOW_EXTRA_MAX};
 use coopscan_storage::{Layout, Table};
 
 use crate::bench_engine::{resident_engine, scan_engine, DfFactory, QueryShape};
@@ -55,11 +56,13 @@ pub struct BenchArgs {
     /// Buffer size as a percentage of the table's chunks.
     #[arg(long)]
     pub buffer_pct: Option<f64>,
-    /// Device bandwidth in MB/s; default: calibrated to the paper's CPU/I/O balance.
+    /// Device bandwidth in MB/s, 0.001 to 1000000 (BANDWIDTH_MB_S_MIN and _MAX);
+    /// default: calibrated to the paper's CPU/I/O balance.
     #[arg(long, conflicts_with = "calibration")]
-    pub bandwidth_mb: Option<f64>,
+    pub bandwidth_mb: Option<BandwidthMbS>,
     /// Use the calibration of a previous run's JSON report exactly (same bandwidth,
-    /// same normalizers' device) instead of measuring a new one.
+    /// same normalizers' device) instead of measuring a new one. A regular file of at
+    /// most 512 MiB whose bandwidth passes --bandwidth-mb's checks.
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
     /// Cores one query may use. Default 1, the paper's model: DataFusion plans one
@@ -70,8 +73,9 @@ pub struct BenchArgs {
     /// Standalone cold runs per query type (default 3); their median normalizes latency.
     #[arg(long)]
     pub standalone_runs: Option<usize>,
-    /// Delay between stream starts; default: the paper's 3 s scaled to the full-scan time.
-    #[arg(long)]
+    /// Delay between stream starts in seconds, 0 to 3600 (MAX_STAGGER_S); default: the
+    /// paper's 3 s scaled to the full-scan time.
+    #[arg(long, value_parser = parse_stagger_s)]
     pub stagger_s: Option<f64>,
     /// Query mix, e.g. table2, FS-M, FFS-L.
     #[arg(long)]
@@ -89,8 +93,9 @@ pub struct BenchArgs {
     /// instead of its greedy loop.
     #[arg(long)]
     pub policies: Option<String>,
-    /// Extra aggregates that make SLOW CPU-bound.
-    #[arg(long, default_value_t = SLOW_EXTRA_DEFAULT)]
+    /// Extra aggregates that make SLOW CPU-bound, at most 256 (SLOW_EXTRA_MAX).
+    #[arg(long, default_value_t = SLOW_EXTRA_DEFAULT,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(SLOW_EXTRA_MAX)))]
     pub slow_extra: u32,
     /// Write the JSON report here (default: in the report directory).
     #[arg(long)]
@@ -123,6 +128,16 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         crate::bench_engine::parse_policy(policy)
             .with_context(|| format!("--policies {policy}"))?;
     }
+    // So does an engine asked for that cannot run here, or a calibration file that
+    // is not one.
+    let engines = bench_peers::parse_engines(&args.engines)?;
+    let regimes = bench_peers::parse_regimes(&args.regimes)?;
+    bench_peers::check_installed(&engines)?;
+    let mut calibration = args
+        .calibration
+        .as_deref()
+        .map(replay_calibration)
+        .transpose()?;
     // A run takes minutes: find out now, not after it, that a report cannot be written.
     let paths = report_paths(args)?;
     check_writable(&paths.json)?;
@@ -136,17 +151,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             .enable_all()
             .build()?,
     );
-    let engines = bench_peers::parse_engines(&args.engines)?;
-    let regimes = bench_peers::parse_regimes(&args.regimes)?;
     let with_coopscan = engines.iter().any(|e| e == "coopscan");
     let with_peers = engines.iter().any(|e| e != "coopscan");
     let use_cgroups =
         with_peers && regimes.contains(&Regime::IoBound) && bench_peers::cgroups_usable();
-    let mut calibration = args
-        .calibration
-        .as_deref()
-        .map(replay_calibration)
-        .transpose()?;
     let mut reports = Vec::new();
     for (index, params) in runs.iter().enumerate() {
         eprintln!("[run {}/{}] {}", index + 1, runs.len(), params.label);
@@ -281,6 +289,15 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     write_reports(&paths, &reports)
 }
 
+/// `--stagger-s`: a number of seconds within `coopscan_bench::MAX_STAGGER_S`.
+fn parse_stagger_s(s: &str) -> Result<f64, String> {
+    let seconds: f64 = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("{s:?} is not a number of seconds: {e}"))?;
+    check_stagger_s(seconds).map_err(|e| e.to_string())
+}
+
 /// Most concurrent streams (one thread each) and queries per stream `bench` accepts:
 /// far beyond the paper's 32 streams × 4 queries, low enough that a typo cannot spawn
 /// millions of threads or plan billions of queries.
@@ -348,17 +365,23 @@ fn warn_if_other_balance(c: &Calibration, params: &Params) {
 const BALANCE_TOLERANCE: f64 = 0.01;
 
 /// Says how long the whole preset should take before its first run starts (a rough
-/// model, `coopscan_bench::estimate`); peers and extra regimes repeat the workload.
-fn announce_duration(runs: &[Params], bandwidth_mb: Option<f64>, fast_bytes: u64, repeats: usize) {
-    let Some(bandwidth) = bandwidth_mb.filter(|b| *b > 0.0) else {
+/// model, `coopscan_bench::estimate`, the stagger included); peers and extra regimes
+/// repeat the workload.
+fn announce_duration(
+    runs: &[Params],
+    bandwidth: Option<BandwidthMbS>,
+    fast_bytes: u64,
+    repeats: usize,
+) {
+    let Some(bandwidth) = bandwidth else {
         return;
     };
-    let read_s = fast_bytes as f64 / (bandwidth * BYTES_PER_MB);
+    let read_s = bandwidth.read_seconds(fast_bytes);
     let seconds = estimate::preset_seconds(runs, read_s) * repeats as f64;
     eprintln!(
-        "{} run(s); expect roughly {:.0} min (a full read takes {read_s:.2} s at {bandwidth:.0} MB/s)",
+        "{} run(s); expect roughly {} (a full read takes {read_s:.2} s at {bandwidth:.0} MB/s)",
         runs.len(),
-        (seconds / 60.0).ceil()
+        estimate::describe(seconds)
     );
 }
 
@@ -409,20 +432,17 @@ fn calibrate_device(
 
 /// Largest report `--calibration` reads: a sweep's report with every load and query
 /// run is tens of MB; anything far larger is not one.
-const MAX_CALIBRATION_FILE_BYTES: u64 = 512 << 20;
+pub const MAX_CALIBRATION_FILE_BYTES: u64 = 512 << 20;
 
-/// `--calibration FILE`: a previous run's calibration, used as it was.
+/// `--calibration FILE`: a previous run's calibration, used as it was. Read as the
+/// manifest loader reads a manifest (`coopscan_storage::read_regular_file`): a regular
+/// file, at most [`MAX_CALIBRATION_FILE_BYTES`]. Its length alone was checked before,
+/// and `/dev/zero` (length 0) grew the process to 24 GB; a FIFO blocked forever.
 fn replay_calibration(path: &Path) -> anyhow::Result<Calibration> {
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("reading the calibration {}", path.display()))?
-        .len();
-    anyhow::ensure!(
-        len <= MAX_CALIBRATION_FILE_BYTES,
-        "the calibration {} is {len} bytes, more than any report (limit {MAX_CALIBRATION_FILE_BYTES})",
-        path.display()
-    );
-    let json = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the calibration {}", path.display()))?;
+    let context = || format!("reading the calibration {}", path.display());
+    let bytes = coopscan_storage::read_regular_file(path, MAX_CALIBRATION_FILE_BYTES)
+        .with_context(context)?;
+    let json = String::from_utf8(bytes).with_context(context)?;
     let calibration = replay(&json, &path.display().to_string())?;
     eprintln!(
         "calibration: replayed from {}: {:.1} MB/s",
@@ -486,4 +506,67 @@ fn write_reports(
         json_path.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Args;
+
+    /// The help states the bounds the code enforces (clap's doc comments cannot
+    /// interpolate the constants, so this keeps them together).
+    #[test]
+    fn the_help_states_every_bound() {
+        let mut command = BenchArgs::augment_args(clap::Command::new("bench"));
+        let help = command.render_long_help().to_string();
+        let bounds = [
+            ("--slow-extra", SLOW_EXTRA_MAX.to_string()),
+            ("--stagger-s", coopscan_bench::MAX_STAGGER_S.to_string()),
+            (
+                "--bandwidth-mb",
+                coopscan_bench::BANDWIDTH_MB_S_MIN.to_string(),
+            ),
+            (
+                "--bandwidth-mb",
+                coopscan_bench::BANDWIDTH_MB_S_MAX.to_string(),
+            ),
+            (
+                "--calibration",
+                format!("{} MiB", MAX_CALIBRATION_FILE_BYTES >> 20),
+            ),
+        ];
+        for (flag, bound) in bounds {
+            let text = help
+                .split("\n\n")
+                .find(|paragraph| paragraph.trim_start().starts_with(flag))
+                .unwrap_or_else(|| panic!("no help for {flag}: {help}"));
+            assert!(text.contains(&bound), "{flag} must state {bound}: {text}");
+        }
+    }
+
+    /// The benchmark's bandwidth floor is the device's: a bandwidth the bench accepts
+    /// always makes a device.
+    #[test]
+    fn the_benchs_bandwidth_floor_is_the_devices() {
+        assert_eq!(
+            coopscan_bench::BANDWIDTH_MB_S_MIN,
+            coopscan_storage::device::BANDWIDTH_MB_S_MIN
+        );
+        for mb_s in [
+            coopscan_bench::BANDWIDTH_MB_S_MIN,
+            coopscan_bench::BANDWIDTH_MB_S_MAX,
+        ] {
+            let b = BandwidthMbS::new(mb_s).expect("in range");
+            assert!(coopscan_storage::device::Bandwidth::mb_per_s(b.get()).is_ok());
+        }
+    }
+
+    #[test]
+    fn stagger_flags_parse_within_the_bound_only() {
+        assert_eq!(parse_stagger_s("0"), Ok(0.0));
+        assert_eq!(parse_stagger_s(" 3600 "), Ok(3600.0));
+        for bad in ["3600.5", "1e12", "1e20", "-1", "NaN", "inf", "soon"] {
+            assert!(parse_stagger_s(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -7,6 +7,10 @@
 //! as tables while they are computed; timings and errors go to stderr so stdout stays
 //! the results only. A session in which a statement failed exits with status 1 (after
 //! running the rest), so a script piped in cannot fail unnoticed.
+//!
+//! The session is read-only over its tables (`coopscan_exec::plan_read_only`): no
+//! `COPY … TO`, `CREATE EXTERNAL TABLE`, `INSERT` or `SET`. Before, `COPY` wrote any
+//! path the process could write, and an external table read any file it could read.
 
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -16,7 +20,7 @@ use std::time::Instant;
 use anyhow::Context;
 use coopscan_buffer::{BufferBudget, TableId};
 use coopscan_exec::datafusion::prelude::SessionContext;
-use coopscan_exec::{session_context, CoopTable, ScanMode};
+use coopscan_exec::{plan_read_only, session_context, CoopTable, ScanMode};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::Device;
 use coopscan_storage::Table;
@@ -146,7 +150,7 @@ fn parse_table_arg(spec: &str) -> anyhow::Result<(String, PathBuf)> {
 async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
     use futures::StreamExt;
     let start = Instant::now();
-    let frame = ctx.sql(sql.trim().trim_end_matches(';')).await?;
+    let frame = plan_read_only(ctx, sql.trim().trim_end_matches(';')).await?;
     let mut stream = frame.execute_stream().await?;
     let stdout = std::io::stdout();
     let mut printer = TablePrinter::new(stdout.lock(), stream.schema());

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use coopscan_bench::BandwidthMbS;
 use coopscan_storage::device::{Bandwidth, DeviceConfig, DirectMode};
 
 /// Largest emulated latency per request: a minute is already far beyond any device;
@@ -11,9 +12,10 @@ pub const MAX_LATENCY_MS: f64 = 60_000.0;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct DeviceArgs {
-    /// Emulate a disk of this bandwidth (MB/s, 10^6 bytes) with a token-bucket throttle.
+    /// Emulate a disk of this bandwidth (MB/s, 10^6 bytes) with a token-bucket throttle:
+    /// 0.001 to 1000000, as `bench --bandwidth-mb`.
     #[arg(long)]
-    pub bandwidth_mb: Option<f64>,
+    pub bandwidth_mb: Option<BandwidthMbS>,
     /// Emulated fixed latency per request, in milliseconds.
     #[arg(long, default_value_t = 0.0)]
     pub latency_ms: f64,
@@ -26,7 +28,7 @@ impl DeviceArgs {
     pub fn config(&self) -> anyhow::Result<DeviceConfig> {
         let bandwidth = self
             .bandwidth_mb
-            .map(Bandwidth::mb_per_s)
+            .map(|b| Bandwidth::mb_per_s(b.get()))
             .transpose()
             .map_err(|e| anyhow::anyhow!("--bandwidth-mb: {e}"))?;
         anyhow::ensure!(

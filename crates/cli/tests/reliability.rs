@@ -434,3 +434,82 @@ fn a_huge_frame_count_answers_and_gen_names_the_table_directory() {
         String::from_utf8_lossy(&res.stdout)
     );
 }
+
+/// `coopscan sql` ran DataFusion's `COPY … TO` (writing any path the process could
+/// write) and `CREATE EXTERNAL TABLE` over any file (it printed lines of `/etc/shadow`
+/// as root). A session is now read-only over its registered tables: DDL, DML (COPY,
+/// INSERT) and statements (SET) are refused before they run, with an error saying
+/// so; queries over the tables answer as before.
+#[test]
+fn sql_is_read_only_over_its_tables() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = gen(tmp.path(), &[]);
+    let spec = format!("lineitem={}", table.display());
+    let written = tmp.path().join("copied.csv");
+    let outside = tmp.path().join("outside.csv");
+    std::fs::write(&outside, "secret\nline\n").expect("write");
+    let copy = format!(
+        "COPY (SELECT l_orderkey FROM lineitem LIMIT 3) TO '{}' STORED AS CSV",
+        written.display()
+    );
+    let external = format!(
+        "CREATE EXTERNAL TABLE outside (line VARCHAR) STORED AS CSV LOCATION '{}'",
+        outside.display()
+    );
+    for policy in ["scan", "relevance"] {
+        for (sql, kind) in [
+            (copy.as_str(), "COPY"),
+            (external.as_str(), "CreateExternalTable"),
+            ("SET datafusion.execution.batch_size = 1", "SetVariable"),
+        ] {
+            let res = coopscan(
+                &["sql", "--table", &spec, "--policy", policy, sql],
+                tmp.path(),
+            );
+            let err = assert_clear_failure(&res, sql);
+            assert!(
+                err.contains("read-only") && err.contains(kind),
+                "{policy}: {sql}: {err}"
+            );
+            assert!(!String::from_utf8_lossy(&res.stdout).contains("secret"));
+        }
+        assert!(
+            !written.exists(),
+            "{policy}: COPY wrote {}",
+            written.display()
+        );
+        // The same through the prompt: refused, and the session goes on.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_coopscan"))
+            .args(["sql", "--table", &spec, "--policy", policy])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let script =
+            format!("{external};\nSELECT * FROM outside;\nSELECT count(*) AS n FROM lineitem;\n");
+        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), script.as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("wait");
+        let err = assert_clear_failure(&out, "a script creating an external table");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(err.contains("2 statement(s) failed"), "{policy}: {err}");
+        assert!(!stdout.contains("secret"), "{policy}: {stdout}");
+        assert!(
+            stdout.contains("60175"),
+            "{policy}: the query ran: {stdout}"
+        );
+        let select = coopscan(
+            &[
+                "sql",
+                "--table",
+                &spec,
+                "--policy",
+                policy,
+                "SELECT count(*) AS n FROM lineitem WHERE l_quantity < 24",
+            ],
+            tmp.path(),
+        );
+        assert!(select.status.success(), "{policy}: {}", stderr(&select));
+    }
+}

@@ -17,6 +17,13 @@ pub enum ExecError {
     /// Planning or running a query.
     #[error(transparent)]
     DataFusion(#[from] DataFusionError),
+    /// A statement a coopscan session does not run: it would define tables, write or
+    /// change the session (`session::read_only_sql_options`).
+    #[error(
+        "refused: a coopscan session is read-only over its registered tables (no DDL, \
+         DML, COPY or SET): {0}"
+    )]
+    ReadOnly(String),
     /// A caller error: mismatched runtime and table, a bad argument.
     #[error("invalid argument: {0}")]
     Invalid(String),

@@ -58,8 +58,11 @@ pub use provider::{CoopTable, ScanMode};
 pub use pushdown::ROWID_COLUMN;
 pub use queries::{
     attribute_name, columns_sql, fast_sql, slow_sql, Query, COLUMNS_PER_QUERY, FAST_COLUMNS,
-    SLOW_COLUMNS, SLOW_EXTRA_DEFAULT,
+    SLOW_COLUMNS, SLOW_EXTRA_DEFAULT, SLOW_EXTRA_MAX,
 };
 pub use query_tag::QueryTag;
 pub use scan_exec::ScanExec;
-pub use session::{query_session, query_session_config, run_sql, session_context};
+pub use session::{
+    plan_read_only, query_session, query_session_config, read_only_sql_options, run_sql,
+    session_context,
+};

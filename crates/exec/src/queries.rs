@@ -15,6 +15,12 @@ use std::ops::Range;
 /// table's read time — leaves F-100 at about a quarter of the read time: clearly I/O
 /// bound, as in the paper.
 pub const SLOW_EXTRA_DEFAULT: u32 = 16;
+/// Most extra aggregates SLOW may have (`bench --slow-extra`): 16× the default's extra
+/// work, far past anything the paper's balance needs (the calibration sets the device
+/// to whatever SLOW costs; only a FAST too heavy for it calls for more, see
+/// `coopscan_bench::calibration`). Every SLOW query plans and evaluates all of them:
+/// `--slow-extra 100000` was still calibrating after 45 s.
+pub const SLOW_EXTRA_MAX: u32 = 256;
 
 /// The columns FAST reads (Q6's): in DSM its scans load these only.
 pub const FAST_COLUMNS: [&str; 4] = ["l_quantity", "l_extendedprice", "l_discount", "l_shipdate"];

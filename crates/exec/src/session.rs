@@ -3,10 +3,12 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::error::DataFusionError;
+use datafusion::execution::context::SQLOptions;
 use datafusion::execution::SessionStateBuilder;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
-use crate::error::Result;
+use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
 use crate::narrow_decimal::NarrowDecimals;
 
@@ -41,7 +43,112 @@ pub fn query_session_config(threads: usize) -> SessionConfig {
     }
 }
 
-/// Plans and runs `sql`, collecting all result batches.
+/// What SQL may do in a coopscan session: read the tables registered with it, nothing
+/// else. No DDL (`CREATE EXTERNAL TABLE` reads any file the process can: it printed
+/// `/etc/shadow` as root; `CREATE VIEW`, `DROP`), no DML (`COPY … TO` writes any path
+/// the process can, `INSERT`), no statements (`SET` would change the execution model
+/// the benchmark's numbers rest on, `PREPARE`). DataFusion checks these on the logical
+/// plan, subqueries and `EXPLAIN`'s input included (`SQLOptions::verify_plan`).
+pub fn read_only_sql_options() -> SQLOptions {
+    SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
+}
+
+/// Plans `sql` for `ctx` if it only reads ([`read_only_sql_options`]): every user's SQL
+/// goes through here (`coopscan sql`, [`run_sql`]). These are the steps of
+/// DataFusion's `SessionContext::sql_with_options` (datafusion 55.2,
+/// `execution/context/mod.rs`), split so that a refusal is its own error,
+/// [`ExecError::ReadOnly`], rather than one more planning error.
+pub async fn plan_read_only(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    let plan = ctx.state().create_logical_plan(sql).await?;
+    read_only_sql_options()
+        .verify_plan(&plan)
+        .map_err(|e| match e {
+            DataFusionError::Plan(message) => ExecError::ReadOnly(message),
+            other => ExecError::DataFusion(other),
+        })?;
+    Ok(ctx.execute_logical_plan(plan).await?)
+}
+
+/// Plans (read-only, [`plan_read_only`]) and runs `sql`, collecting all result batches.
 pub async fn run_sql(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
-    Ok(ctx.sql(sql).await?.collect().await?)
+    Ok(plan_read_only(ctx, sql).await?.collect().await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::datasource::MemTable;
+    use std::sync::Arc;
+
+    /// A session with one in-memory table `t` of the numbers 1..=3.
+    fn session() -> SessionContext {
+        use datafusion::arrow::array::Int64Array;
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+        )
+        .unwrap();
+        let ctx = session_context();
+        let table = MemTable::try_new(schema, vec![vec![batch]]).unwrap();
+        ctx.register_table("t", Arc::new(table)).unwrap();
+        ctx
+    }
+
+    #[tokio::test]
+    async fn user_sql_reads_the_tables_and_touches_nothing_else() {
+        let ctx = session();
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.csv");
+        let outside = dir.path().join("outside.csv");
+        std::fs::write(&outside, "secret\n").unwrap();
+        for (sql, kind) in [
+            (
+                format!("COPY t TO '{}' STORED AS CSV", target.display()),
+                "COPY",
+            ),
+            (
+                format!(
+                    "CREATE EXTERNAL TABLE o (line VARCHAR) STORED AS CSV LOCATION '{}'",
+                    outside.display()
+                ),
+                "CreateExternalTable",
+            ),
+            ("CREATE VIEW v AS SELECT x FROM t".to_string(), "CreateView"),
+            ("INSERT INTO t VALUES (4)".to_string(), "Insert"),
+            (
+                "SET datafusion.execution.batch_size = 1".to_string(),
+                "SetVariable",
+            ),
+            (
+                format!(
+                    "EXPLAIN ANALYZE COPY t TO '{}' STORED AS CSV",
+                    target.display()
+                ),
+                "COPY",
+            ),
+        ] {
+            let e = run_sql(&ctx, &sql).await.unwrap_err();
+            assert!(matches!(e, ExecError::ReadOnly(_)), "{sql}: {e:?}");
+            let message = e.to_string();
+            assert!(
+                message.contains("read-only") && message.contains(kind),
+                "{message}"
+            );
+        }
+        assert!(!target.exists(), "COPY wrote a file");
+        assert!(ctx.table("o").await.is_err() && ctx.table("v").await.is_err());
+        let sum = run_sql(&ctx, "SELECT sum(x) AS s FROM t").await.unwrap();
+        let sum = datafusion::arrow::util::pretty::pretty_format_batches(&sum)
+            .unwrap()
+            .to_string();
+        assert!(sum.contains("| 6 "), "{sum}");
+        // A planning error that is not a refusal stays one.
+        let e = run_sql(&ctx, "SELECT nosuch FROM t").await.unwrap_err();
+        assert!(matches!(e, ExecError::DataFusion(_)), "{e:?}");
+    }
 }

@@ -125,7 +125,7 @@ impl Driver {
             .spawn()
             .map_err(|e| PeerError::Missing {
                 peer: PEER,
-                why: format!("cannot run python3: {e}"),
+                why: format!("cannot run sh (which starts python3): {e}"),
                 install: INSTALL,
             })?;
         let stdout = child.stdout.take();
@@ -264,6 +264,33 @@ pub struct DuckDbPeer {
 }
 
 impl DuckDbPeer {
+    /// Fails unless DuckDB can run here: `sh` and `python3` on the search path (the
+    /// driver is `sh -c … python3`) and Python's `duckdb` package. Cheap; meant for
+    /// before the dataset and the calibration, since [`Self::prepare`] finds out only
+    /// after exporting the whole table.
+    pub fn check_installed() -> Result<(), PeerError> {
+        crate::sys::require_program(PEER, "sh")?;
+        let python = crate::sys::require_program(PEER, "python3")?;
+        let imported = Command::new(python)
+            .args(["-c", "import duckdb"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if imported {
+            Ok(())
+        } else {
+            Err(PeerError::Missing {
+                peer: PEER,
+                why: "the Python package duckdb is not installed (`python3 -c 'import duckdb'` \
+                      failed)"
+                    .to_string(),
+                install: INSTALL,
+            })
+        }
+    }
+
     /// Loads `table` into `<cache>/duckdb/` unless done before. `table_bytes` is the
     /// benchmark table's size (the buffer is a percentage of it).
     pub fn prepare(setup: &PeerSetup<'_>) -> Result<DuckDbPeer, PeerError> {

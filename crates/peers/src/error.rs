@@ -11,6 +11,14 @@ pub enum PeerError {
         why: String,
         install: &'static str,
     },
+    /// A program the peer runs (a shell, Python, `chown`) is not on `PATH`.
+    #[error("{peer} needs the program `{program}`, which is not on the search path ({path})")]
+    ProgramMissing {
+        peer: &'static str,
+        program: &'static str,
+        /// The search path as it was (`PATH is empty`, `PATH=/usr/bin:/bin`).
+        path: String,
+    },
     #[error("{path}: {source}")]
     Io {
         path: String,

@@ -293,6 +293,22 @@ pub struct PgPeer {
 }
 
 impl PgPeer {
+    /// Fails unless PostgreSQL can run here: the server binaries (`initdb`,
+    /// `postgres`), `sh` and `test` (every server command goes through `sh -c exec`),
+    /// and as root `chown` and `setpriv` (the server runs as the `postgres` user). Cheap;
+    /// meant for before the dataset and the calibration.
+    pub fn check_installed() -> Result<(), PeerError> {
+        for program in ["sh", "test"] {
+            sys::require_program(PEER, program)?;
+        }
+        if sys::is_root() {
+            for program in ["chown", "setpriv"] {
+                sys::require_program(PEER, program)?;
+            }
+        }
+        find_binaries().map(|_| ())
+    }
+
     /// Loads `table` into a server's heap under the cache unless done before.
     pub fn prepare(setup: &PeerSetup<'_>) -> Result<PgPeer, PeerError> {
         let PeerSetup {

@@ -188,6 +188,38 @@ pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
+/// The search path when `PATH` is unset: glibc's `execvp` default, which is what a
+/// `Command` then finds programs on.
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
+/// Where `program` is found on `PATH` as `Command::new(program)` would find it: the
+/// first executable regular file of that name in a `PATH` directory (an empty entry
+/// is the current directory, as for `execvp`).
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Fails naming `program` (and the `PATH` searched) unless [`find_program`] finds it:
+/// what `peer` runs, checked before anything is set up.
+pub fn require_program(peer: &'static str, program: &'static str) -> Result<PathBuf, PeerError> {
+    find_program(program).ok_or_else(|| PeerError::ProgramMissing {
+        peer,
+        program,
+        path: match std::env::var_os("PATH") {
+            None => format!("PATH is unset, so {DEFAULT_PATH}"),
+            Some(p) if p.is_empty() => "PATH is empty".to_string(),
+            Some(p) => format!("PATH={}", p.to_string_lossy()),
+        },
+    })
+}
+
 /// What an I/O-bound peer is confined to.
 #[derive(Clone, Debug)]
 pub struct DeviceLimits {
@@ -343,4 +375,23 @@ pub fn reap(child: &mut Child, grace: Duration) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_found_on_the_search_path_or_named_when_not() {
+        let sh = find_program("sh").expect("every test machine has sh");
+        assert!(sh.ends_with("sh") && sh.is_file(), "{}", sh.display());
+        assert_eq!(find_program("coopscan-no-such-program"), None);
+        let e = require_program("Peer", "coopscan-no-such-program")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("Peer needs the program `coopscan-no-such-program`"),
+            "{e}"
+        );
+    }
 }

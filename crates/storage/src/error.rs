@@ -60,6 +60,9 @@ pub enum StorageError {
         offset: u64,
         reason: String,
     },
+    /// A file a user named, larger than what its reader accepts (`read_regular_file`).
+    #[error("{}: larger than the {limit}-byte limit", path.display())]
+    TooLarge { path: PathBuf, limit: u64 },
     #[error("{}: another writer holds this table's lock (a concurrent `gen` into the same directory?)", path.display())]
     Locked { path: PathBuf },
     #[error("schema: {0}")]

@@ -25,7 +25,7 @@ pub mod write;
 pub mod zonemap;
 
 pub use error::{Result, StorageError};
-pub use manifest::{ChunkMeta, Extent, Layout, Manifest};
+pub use manifest::{read_regular_file, ChunkMeta, Extent, Layout, Manifest};
 pub use page::PageChecks;
 pub use read::{
     decode_chunk, decode_chunk_with, verify_chunk, ChunkBytes, ColumnPages, PageCopies, PieceRead,

@@ -233,6 +233,43 @@ fn a_fifo_in_place_of_a_file_is_refused_without_blocking() {
     }
 }
 
+/// The manifest loader's bounded read, as other readers of user-named files use it
+/// (`coopscan bench --calibration`): a device, a FIFO or a directory is refused before
+/// it is opened, and a file over the limit before it is read.
+#[test]
+fn read_regular_file_refuses_devices_fifos_and_files_over_its_limit() {
+    use coopscan_storage::read_regular_file;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fifo = tmp.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    for path in [Path::new("/dev/zero"), fifo.as_path(), tmp.path()] {
+        let msg = read_regular_file(path, 1 << 20)
+            .expect_err("refuse")
+            .to_string();
+        assert!(
+            msg.contains("not a regular file"),
+            "{}: {msg}",
+            path.display()
+        );
+    }
+    let file = tmp.path().join("f");
+    std::fs::write(&file, b"12345").expect("write");
+    assert_eq!(read_regular_file(&file, 5).expect("at the limit"), b"12345");
+    let err = read_regular_file(&file, 4).expect_err("over the limit");
+    assert!(
+        matches!(err, StorageError::TooLarge { limit: 4, .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("larger than the 4-byte limit"),
+        "{err}"
+    );
+}
+
 #[test]
 fn chunk_bytes_outside_the_writers_range_is_refused() {
     let msg = refused(Layout::Pax, |m| m["chunk_bytes"] = json!(u64::MAX));

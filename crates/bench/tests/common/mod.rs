@@ -169,7 +169,7 @@ pub fn small_params() -> Params {
     params.streams = 3;
     params.queries_per_stream = 2;
     params.stagger_s = Some(0.005);
-    params.bandwidth_mb = Some(100.0);
+    params.bandwidth_mb = coopscan_bench::BandwidthMbS::checked(100.0);
     params
 }
 

@@ -102,19 +102,13 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 
 /// The file as text, refusing files over [`MAX_MANIFEST_BYTES`].
 fn read_limited(path: &Path) -> Result<String> {
-    // Checked before opening: opening a FIFO would block.
-    require_regular_file(path)?;
-    let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| StorageError::io(path, e))?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(StorageError::Manifest {
-            path: path.to_path_buf(),
-            reason: format!("larger than the {MAX_MANIFEST_BYTES}-byte limit"),
-        });
-    }
+    let bytes = read_regular_file(path, MAX_MANIFEST_BYTES).map_err(|e| match e {
+        StorageError::TooLarge { path, limit } => StorageError::Manifest {
+            path,
+            reason: format!("larger than the {limit}-byte limit"),
+        },
+        other => other,
+    })?;
     String::from_utf8(bytes).map_err(|e| StorageError::Manifest {
         path: path.to_path_buf(),
         reason: format!("not UTF-8: {e}"),
@@ -185,6 +179,31 @@ fn quote(value: Option<&Value>) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
     }
+}
+
+/// All of `path`, a regular file of at most `limit` bytes: what the manifest loader
+/// reads, and any other file a user names (the bench's `--calibration` report). The
+/// file type is checked before opening (opening a FIFO blocks forever; `/dev/zero`
+/// never ends and reports a length of 0), its length before reading, and the read
+/// itself stops at `limit + 1` bytes (a file that grows meanwhile).
+pub fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let meta = require_regular_file(path)?;
+    let too_large = || StorageError::TooLarge {
+        path: path.to_path_buf(),
+        limit,
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| StorageError::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 /// Fails unless `path` is a regular file (after following symlinks): a FIFO or device
