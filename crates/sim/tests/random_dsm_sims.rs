@@ -92,14 +92,10 @@ fn every_policy_and_variant_delivers_every_dsm_chunk_exactly_once() {
 /// chunks (the simulator checks), invariants after every event.
 #[test]
 fn dsm_queries_with_several_workers_get_every_chunk_exactly_once() {
-    use rand::{RngExt, SeedableRng};
     for seed in 0..40 {
         let (mut cfg, mut workload) = random_setup(seed);
         cfg.frames = cfg.frames.max(4);
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
-            q.workers = rng.random_range(1..=3);
-        }
+        common::give_workers(&mut workload, seed);
         for policy in PolicyKind::ALL {
             let run = simulate(&cfg, &workload, policy)
                 .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));

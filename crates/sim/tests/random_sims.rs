@@ -193,10 +193,7 @@ fn queries_with_several_workers_get_every_chunk_exactly_once() {
         // Room for a scan of 3 workers: 2 chunks plus one per further worker.
         cfg.frames = cfg.frames.max(4);
         cfg.record_timeline = true;
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
-            q.workers = rng.random_range(1..=3);
-        }
+        common::give_workers(&mut workload, seed);
         for policy in PolicyKind::ALL {
             let run = simulate(&cfg, &workload, policy)
                 .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));

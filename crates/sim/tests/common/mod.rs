@@ -30,3 +30,14 @@ pub fn overlapping_processing(timeline: &coopscan_sim::Timeline) -> bool {
         .windows(2)
         .any(|w| w[0].0 == w[1].0 && w[1].1 < w[0].2)
 }
+
+/// Gives every query of `workload` 1 to 3 workers, drawn from `seed` (a buffer needs
+/// room for 2 chunks plus one per further worker: at least 4 frames).
+#[allow(dead_code)] // used by some of the test files that include this module
+pub fn give_workers(workload: &mut coopscan_sim::Workload, seed: u64) {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
+        q.workers = rng.random_range(1..=3);
+    }
+}
