@@ -259,7 +259,7 @@ impl<P: Policy> Abm<P> {
             let s = self.state.active_scan(slot);
             // Only a scan about to ask for its next chunk: one whose workers wait for
             // a load already have their delivery promised by a later event.
-            let idle = s.held_by(holder.worker).is_none() && s.blocked_since.is_none();
+            let idle = s.held_by(holder.worker).is_none() && s.blocked_since().is_none();
             if idle && holder.worker < s.workers && !s.all_delivered() {
                 let until = self.policy.hold(&self.state, slot, now);
                 if let Some(until) = until.filter(|u| *u > now) {

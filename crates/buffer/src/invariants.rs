@@ -155,20 +155,13 @@ impl AbmState {
             "{id}: a worker beyond its {} holds a chunk",
             scan.workers
         );
-        let released = scan.chunks.len().checked_sub(scan.needed);
-        let handed = released.and_then(|r| r.checked_add(scan.held.len() as u32));
+        // Every chunk handed out and not released is held: the held ones are needed.
         ensure!(
-            handed == Some(scan.delivered),
-            "{id}: {} delivered, but {} needed of {} with {} held",
-            scan.delivered,
+            scan.needed <= scan.chunks.len() && scan.held.len() as u32 <= scan.needed,
+            "{id}: {} needed of {} chunks with {} held",
             scan.needed,
             scan.chunks.len(),
             scan.held.len()
-        );
-        let blocked_since = scan.waiting.iter().map(|(_, t)| *t).min();
-        ensure!(
-            blocked_since == scan.blocked_since,
-            "{id}: blocked_since is not its oldest wait"
         );
         for (worker, _) in &scan.waiting {
             ensure!(
@@ -249,8 +242,8 @@ impl AbmState {
             );
             let blocked = self.blocked.contains(slot);
             ensure!(
-                blocked == s.blocked_since.is_some(),
-                "{}: blocked bit disagrees with blocked_since",
+                blocked == !s.waiting.is_empty(),
+                "{}: blocked bit disagrees with its waiting workers",
                 s.id
             );
         }

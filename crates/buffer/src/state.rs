@@ -55,15 +55,11 @@ pub struct ScanState {
     pub available: u32,
     /// Needed chunks being loaded.
     pub incoming: u32,
-    /// Chunks handed to its workers so far, released or not.
-    pub delivered: u32,
     /// The chunk each busy worker processes, in the order they were delivered (paper:
     /// the chunk in process; one per worker of a parallel CScan).
     pub held: Vec<(u16, ChunkId)>,
-    /// Workers waiting in `next_chunk` for a chunk, with since when, oldest first.
+    /// Workers waiting in `next_chunk` for a chunk, with since when.
     pub waiting: Vec<(u16, Nanos)>,
-    /// Set while a worker waits for a chunk: the oldest wait (paper: blockedSince).
-    pub blocked_since: Option<Nanos>,
     pub registered_at: Nanos,
     /// Last time a chunk was delivered (or registration time).
     pub last_served: Nanos,
@@ -87,10 +83,22 @@ impl ScanState {
         !self.held.is_empty()
     }
 
+    /// Chunks handed to its workers so far: those released and those held.
+    pub fn delivered(&self) -> u32 {
+        let released = self.chunks.len().saturating_sub(self.needed);
+        released.saturating_add(self.held.len() as u32)
+    }
+
     /// Every chunk of its ranges has been handed out: none is left for a worker that
     /// holds nothing.
     pub fn all_delivered(&self) -> bool {
-        self.delivered >= self.chunks.len()
+        self.delivered() >= self.chunks.len()
+    }
+
+    /// While a worker waits for a chunk: since when the longest waiting one does
+    /// (paper: blockedSince).
+    pub fn blocked_since(&self) -> Option<Nanos> {
+        self.waiting.iter().map(|(_, t)| *t).min()
     }
 
     /// Its starvation threshold before capping at `needed` (Figure 3's 2, plus one per
@@ -106,7 +114,7 @@ impl ScanState {
         if self.order != ScanOrder::InOrder {
             return None;
         }
-        self.chunks.nth(self.delivered.checked_add(k)?)
+        self.chunks.nth(self.delivered().checked_add(k)?)
     }
 
     /// For an in-order scan, the chunks it processes (ascending: they were delivered
@@ -124,18 +132,16 @@ impl ScanState {
         self.in_order_ahead().take(self.starved_below() as usize)
     }
 
-    /// Records that `worker` waits (kept from its first wait) and `blocked_since`.
+    /// Records that `worker` waits (kept from its first wait).
     pub(crate) fn wait(&mut self, worker: u16, now: Nanos) {
         if !self.waiting.iter().any(|(w, _)| *w == worker) {
             self.waiting.push((worker, now));
         }
-        self.blocked_since = self.waiting.iter().map(|(_, t)| *t).min();
     }
 
     /// `worker` no longer waits.
     pub(crate) fn stop_waiting(&mut self, worker: u16) {
         self.waiting.retain(|(w, _)| *w != worker);
-        self.blocked_since = self.waiting.iter().map(|(_, t)| *t).min();
     }
 }
 

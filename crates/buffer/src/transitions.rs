@@ -123,7 +123,7 @@ impl AbmState {
     pub fn earliest_blocked(&self) -> Option<Nanos> {
         self.blocked_mask()
             .iter()
-            .filter_map(|s| self.active_scan(s).blocked_since)
+            .filter_map(|s| self.active_scan(s).blocked_since())
             .min()
     }
 
@@ -169,7 +169,7 @@ impl AbmState {
         let Some(slot) = self.active.first_free() else {
             panic!("admit called with all slots taken");
         };
-        let blocked_since = pending.waiting.iter().map(|(_, t)| *t).min();
+        let blocked = !pending.waiting.is_empty();
         self.scans[slot.index()] = Some(ScanState {
             id: pending.id,
             columns: pending.columns,
@@ -180,15 +180,13 @@ impl AbmState {
             workers: pending.workers,
             available: 0,
             incoming: 0,
-            delivered: 0,
             held: Vec::new(),
             waiting: pending.waiting,
-            blocked_since,
             registered_at: pending.registered_at,
             last_served: pending.registered_at,
         });
         self.active.insert(slot);
-        self.blocked.set(slot, blocked_since.is_some());
+        self.blocked.set(slot, blocked);
         self.in_order.set(slot, pending.order == ScanOrder::InOrder);
         let chunks = self.active_scan(slot).chunks.clone();
         for c in chunks.iter() {
@@ -248,11 +246,10 @@ impl AbmState {
             "a worker processes one chunk at a time, and a scan each chunk once"
         );
         scan.held.push((worker, chunk));
-        scan.delivered += 1;
         scan.stop_waiting(worker);
         scan.last_served = now;
         let holder = HolderId::new(scan.id, worker);
-        let blocked = scan.blocked_since.is_some();
+        let blocked = !scan.waiting.is_empty();
         self.blocked.set(slot, blocked);
         for c in bits(cols) {
             let pinned = self.pool.pin(self.piece_of(chunk, c), holder);
@@ -291,7 +288,7 @@ impl AbmState {
             .as_mut()
             .expect("unblock on an empty slot");
         scan.stop_waiting(worker);
-        let blocked = scan.blocked_since.is_some();
+        let blocked = !scan.waiting.is_empty();
         self.blocked.set(slot, blocked);
     }
 

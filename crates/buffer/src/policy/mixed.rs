@@ -66,7 +66,7 @@ impl Policy for MixedPolicy {
     fn on_delivered(&mut self, state: &AbmState, slot: ScanSlot, _chunk: ChunkId) {
         let scan = state.active_scan(slot);
         let pace =
-            next_consumption::observed_pace(scan.registered_at, scan.last_served, scan.delivered);
+            next_consumption::observed_pace(scan.registered_at, scan.last_served, scan.delivered());
         self.pace[slot.index()] = Some(pace);
     }
 

@@ -254,7 +254,7 @@ impl Policy for PbmPolicy {
         self.seq.on_delivered(slot, chunk);
         let scan = state.active_scan(slot);
         let pace =
-            next_consumption::observed_pace(scan.registered_at, scan.last_served, scan.delivered);
+            next_consumption::observed_pace(scan.registered_at, scan.last_served, scan.delivered());
         self.pace[slot.index()] = Some(pace);
         self.now = self.now.max(scan.last_served);
         for piece in state.pieces_of(chunk, state.resident_cols(chunk) & scan.cols) {

@@ -187,8 +187,8 @@ impl Sequential {
             let scan = state.active_scan(slot);
             // Blocked scans first, longest waiting first; then the least recently served.
             let key = (
-                scan.blocked_since.is_none(),
-                scan.blocked_since.unwrap_or(scan.last_served),
+                scan.blocked_since().is_none(),
+                scan.blocked_since().unwrap_or(scan.last_served),
                 slot,
             );
             if best.is_none_or(|(k, _)| key < k) {
