@@ -242,7 +242,7 @@ impl AbmState {
             );
             let blocked = self.blocked.contains(slot);
             ensure!(
-                blocked == !s.waiting.is_empty(),
+                blocked != s.waiting.is_empty(),
                 "{}: blocked bit disagrees with its waiting workers",
                 s.id
             );
