@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use coopscan_buffer::{ChunkId, ScanId};
+use coopscan_buffer::{ChunkId, HolderId};
 use coopscan_storage::{decode_chunk_with, ChunkBytes, PageChecks};
 
 use crate::error::{Result, RuntimeError};
@@ -15,7 +15,7 @@ use crate::scan::CScan;
 /// its next chunk only after this one is released.
 pub struct ChunkGuard<'a> {
     scan: &'a mut CScan,
-    id: ScanId,
+    holder: HolderId,
     chunk: ChunkId,
     /// The chunk's pieces this scan reads (one for NSM/PAX, its columns for DSM),
     /// shared with the pool's copy; kept alive here even if they are evicted.
@@ -25,13 +25,13 @@ pub struct ChunkGuard<'a> {
 impl<'a> ChunkGuard<'a> {
     pub(crate) fn new(
         scan: &'a mut CScan,
-        id: ScanId,
+        holder: HolderId,
         chunk: ChunkId,
         bytes: Vec<Arc<ChunkBytes>>,
     ) -> Self {
         ChunkGuard {
             scan,
-            id,
+            holder,
             chunk,
             bytes,
         }
@@ -100,6 +100,6 @@ impl<'a> ChunkGuard<'a> {
 
 impl Drop for ChunkGuard<'_> {
     fn drop(&mut self) {
-        self.scan.release(self.id);
+        self.scan.release(self.holder);
     }
 }

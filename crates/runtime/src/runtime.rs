@@ -17,7 +17,7 @@ use coopscan_storage::{Layout, Table};
 
 use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};
-use crate::scan::CScan;
+use crate::scan::{CScan, Registration};
 use crate::shared::{Inner, Served, Shared};
 use crate::stats::{Counters, RuntimeStats, Scheduling};
 use crate::sync::{Builder, JoinHandle, Mutex};
@@ -183,12 +183,55 @@ impl Runtime {
         order: ScanOrder,
         tag: Option<u64>,
     ) -> Result<CScan> {
+        let mut workers = self.register_workers(table, ranges, projection, order, tag, 1)?;
+        match workers.pop() {
+            Some(scan) => Ok(scan),
+            None => Err(RuntimeError::Buffer(
+                coopscan_buffer::BufferError::Invariant("a scan of one worker has none".into()),
+            )),
+        }
+    }
+
+    /// A parallel CScan (2012 paper §2.2) of `table`: one scan (one interest, each
+    /// chunk of its ranges delivered once) with `workers` handles, one per worker
+    /// thread, each processing its own chunk at a time. The scan is unregistered when
+    /// the last handle is finished or dropped. A worker reserves one more chunk of the
+    /// budget at admission (docs/abm.md, "Admission").
+    pub fn register_parallel(
+        &self,
+        table: TableId,
+        ranges: RowRanges,
+        projection: Vec<usize>,
+        workers: u16,
+        tag: Option<u64>,
+    ) -> Result<Vec<CScan>> {
+        self.register_workers(table, ranges, projection, ScanOrder::Any, tag, workers)
+    }
+
+    fn register_workers(
+        &self,
+        table: TableId,
+        ranges: RowRanges,
+        projection: Vec<usize>,
+        order: ScanOrder,
+        tag: Option<u64>,
+        workers: u16,
+    ) -> Result<Vec<CScan>> {
+        if !(1..=coopscan_buffer::MAX_WORKERS).contains(&workers) {
+            return Err(RuntimeError::Buffer(
+                coopscan_buffer::BufferError::Workers {
+                    asked: workers,
+                    max: coopscan_buffer::MAX_WORKERS,
+                },
+            ));
+        }
         let served = (self.shared.tables.get(table.0 as usize))
             .ok_or(coopscan_buffer::BufferError::UnknownTable(table.0))?;
         served.table.check_projection(&projection)?;
         let mut spec = ScanSpec::new(ranges.clone(), ColumnMask::of(&projection));
         spec.order = order;
         spec.table = table;
+        spec.workers = workers;
         let mut inner = self.shared.inner.lock();
         if inner.shutdown {
             return Err(inner.stop_error());
@@ -215,13 +258,15 @@ impl Runtime {
         drop(inner);
         self.shared.counters.registered();
         self.shared.wake_loaders();
-        Ok(CScan::new(
-            Arc::clone(&self.shared),
-            table,
-            id,
-            ranges,
-            projection,
-        ))
+        let registration = id.map(|id| Registration::new(Arc::clone(&self.shared), id));
+        let handles = (0..workers.max(1))
+            .map(|w| {
+                let worker = registration.as_ref().map(|r| (Arc::clone(r), w));
+                let (ranges, projection) = (ranges.clone(), projection.clone());
+                CScan::new(Arc::clone(&self.shared), table, worker, ranges, projection)
+            })
+            .collect();
+        Ok(handles)
     }
 
     /// Table 0: the table of a runtime built by [`Runtime::new`].

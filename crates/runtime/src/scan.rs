@@ -6,12 +6,17 @@
 //! 2. Dropping the guard releases the chunk (`release_chunk`): its piece is unpinned.
 //! 3. Dropping the scan — finished, cancelled, failed or unwinding — unregisters it,
 //!    dropping every pin and all interest, and may admit queued scans.
+//!
+//! A parallel CScan ([`crate::Runtime::register_parallel`], 2012 paper §2.2) is one
+//! registration with several handles, one per worker: each processes its own chunk,
+//! and the scan gets each chunk of its ranges once among all of them. The registration
+//! is shared: it is unregistered when the last worker's handle is done with it.
 
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{Answer, ChunkId, ColumnMask, Mail, RowRanges, ScanId, TableId};
+use coopscan_buffer::{Answer, ChunkId, ColumnMask, HolderId, Mail, RowRanges, ScanId, TableId};
 use coopscan_storage::{ChunkBytes, Table};
 
 use crate::error::{Result, RuntimeError};
@@ -19,11 +24,37 @@ use crate::guard::ChunkGuard;
 use crate::shared::{Inner, Shared};
 use crate::stats::ScanStats;
 
-/// Where a scan is in its life.
-#[derive(Debug)]
+/// A scan's registration with the driver, shared by its workers' handles: the last
+/// one to let go unregisters it (dropping every pin and all interest; queued scans may
+/// be admitted).
+pub(crate) struct Registration {
+    shared: Arc<Shared>,
+    id: ScanId,
+}
+
+impl Registration {
+    pub(crate) fn new(shared: Arc<Shared>, id: ScanId) -> Arc<Registration> {
+        Arc::new(Registration { shared, id })
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut inner = self.shared.inner.lock();
+        inner.tags.remove(&self.id);
+        // A scan a failed read ended is already out of the ABM; the driver knows.
+        let now = self.shared.now();
+        let _ = inner.decide(|driver| driver.unregister(self.id, now));
+        drop(inner);
+        self.shared.wake_loaders();
+        self.shared.scan_wakeup.notify_all();
+    }
+}
+
+/// Where a worker's handle is in its life.
 enum Phase {
-    /// Registered with the ABM under this id.
-    Active(ScanId),
+    /// Registered with the ABM; this handle is worker `.1` of the scan.
+    Active(Arc<Registration>, u16),
     /// Unregistered after `Finished`; `next_chunk` keeps returning `None`.
     Finished,
     /// Failed (load error, shutdown); `next_chunk` keeps returning the error.
@@ -53,11 +84,11 @@ impl CScan {
     pub(crate) fn new(
         shared: Arc<Shared>,
         table_id: TableId,
-        id: Option<ScanId>,
+        worker: Option<(Arc<Registration>, u16)>,
         ranges: RowRanges,
         projection: Vec<usize>,
     ) -> CScan {
-        let phase = id.map_or(Phase::Finished, Phase::Active);
+        let phase = worker.map_or(Phase::Finished, |(r, w)| Phase::Active(r, w));
         CScan {
             shared,
             table_id,
@@ -70,8 +101,16 @@ impl CScan {
 
     /// The ABM's id for this scan, while it is registered.
     pub fn id(&self) -> Option<ScanId> {
-        match self.phase {
-            Phase::Active(id) => Some(id),
+        match &self.phase {
+            Phase::Active(registration, _) => Some(registration.id),
+            _ => None,
+        }
+    }
+
+    /// Which of its scan's workers this handle is (0 for a scan of one worker).
+    pub fn worker(&self) -> Option<u16> {
+        match &self.phase {
+            Phase::Active(_, worker) => Some(*worker),
             _ => None,
         }
     }
@@ -120,30 +159,28 @@ impl CScan {
     }
 
     fn next(&mut self, block: bool) -> Result<Option<ChunkGuard<'_>>> {
-        let id = match &self.phase {
-            Phase::Active(id) => *id,
+        let holder = match &self.phase {
+            Phase::Active(registration, worker) => HolderId::new(registration.id, *worker),
             Phase::Finished => return Ok(None),
             Phase::Failed(e) => return Err(e.clone()),
         };
         let started = Instant::now();
-        let woken = self.wait_for_chunk(id, block);
+        let woken = self.wait_for_chunk(holder, block);
         let waited = started.elapsed();
         match woken {
             Ok(Some(Woken::Chunk(chunk, bytes))) => {
                 self.stats.wait += waited;
                 self.stats.chunks += 1;
-                Ok(Some(ChunkGuard::new(self, id, chunk, bytes)))
+                Ok(Some(ChunkGuard::new(self, holder, chunk, bytes)))
             }
             Ok(Some(Woken::Finished)) => {
                 self.stats.wait += waited;
-                self.unregister();
-                self.phase = Phase::Finished;
+                self.leave(Phase::Finished);
                 Ok(None)
             }
             Ok(Some(Woken::Failed(e))) | Err(e) => {
                 self.stats.wait += waited;
-                self.unregister();
-                self.phase = Phase::Failed(e.clone());
+                self.leave(Phase::Failed(e.clone()));
                 Err(e)
             }
             Ok(None) => Ok(None),
@@ -154,13 +191,13 @@ impl CScan {
     /// answer. `Ok(None)`: nothing yet and `block` is false. (The driver remembers that
     /// the scan waits: asking again only checks for its answer, and keeps the waiting
     /// time the policy ages it by.)
-    fn wait_for_chunk(&mut self, id: ScanId, block: bool) -> Result<Option<Woken>> {
+    fn wait_for_chunk(&mut self, holder: HolderId, block: bool) -> Result<Option<Woken>> {
         let shared = Arc::clone(&self.shared);
         let mut inner = shared.inner.lock();
         let mut woke_loaders = false;
         loop {
             let now = shared.now();
-            match inner.decide(|driver| driver.ask(id.into(), now, false))? {
+            match inner.decide(|driver| driver.ask(holder, now, false))? {
                 Answer::Mail(Mail::Chunk(d)) => {
                     return Ok(Some(chunk_of(&inner, d.table, d.chunk, self.columns())));
                 }
@@ -190,27 +227,20 @@ impl CScan {
         }
     }
 
-    /// Unregisters from the ABM (idempotent; a scan the loader failed is already out).
-    fn unregister(&mut self) {
-        let Phase::Active(id) = self.phase else {
-            return;
-        };
-        self.phase = Phase::Finished;
-        let mut inner = self.shared.inner.lock();
-        inner.tags.remove(&id);
-        // A scan a failed read ended is already out of the ABM; the driver knows.
-        let now = self.shared.now();
-        let _ = inner.decide(|driver| driver.unregister(id, now));
-        drop(inner);
-        self.shared.counters.scan_done(self.stats.wait);
-        self.shared.wake_loaders();
-        self.shared.scan_wakeup.notify_all();
+    /// This worker is done (idempotent): it lets go of the registration, which the
+    /// last worker's handle to go unregisters, and its waiting time is counted.
+    fn leave(&mut self, then: Phase) {
+        let was = std::mem::replace(&mut self.phase, then);
+        if let Phase::Active(registration, _) = was {
+            drop(registration);
+            self.shared.counters.scan_done(self.stats.wait);
+        }
     }
 }
 
 impl Drop for CScan {
     fn drop(&mut self) {
-        self.unregister();
+        self.leave(Phase::Finished);
     }
 }
 
@@ -227,11 +257,11 @@ fn chunk_of(inner: &Inner, table: TableId, chunk: ChunkId, columns: ColumnMask) 
 
 impl CScan {
     /// The guard's release: the chunk counts as consumed and its piece is unpinned.
-    pub(crate) fn release(&mut self, id: ScanId) {
+    pub(crate) fn release(&mut self, holder: HolderId) {
         let mut inner = self.shared.inner.lock();
         // A scan a failed read ended has no pin left to release (`None`).
         let now = self.shared.now();
-        let released = inner.decide(|driver| driver.release(id.into(), now));
+        let released = inner.decide(|driver| driver.release(holder, now));
         debug_assert!(
             released.is_ok(),
             "releasing a delivered chunk: {released:?}"

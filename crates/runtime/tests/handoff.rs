@@ -17,6 +17,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use coopscan_buffer::{RowRanges, TableId};
 use coopscan_runtime::{inject, PolicyKind, Runtime};
 use coopscan_storage::{Layout, Table};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
@@ -39,10 +40,11 @@ fn shuttle_config() -> shuttle::Config {
     config
 }
 
-/// One schedule: two loaders, three scans on their own threads, a buffer of three
-/// frames (so scans queue for admission and chunks are evicted and read again).
+/// One schedule: two loaders, three scans and a scan of two workers on their own
+/// threads, a buffer of four frames (so scans queue for admission and chunks are
+/// evicted and read again).
 fn one_run(table: &Table, values: &[i64]) {
-    let mut config = config(3, PolicyKind::Relevance);
+    let mut config = config(4, PolicyKind::Relevance);
     config.abm = config.abm.with_max_inflight(2);
     let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
     let rows = ROWS as u64;
@@ -58,10 +60,32 @@ fn one_run(table: &Table, values: &[i64]) {
             })
         })
         .collect();
+    // And one scan of two workers: together they get each of its tuples once.
+    let halves = runtime
+        .register_parallel(
+            TableId(0),
+            RowRanges::new(vec![0..rows]),
+            vec![K, V],
+            2,
+            None,
+        )
+        .expect("register workers");
+    let workers: Vec<_> = halves
+        .into_iter()
+        .map(|mut scan| shuttle::thread::spawn(move || consume(&mut scan, None).expect("worker")))
+        .collect();
     for (ranges, thread) in specs.iter().zip(threads) {
         let got = thread.join().expect("scan thread");
         assert_eq!(got, expected(values, table, ranges), "{ranges:?}");
     }
+    let parts: Vec<Totals> = workers
+        .into_iter()
+        .map(|w| w.join().expect("worker"))
+        .collect();
+    let rows_seen: u64 = parts.iter().map(|t| t.rows).sum();
+    let sum_v: i64 = parts.iter().map(|t| t.sum_v).sum();
+    let whole = expected(values, table, &[0..rows]);
+    assert_eq!((rows_seen, sum_v), (whole.rows, whole.sum_v), "two workers");
     runtime.check_invariants().expect("invariants");
     let holdings = runtime.holdings();
     assert_eq!(
