@@ -109,6 +109,16 @@ impl AbmState {
         }
     }
 
+    /// The most workers a scan reading `cols` may have: room for its footprint (2
+    /// chunks of its columns plus one per further worker) in the budget alone. At
+    /// least 1 (a scan too large for even that is refused at registration).
+    pub fn max_workers(&self, cols: u64) -> u16 {
+        let fit = self.admission_bytes / self.largest_load(cols).max(1);
+        let further = fit.saturating_sub(u64::from(ADMISSION_CHUNKS_PER_SCAN));
+        let most = u64::from(crate::MAX_WORKERS);
+        further.saturating_add(1).min(most) as u16
+    }
+
     /// The most one load for the active scans that still lack a chunk may reserve, or
     /// `None` when no scan lacks one (a shared budget makes room for this much).
     pub fn wanted_load_bytes(&self) -> Option<u64> {

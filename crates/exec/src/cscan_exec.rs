@@ -11,8 +11,18 @@
 //! pinned only while it is decoded, never while the feeder waits for its consumer;
 //! when the consumer is gone the thread stops and drops the CScan, which unregisters
 //! it from the ABM.
+//!
+//! With `target_partitions` N > 1 a CScan is a parallel CScan (2012 paper §2.2): one
+//! ABM scan of N workers, one output partition each, so DataFusion runs N pipelines
+//! over it. The first partition to be polled registers the scan and leaves the other
+//! workers' handles for their partitions (`Workers`); the ABM hands each worker
+//! whatever chunk is ready, so no partition waits for I/O while another has resident
+//! chunks (the paper's future work, built: a dynamic split).
 
 use std::sync::Arc;
+
+use coopscan_buffer::ScanOrder::InOrder as InOrderScan;
+use std::sync::{Mutex, PoisonError};
 
 use coopscan_buffer::TableId;
 use coopscan_runtime::{CScan, Runtime};
@@ -35,8 +45,55 @@ pub struct Pooled {
 }
 
 /// The cooperative scan: a leaf plan whose chunks come from the shared [`Runtime`], in
-/// any order.
-pub type CScanExec = LeafScanExec<Pooled>;
+/// any order, over one or more partitions (one per worker).
+pub type CScanExec = LeafScanExec<Workers>;
+
+/// One cooperative scan of a plan and its workers: `count` output partitions sharing
+/// one registration, made by whichever partition is polled first.
+pub struct Workers {
+    pub pooled: Arc<Pooled>,
+    count: u16,
+    /// The workers' handles, once registered; each partition takes its own.
+    handles: Mutex<Option<Vec<Option<CScan>>>>,
+}
+
+impl Workers {
+    /// A scan of `pooled` by `count` workers (at least 1, at most the ABM's limit).
+    pub fn new(pooled: Arc<Pooled>, count: usize) -> Workers {
+        let most = usize::from(coopscan_buffer::MAX_WORKERS);
+        Workers {
+            pooled,
+            count: count.clamp(1, most) as u16,
+            handles: Mutex::new(None),
+        }
+    }
+
+    /// Partition `partition`'s handle: the first caller registers the scan (with
+    /// `register`) for every worker.
+    fn take(
+        &self,
+        partition: usize,
+        register: impl FnOnce(u16) -> Result<Vec<CScan>>,
+    ) -> Result<CScan> {
+        let mut handles = self.handles.lock().unwrap_or_else(PoisonError::into_inner);
+        if handles.is_none() {
+            *handles = Some(register(self.count)?.into_iter().map(Some).collect());
+        }
+        let slot = handles.as_mut().and_then(|h| h.get_mut(partition));
+        slot.and_then(Option::take).ok_or_else(|| {
+            datafusion::error::DataFusionError::Internal(format!(
+                "CScanExec partition {partition} executed twice or beyond its {} workers",
+                self.count
+            ))
+        })
+    }
+}
+
+impl std::fmt::Debug for Workers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Workers({})", self.count)
+    }
+}
 
 /// A table of the shared [`Runtime`], read in table order: an in-order Scan whose
 /// chunks come through the same buffer as the CScans' (2012 paper §2.3: Scan and CScan
@@ -75,20 +132,26 @@ fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
     Ok(())
 }
 
-impl ChunkSource for Pooled {
+impl ChunkSource for Workers {
     const NAME: &'static str = "CScanExec";
     const ORDER: Order = Order::Any;
 
     fn execute(
         self: Arc<Self>,
         core: &ScanCore,
+        partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        feed_from_pool(self, ScanOrder::Any, core, &context)
+        feed_from_pool(Feed::Workers(self, partition), core, &context)
+    }
+
+    fn partitions(&self) -> usize {
+        usize::from(self.count)
     }
 
     fn in_order(core: &ScanCore, source: &Arc<Self>) -> Option<Arc<dyn ExecutionPlan>> {
-        let ordered = PooledScanExec::new(core.clone(), Arc::new(InOrder(Arc::clone(source))));
+        let pooled = Arc::clone(&source.pooled);
+        let ordered = PooledScanExec::new(core.clone(), Arc::new(InOrder(pooled)));
         Some(Arc::new(ordered))
     }
 }
@@ -100,33 +163,35 @@ impl ChunkSource for InOrder {
     fn execute(
         self: Arc<Self>,
         core: &ScanCore,
+        _partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        feed_from_pool(Arc::clone(&self.0), ScanOrder::InOrder, core, &context)
+        feed_from_pool(Feed::InOrder(Arc::clone(&self.0)), core, &context)
     }
 }
 
-/// Which order a scan over the shared buffer asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ScanOrder {
-    Any,
-    InOrder,
+/// What a feeder over the shared buffer registers: a worker of a CScan, or an in-order
+/// Scan.
+enum Feed {
+    Workers(Arc<Workers>, usize),
+    InOrder(Arc<Pooled>),
 }
 
-/// Starts the feeder of a scan over `source`: it registers on first poll (see the
-/// module docs), tagged with the session's query tag.
+/// Starts the feeder of a scan over the shared buffer: it registers on first poll (see
+/// the module docs), tagged with the session's query tag. A session with the in-order
+/// hint makes every CScan an in-order Scan (of one worker).
 fn feed_from_pool(
-    source: Arc<Pooled>,
-    order: ScanOrder,
+    feed: Feed,
     core: &ScanCore,
     context: &Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
     let config = context.session_config();
     let tag = config.get_extension::<QueryTag>().map(|t| t.0);
-    let order = if config.get_extension::<InOrderHint>().is_some() {
-        ScanOrder::InOrder
-    } else {
-        order
+    let feed = match feed {
+        Feed::Workers(w, _) if config.get_extension::<InOrderHint>().is_some() => {
+            Feed::InOrder(Arc::clone(&w.pooled))
+        }
+        feed => feed,
     };
     let running = core.counters.scan_started();
     let core = core.clone();
@@ -139,13 +204,17 @@ fn feed_from_pool(
             let _running = running;
             let ranges = core.ranges.clone();
             let projection = core.shape.storage_projection.clone();
-            let order = match order {
-                ScanOrder::Any => coopscan_buffer::ScanOrder::Any,
-                ScanOrder::InOrder => coopscan_buffer::ScanOrder::InOrder,
+            let scan = match &feed {
+                Feed::InOrder(pooled) => (pooled.runtime)
+                    .register_scan(pooled.table, ranges, projection, InOrderScan, tag)
+                    .map_err(external)?,
+                Feed::Workers(workers, partition) => workers.take(*partition, |count| {
+                    let pooled = &workers.pooled;
+                    (pooled.runtime)
+                        .register_parallel(pooled.table, ranges, projection, count, tag)
+                        .map_err(external)
+                })?,
             };
-            let scan = (source.runtime)
-                .register_scan(source.table, ranges, projection, order, tag)
-                .map_err(external)?;
             produce(&core, scan, sink)
         },
     )

@@ -21,12 +21,18 @@ pub trait ChunkSource: Send + Sync + 'static {
     const NAME: &'static str;
     /// The output order the plan may promise.
     const ORDER: Order;
-    /// Starts reading `core`'s tuples into a stream (the single partition).
+    /// Starts reading `core`'s tuples of output partition `partition` into a stream.
     fn execute(
         self: Arc<Self>,
         core: &ScanCore,
+        partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream>;
+
+    /// Output partitions (1 unless the source splits the scan among workers).
+    fn partitions(&self) -> usize {
+        1
+    }
 
     /// The same scan delivering in table order, for a plan that needs `_rowid` order
     /// (`None`: this source cannot). Sources that are ordered already return `None`.
@@ -43,7 +49,7 @@ pub struct LeafScanExec<S: ChunkSource> {
 
 impl<S: ChunkSource> LeafScanExec<S> {
     pub fn new(core: ScanCore, source: Arc<S>) -> Self {
-        let properties = core.properties(S::ORDER);
+        let properties = core.properties(S::ORDER, source.partitions());
         LeafScanExec {
             core,
             source,
@@ -129,9 +135,9 @@ impl<S: ChunkSource> ExecutionPlan for LeafScanExec<S> {
 
     fn execute(
         &self,
-        _partition: usize,
+        partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        Arc::clone(&self.source).execute(&self.core, context)
+        Arc::clone(&self.source).execute(&self.core, partition, context)
     }
 }

@@ -41,7 +41,8 @@ impl ScanCore {
     }
 
     /// One partition, bounded, emitting as chunks arrive.
-    pub fn properties(&self, order: Order) -> Arc<PlanProperties> {
+    /// The plan's properties: `order` as declared, `partitions` output partitions.
+    pub fn properties(&self, order: Order, partitions: usize) -> Arc<PlanProperties> {
         let schema = self.schema();
         let mut eq = EquivalenceProperties::new(Arc::clone(&schema));
         if order == Order::RowId {
@@ -52,7 +53,7 @@ impl ScanCore {
         }
         Arc::new(PlanProperties::new(
             eq,
-            Partitioning::UnknownPartitioning(1),
+            Partitioning::UnknownPartitioning(partitions.max(1)),
             EmissionType::Incremental,
             Boundedness::Bounded,
         ))

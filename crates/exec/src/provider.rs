@@ -21,7 +21,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::counters::{ScanCounters, ScanCountersSnapshot};
-use crate::cscan_exec::{CScanExec, Pooled};
+use crate::cscan_exec::{CScanExec, Pooled, Workers};
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
 use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
@@ -142,10 +142,19 @@ impl CoopTable {
         self.counters.snapshot()
     }
 
-    fn plan(&self, core: ScanCore) -> Arc<dyn ExecutionPlan> {
+    /// The leaf plan of a scan: a cooperative one has `workers` partitions.
+    fn plan(&self, core: ScanCore, workers: usize) -> Arc<dyn ExecutionPlan> {
         match &self.source {
             Source::Direct(s) => Arc::new(ScanExec::new(core, Arc::clone(s))),
-            Source::Shared(p) => Arc::new(CScanExec::new(core, Arc::clone(p))),
+            Source::Shared(p) => {
+                // No more workers than the buffer has room for beside the scan's own
+                // two chunks (a 16-core session must not make a small buffer refuse it).
+                let most = p
+                    .runtime
+                    .max_workers(p.table, &core.shape.storage_projection);
+                let workers = Workers::new(Arc::clone(p), workers.min(usize::from(most)));
+                Arc::new(CScanExec::new(core, Arc::new(workers)))
+            }
         }
     }
 }
@@ -183,7 +192,7 @@ impl TableProvider for CoopTable {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         _limit: Option<usize>,
@@ -207,6 +216,7 @@ impl TableProvider for CoopTable {
             ranges: scan_ranges(&self.table, &pushed),
             counters: Arc::clone(&self.counters),
         };
-        Ok(self.plan(core))
+        // A cooperative scan gets one worker per partition the session runs.
+        Ok(self.plan(core, state.config().target_partitions()))
     }
 }

@@ -70,6 +70,7 @@ impl ChunkSource for DirectSource {
     fn execute(
         self: Arc<Self>,
         core: &ScanCore,
+        _partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let running = core.counters.scan_started();

@@ -166,6 +166,49 @@ async fn one_core_queries_match_in_memory_under_every_policy() {
     }
 }
 
+/// Parallel CScans: a session of 3 partitions makes each CScan one ABM scan of 3
+/// workers, one output partition each; concurrent queries under every policy still
+/// give the in-memory answers, and the plan's scan really has 3 partitions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_cscans_match_in_memory_under_every_policy() {
+    const WORKERS: usize = 3;
+    let table = table(Layout::Pax);
+    let sqls = queries(table.rows());
+    let want = expected(&sqls).await;
+    for policy in PolicyKind::ALL {
+        let runtime = Arc::new(
+            Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy))
+                .expect("runtime"),
+        );
+        let ctx = SessionContext::new_with_config(query_session_config(WORKERS));
+        let provider = CoopTable::cooperative(Arc::clone(&runtime));
+        ctx.register_table("lineitem", Arc::new(provider))
+            .expect("register");
+        let plan = ctx.sql(&sqls[0]).await.expect("sql");
+        let plan = plan.create_physical_plan().await.expect("plan");
+        let mut partitions = Vec::new();
+        plan.apply(|node| {
+            if node.name() == "CScanExec" {
+                partitions.push(node.properties().output_partitioning().partition_count());
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .expect("walk");
+        assert_eq!(partitions, vec![WORKERS], "{policy}");
+        let got = join_all(sqls.iter().map(|sql| run(&ctx, sql))).await;
+        for ((sql, got), want) in sqls.iter().zip(&got).zip(&want) {
+            assert_eq!(got, want, "{policy}: {sql}");
+        }
+        runtime.check_invariants().expect("invariants");
+        let holdings = runtime.holdings();
+        assert_eq!(
+            holdings.active_scans + holdings.pinned_chunks,
+            0,
+            "{policy}"
+        );
+    }
+}
+
 /// Column storage: a CScan of Q6 on DSM loads only Q6's 4 of lineitem's 16 columns.
 /// Issue target: at most 35 % of the bytes an all-column load of the same chunks reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

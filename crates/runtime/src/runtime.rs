@@ -208,6 +208,18 @@ impl Runtime {
         self.register_workers(table, ranges, projection, ScanOrder::Any, tag, workers)
     }
 
+    /// The most workers a scan of `table` reading `projection` may have under this
+    /// runtime's budget (each further worker reserves one more chunk at admission);
+    /// 1 for an unknown table.
+    pub fn max_workers(&self, table: TableId, projection: &[usize]) -> u16 {
+        let inner = self.shared.inner.lock();
+        let Ok(abm) = inner.driver.catalog().table(table) else {
+            return 1;
+        };
+        let state = abm.state();
+        state.max_workers(state.scan_cols(ColumnMask::of(projection)))
+    }
+
     fn register_workers(
         &self,
         table: TableId,
