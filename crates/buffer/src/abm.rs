@@ -248,7 +248,10 @@ impl<P: Policy> Abm<P> {
 
     /// [`Abm::next_chunk`] for a driver that honours holds: the policy may first
     /// throttle the scan ([`Paced::Hold`]; only `pbm-throttle` does). A driver that
-    /// cannot wait on time calls [`Abm::next_chunk`], which never holds.
+    /// cannot wait on time calls [`Abm::next_chunk`], which never holds. A scan of
+    /// several workers is never held: a hold withholds every delivery to its scan,
+    /// and the policies' hold bookkeeping (one owed delivery) is per scan, not per
+    /// worker.
     pub fn next_chunk_paced(
         &mut self,
         holder: impl Into<HolderId>,
@@ -260,7 +263,7 @@ impl<P: Policy> Abm<P> {
             // Only a scan about to ask for its next chunk: one whose workers wait for
             // a load already have their delivery promised by a later event.
             let idle = s.held_by(holder.worker).is_none() && s.blocked_since().is_none();
-            if idle && holder.worker < s.workers && !s.all_delivered() {
+            if idle && s.workers == 1 && holder.worker < s.workers && !s.all_delivered() {
                 let until = self.policy.hold(&self.state, slot, now);
                 if let Some(until) = until.filter(|u| *u > now) {
                     return Ok(Paced::Hold { until });

@@ -76,6 +76,8 @@ pub struct Driver<P: Policy, E> {
     failed: HashMap<ScanId, E>,
     /// Pieces whose bytes a driver that keeps bytes may drop.
     evicted: Vec<PieceId>,
+    /// An answer was posted since [`Driver::take_posted`] last said so.
+    posted: bool,
 }
 
 impl<P: Policy, E: Clone> Driver<P, E> {
@@ -87,6 +89,7 @@ impl<P: Policy, E: Clone> Driver<P, E> {
             waiting: BTreeSet::new(),
             failed: HashMap::new(),
             evicted: Vec::new(),
+            posted: false,
         }
     }
 
@@ -118,11 +121,12 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         now: Nanos,
         paced: bool,
     ) -> Result<Answer<E>, BufferError> {
-        if let Some(mail) = self.take_mail(holder) {
-            return Ok(Answer::Mail(mail));
-        }
+        // A failure first: after `fail_all` a late load may still have posted a chunk.
         if let Some(cause) = self.failed.get(&holder.scan) {
             return Ok(Answer::Mail(Mail::Failed(cause.clone())));
+        }
+        if let Some(mail) = self.take_mail(holder) {
+            return Ok(Answer::Mail(mail));
         }
         if self.waiting.contains(&holder) {
             return Ok(Answer::Wait);
@@ -236,9 +240,10 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         Ok(scans)
     }
 
-    /// Every admitted scan fails with `cause` without another ABM event (the runtime
-    /// stops: after a panic the ABM's state may be half-updated). Later registrations
-    /// are the driver's to refuse.
+    /// Every admitted scan fails with `cause` without another ABM event: the end of
+    /// the driver (the runtime stops; after a panic the ABM's state may be
+    /// half-updated). The scans stay in the ABM, which is not used again; later
+    /// registrations are the caller's to refuse.
     pub fn fail_all(&mut self, cause: E) {
         let scans: Vec<ScanId> = (self.catalog.tables())
             .flat_map(|abm| {
@@ -253,6 +258,13 @@ impl<P: Policy, E: Clone> Driver<P, E> {
             self.mail.retain(|(h, _)| h.scan != scan);
             self.failed.insert(scan, cause.clone());
         }
+    }
+
+    /// Whether an answer was posted since the last call: a driver that parks workers
+    /// wakes them then (an `ask` can post a sibling worker's `Finished`). Waking on
+    /// answers merely untaken would have parked workers wake each other forever.
+    pub fn take_posted(&mut self) -> bool {
+        std::mem::take(&mut self.posted)
     }
 
     /// Has a failure ended this scan?
@@ -276,6 +288,10 @@ impl<P: Policy, E: Clone> Driver<P, E> {
     /// The ABM answers only workers that wait, once per wait: anything else is a bug
     /// in the ABM or here, and a second answer would be lost.
     fn post(&mut self, holder: HolderId, mail: Mail<E>) {
+        if self.failed.contains_key(&holder.scan) {
+            // Its workers learn of the failure instead (`ask` checks it first).
+            return;
+        }
         assert!(
             self.waiting.contains(&holder),
             "an answer for {holder}, which does not wait"
@@ -285,5 +301,6 @@ impl<P: Policy, E: Clone> Driver<P, E> {
             "a second answer for {holder} before it took the first"
         );
         self.mail.push((holder, mail));
+        self.posted = true;
     }
 }

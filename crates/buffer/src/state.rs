@@ -58,7 +58,8 @@ pub struct ScanState {
     /// The chunk each busy worker processes, in the order they were delivered (paper:
     /// the chunk in process; one per worker of a parallel CScan).
     pub held: Vec<(u16, ChunkId)>,
-    /// Workers waiting in `next_chunk` for a chunk, with since when.
+    /// Workers waiting in `next_chunk` for a chunk, with since when, in the order they
+    /// began waiting (oldest first: `serve_blocked` serves them so).
     pub waiting: Vec<(u16, Nanos)>,
     pub registered_at: Nanos,
     /// Last time a chunk was delivered (or registration time).

@@ -106,8 +106,14 @@ fn the_worker_left_without_a_chunk_is_told_it_is_finished() {
     let (w0, w1) = (HolderId::new(s, 0), HolderId::new(s, 1));
     assert_eq!(d.ask(w0, Nanos(1), false).unwrap(), Answer::Wait);
     assert_eq!(d.ask(w1, Nanos(2), false).unwrap(), Answer::Wait);
-    // Asking again while waiting does not ask the ABM again.
+    // Asking again while waiting keeps the first wait's time (queryRelevance ages on it).
     assert_eq!(d.ask(w1, Nanos(3), false).unwrap(), Answer::Wait);
+    let waits = |d: &Driver<AnyPolicy, &str>| {
+        let state = d.catalog().table(TableId(0)).unwrap().state();
+        let slot = state.active_slots().next().unwrap();
+        state.active_scan(slot).waiting.clone()
+    };
+    assert_eq!(waits(&d), vec![(0, Nanos(1)), (1, Nanos(2))]);
     let load = d.next_load(Nanos(4)).unwrap();
     d.loaded(load.pieces[0], Nanos(5)).unwrap();
     let mail = d.drain_mail();

@@ -197,7 +197,12 @@ impl CScan {
         let mut woke_loaders = false;
         loop {
             let now = shared.now();
-            match inner.decide(|driver| driver.ask(holder, now, false))? {
+            let answer = inner.decide(|driver| driver.ask(holder, now, false))?;
+            if inner.driver.take_posted() {
+                // The ask may have told a sibling worker of this scan it is finished.
+                shared.scan_wakeup.notify_all();
+            }
+            match answer {
                 Answer::Mail(Mail::Chunk(d)) => {
                     return Ok(Some(chunk_of(&inner, d.table, d.chunk, self.columns())));
                 }

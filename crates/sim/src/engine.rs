@@ -138,8 +138,8 @@ struct Query {
     loads: u64,
     /// Chunks its workers process: (worker, chunk, cycles left, started at).
     processing: Vec<(u16, u32, f64, f64)>,
-    /// Workers told their scan has nothing more for them.
-    finished_workers: u16,
+    /// Per worker: told its scan has nothing more for it.
+    finished: Vec<bool>,
     /// Registered `ScanOrder::InOrder` (a Scan): must get its chunks ascending.
     in_order: bool,
     /// The last chunk it was given.
@@ -319,6 +319,8 @@ impl Sim<'_> {
                 Event::Arrival(s) => self.on_arrival(s)?,
                 Event::HoldEnds(q) => self.on_hold_end(q)?,
             }
+            // An ask may have told a sibling worker of its scan it is finished.
+            self.serve_deliveries()?;
             if self.cfg.check_invariants {
                 self.driver
                     .catalog()
@@ -478,7 +480,7 @@ impl Sim<'_> {
             io_wait_s: 0.0,
             loads: 0,
             processing: Vec::new(),
-            finished_workers: 0,
+            finished: vec![false; usize::from(workers)],
             in_order,
             last_chunk: None,
             held_until: None,
@@ -518,11 +520,11 @@ impl Sim<'_> {
             Mail::Chunk(d) => self.start_processing(q, worker, d.chunk.0),
             Mail::Finished => {
                 let query = &mut self.queries[q];
-                query.finished_workers += 1;
+                query.finished[usize::from(worker)] = true;
                 if let Some(since) = query.waiting_since[usize::from(worker)].take() {
                     query.io_wait_s += self.now - since;
                 }
-                match query.finished_workers == query.waiting_since.len() as u16 {
+                match query.finished.iter().all(|f| *f) {
                     true => self.finish_query(q),
                     false => Ok(()),
                 }
@@ -546,21 +548,17 @@ impl Sim<'_> {
     }
 
     /// The hold ends: every worker of the query that neither processes, waits nor is
-    /// done asks again.
+    /// done asks again. (The ABM holds only scans of one worker.)
     fn on_hold_end(&mut self, q: usize) -> Result<(), SimError> {
         if self.queries[q].held_until.take().is_none() {
             return Ok(());
         }
         let query = &self.queries[q];
-        let idle: Vec<u16> = (0..query.waiting_since.len() as u16)
+        let idle: Vec<u16> = (0..query.finished.len() as u16)
+            .filter(|w| !query.finished[usize::from(*w)])
             .filter(|w| query.waiting_since[usize::from(*w)].is_none())
             .filter(|w| !query.processing.iter().any(|p| p.0 == *w))
             .collect();
-        if query.finished_workers > 0 {
-            // Only a worker told Finished is idle without asking; a hold comes before
-            // any such answer (the scan still needed chunks), so none is.
-            debug_assert!(idle.is_empty(), "a finished worker of a held scan");
-        }
         for w in idle {
             self.ask_next(q, w)?;
         }

@@ -202,6 +202,19 @@ fn queries_with_several_workers_get_every_chunk_exactly_once() {
                 workload.query_count(),
                 "seed {seed} {policy}"
             );
+            // A hold is per scan: the ABM holds no scan of several workers.
+            let parallel: std::collections::HashSet<&str> = (workload.streams.iter())
+                .flat_map(|s| &s.queries)
+                .filter(|q| q.workers > 1)
+                .map(|q| q.name.as_str())
+                .collect();
+            for r in run
+                .queries
+                .iter()
+                .filter(|r| parallel.contains(r.name.as_str()))
+            {
+                assert_eq!(r.holds, 0, "seed {seed} {policy}: {} was held", r.name);
+            }
             let timeline = run.timeline.as_ref().expect("recorded");
             overlapped |= common::overlapping_processing(timeline);
         }

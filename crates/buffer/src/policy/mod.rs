@@ -59,10 +59,12 @@ pub struct LoadChoice {
 /// A scheduling policy.
 ///
 /// The ABM guarantees: every call sees a consistent state; `choose_available` is only
-/// called for an active scan that holds no chunk and still needs one; `on_admit` runs
-/// after the scan's interest is in the state, `on_retire` before it is removed.
+/// called for an active scan with a worker that holds no chunk and a chunk not yet
+/// handed out; `on_admit` runs after the scan's interest is in the state, `on_retire`
+/// before it is removed.
 ///
-/// The policy MUST: return from `choose_available` only a resident chunk the scan needs;
+/// The policy MUST: return from `choose_available` only a resident chunk the scan needs
+/// and none of its workers holds;
 /// return from `choose_load` only an absent chunk and victims that are resident,
 /// unpinned and free enough bytes for it. The ABM asserts both.
 pub trait Policy {

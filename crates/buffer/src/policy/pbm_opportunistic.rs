@@ -50,15 +50,18 @@ impl PbmOpportunisticPolicy {
         }
     }
 
-    /// The resident chunks the scan still needs, counted per region.
+    /// The resident chunks the scan still needs and none of its workers holds,
+    /// counted per region.
     fn cached(state: &AbmState, slot: ScanSlot) -> Cached {
-        let cols = state.active_scan(slot).cols;
+        let scan = state.active_scan(slot);
+        let cols = scan.cols;
         let mut chunks: Vec<ChunkId> = state.pool().load_order().map(|p| p.chunk).collect();
         chunks.sort_unstable();
         chunks.dedup();
         let mut cached = Cached::new();
         for c in chunks {
-            if state.interest(c).contains(slot) && state.available_for(c, cols) {
+            let free = !scan.holds(c);
+            if free && state.interest(c).contains(slot) && state.available_for(c, cols) {
                 let entry = cached.entry(region(c)).or_insert((0, c));
                 entry.0 += 1;
             }

@@ -11,7 +11,7 @@
 //!                                Pl = bytes to load of c for the columns of those scans
 //! keepRelevance(c)    = E / Pe   E  = almost-starved scans interested in c
 //!                                Pe = cached bytes of c in their columns   (replacer/)
-//! queryStarved(q)     = numberOfAvailableChunks(q) < 2
+//! queryStarved(q)     = numberOfAvailableChunks(q) < 2 (+1 per further worker of q)
 //! ```
 //!
 //! Use promotes big chunks few others want (they free the most room soonest); load
