@@ -18,7 +18,8 @@
 //!    relevance's queryRelevance counts (chunks needed, scans) are not compared across
 //!    tables, only within one by its own policy.
 //! 2. **Whose pieces make room.** Every table has a fair share of the budget, in
-//!    proportion to its scans (admitted and queued; a table nobody scans has none).
+//!    proportion to its scans (admitted and queued, each counted by its workers; a table
+//!    nobody scans has none).
 //!    When a table below its share needs room that the free bytes do not give, the
 //!    tables furthest above their shares give pieces, each chosen by that table's own
 //!    policy ([`Policy::victims`]: LRU, FIFO window, keepRelevance, PBM's timeline, the
@@ -358,14 +359,10 @@ impl<P: Policy> Catalog<P> {
         }
     }
 
-    /// Each table's fair share of the budget: in proportion to its admitted and
-    /// queued scans (all zero when nobody scans).
+    /// Each table's fair share of the budget: in proportion to the workers of its
+    /// admitted and queued scans (all zero when nobody scans).
     fn fair_shares(&self) -> Vec<u64> {
-        let weights: Vec<u64> = self
-            .tables
-            .iter()
-            .map(|t| u64::from(t.state().active_count()) + t.state().pending_count() as u64)
-            .collect();
+        let weights: Vec<u64> = self.tables.iter().map(|t| t.state().workers()).collect();
         let total: u64 = weights.iter().sum();
         weights
             .iter()

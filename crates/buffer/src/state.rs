@@ -424,6 +424,14 @@ impl AbmState {
         self.pending.len()
     }
 
+    /// Workers of the admitted and queued scans: a catalog's fair shares weigh tables
+    /// by them (each worker holds a chunk).
+    pub fn workers(&self) -> u64 {
+        let active = self.active_slots().map(|s| self.active_scan(s).workers);
+        let queued = self.pending.iter().map(|p| p.workers);
+        active.chain(queued).map(u64::from).sum()
+    }
+
     pub fn stats(&self) -> &AbmStats {
         &self.stats
     }
