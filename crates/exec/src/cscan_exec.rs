@@ -12,9 +12,9 @@
 //! when the consumer is gone the thread stops and drops the CScan, which unregisters
 //! it from the ABM.
 //!
-//! With `target_partitions` N > 1 a CScan is a parallel CScan (2012 paper §2.2): one
-//! ABM scan of N workers, one output partition each, so DataFusion runs N pipelines
-//! over it. The first partition to be polled registers the scan and leaves the other
+//! In a session with [`ScanWorkers`]`(N)` a CScan is a parallel CScan (2012 paper
+//! §2.2): one ABM scan of N workers, one output partition each, so DataFusion runs N
+//! pipelines over it. The first partition to be polled registers the scan and leaves the other
 //! workers' handles for their partitions (`Workers`); the ABM hands each worker
 //! whatever chunk is ready, so no partition waits for I/O while another has resident
 //! chunks (the paper's future work, built: a dynamic split).
@@ -47,6 +47,14 @@ pub struct Pooled {
 /// The cooperative scan: a leaf plan whose chunks come from the shared [`Runtime`], in
 /// any order, over one or more partitions (one per worker).
 pub type CScanExec = LeafScanExec<Workers>;
+
+/// A session extension that makes every CScan of its queries a parallel CScan of
+/// (at most) this many workers, one output partition each. Without it a CScan has one
+/// worker: on Table 2 with `--query-threads 2`, two workers per query raised
+/// relevance's normalized latency 2.2× (docs/performance.md, "Parallel CScans"), so
+/// the split is asked for, not implied by `target_partitions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanWorkers(pub usize);
 
 /// One cooperative scan of a plan and its workers: `count` output partitions sharing
 /// one registration, made by whichever partition is polled first.

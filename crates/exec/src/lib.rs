@@ -49,7 +49,7 @@ mod shape;
 pub use datafusion;
 
 pub use counters::ScanCountersSnapshot;
-pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec};
+pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers};
 pub use error::{ExecError, Result};
 pub use feed::{FeedPacing, FEED_CHANNEL_BATCHES};
 pub use leaf_plan::{ChunkSource, LeafScanExec};

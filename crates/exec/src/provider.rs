@@ -21,7 +21,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::counters::{ScanCounters, ScanCountersSnapshot};
-use crate::cscan_exec::{CScanExec, Pooled, Workers};
+use crate::cscan_exec::{CScanExec, Pooled, ScanWorkers, Workers};
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
 use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
@@ -216,7 +216,8 @@ impl TableProvider for CoopTable {
             ranges: scan_ranges(&self.table, &pushed),
             counters: Arc::clone(&self.counters),
         };
-        // A cooperative scan gets one worker per partition the session runs.
-        Ok(self.plan(core, state.config().target_partitions()))
+        // A cooperative scan gets the workers the session asks for (`ScanWorkers`).
+        let workers = state.config().get_extension::<ScanWorkers>();
+        Ok(self.plan(core, workers.map_or(1, |w| w.0)))
     }
 }

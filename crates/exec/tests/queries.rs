@@ -7,7 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use coopscan_exec::{
-    query_session_config, CoopTable, Query, ScanMode, FAST_COLUMNS, ROWID_COLUMN, SLOW_COLUMNS,
+    query_session_config, CoopTable, Query, ScanMode, ScanWorkers, FAST_COLUMNS, ROWID_COLUMN,
+    SLOW_COLUMNS,
 };
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::Layout;
@@ -166,8 +167,8 @@ async fn one_core_queries_match_in_memory_under_every_policy() {
     }
 }
 
-/// Parallel CScans: a session of 3 partitions makes each CScan one ABM scan of 3
-/// workers, one output partition each; concurrent queries under every policy still
+/// Parallel CScans: a session asking for 3 workers (`ScanWorkers`) makes each CScan one
+/// ABM scan of 3 workers, one output partition each; concurrent queries under every policy still
 /// give the in-memory answers, and the plan's scan really has 3 partitions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_cscans_match_in_memory_under_every_policy() {
@@ -180,7 +181,8 @@ async fn parallel_cscans_match_in_memory_under_every_policy() {
             Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy))
                 .expect("runtime"),
         );
-        let ctx = SessionContext::new_with_config(query_session_config(WORKERS));
+        let config = query_session_config(WORKERS).with_extension(Arc::new(ScanWorkers(WORKERS)));
+        let ctx = SessionContext::new_with_config(config);
         let provider = CoopTable::cooperative(Arc::clone(&runtime));
         ctx.register_table("lineitem", Arc::new(provider))
             .expect("register");
