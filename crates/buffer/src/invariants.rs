@@ -8,8 +8,9 @@
 //! 2. pins: a worker processing a chunk holds exactly one pin on each piece of its
 //!    scan's columns, and none elsewhere; a chunk in process is still needed by that
 //!    scan (so it cannot be evicted: the pool refuses pinned pieces); a scan's ledger
-//!    holds: one chunk per worker at most, no chunk held twice, every chunk handed out
-//!    held or released, and a waiting worker holds nothing;
+//!    holds: one chunk per worker at most, no chunk held twice, no more held than
+//!    needed (the delivered count is derived: released + held), and a waiting worker
+//!    holds nothing;
 //! 3. (LRU order is part of 1);
 //! 4. interest sets only name active scans, and only for chunks of their ranges (so an
 //!    unregistered scan left no interest and no pin behind);
@@ -136,7 +137,7 @@ impl AbmState {
     }
 
     /// A scan's exactly-once ledger: each worker holds at most one chunk, no chunk is
-    /// held twice, and every chunk handed out is either held or released.
+    /// held twice, no more are held than needed, and a waiting worker holds nothing.
     fn check_ledger(&self, scan: &crate::ScanState) -> Result<(), BufferError> {
         let id = scan.id;
         let mut workers: Vec<u16> = scan.held.iter().map(|(w, _)| *w).collect();

@@ -10,6 +10,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::assert_nothing_generated;
+
 /// What a refused command may take: it fails before generating data or calibrating.
 const REFUSAL_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -114,19 +117,6 @@ fn small_bench(dir: &Path, extra: &[&str]) -> Vec<String> {
 
 fn refs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
-}
-
-/// Nothing was generated: the refusal came before the dataset.
-fn assert_nothing_generated(data: &Path, what: &str) {
-    let generated: Vec<String> = std::fs::read_dir(data)
-        .expect("data root")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("tpch-"))
-        .collect();
-    assert!(
-        generated.is_empty(),
-        "{what}: dataset generated first: {generated:?}"
-    );
 }
 
 /// `--stagger-s 1e20` (also 1.8e19, 1e308) panicked converting float seconds to a

@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
+mod common;
+
 fn coopscan(args: &[&str], data: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_coopscan"))
         .args(args)
@@ -304,15 +306,7 @@ fn bench_checks_report_paths_before_running() {
         "{err}"
     );
     assert!(start.elapsed().as_secs() < 30, "failed only after running");
-    let generated: Vec<_> = std::fs::read_dir(tmp.path())
-        .expect("data root")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("tpch-"))
-        .collect();
-    assert!(
-        generated.is_empty(),
-        "dataset generated first: {generated:?}"
-    );
+    common::assert_nothing_generated(tmp.path(), "unwritable --json");
 }
 
 #[test]

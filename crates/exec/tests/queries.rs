@@ -11,10 +11,10 @@ use coopscan_exec::{
     SLOW_COLUMNS,
 };
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
-use coopscan_storage::Layout;
+use coopscan_storage::{Layout, Table};
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::logical_expr::LogicalPlan;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::future::join_all;
 
 use common::*;
@@ -43,6 +43,23 @@ async fn expected(sqls: &[String]) -> Vec<Vec<Vec<String>>> {
         out.push(run(&reference, sql).await);
     }
     out
+}
+
+/// A Runtime of `FRAMES` frames under `policy` over `table`, and a session of `config`
+/// with it registered as the cooperative `lineitem`.
+fn cooperative(
+    table: &Table,
+    policy: PolicyKind,
+    config: SessionConfig,
+) -> (Arc<Runtime>, SessionContext) {
+    let runtime = Arc::new(
+        Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy)).expect("runtime"),
+    );
+    let ctx = SessionContext::new_with_config(config);
+    let provider = CoopTable::cooperative(Arc::clone(&runtime));
+    ctx.register_table("lineitem", Arc::new(provider))
+        .expect("register");
+    (runtime, ctx)
 }
 
 /// The columns DataFusion's optimized plan scans for `sql`, sorted (the range
@@ -116,14 +133,7 @@ async fn concurrent_cscans_match_in_memory_under_every_policy() {
         let sqls = queries(table.rows());
         let want = expected(&sqls).await;
         for policy in PolicyKind::ALL {
-            let runtime = Arc::new(
-                Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy))
-                    .expect("runtime"),
-            );
-            let ctx = SessionContext::new();
-            let provider = CoopTable::cooperative(Arc::clone(&runtime));
-            ctx.register_table("lineitem", Arc::new(provider))
-                .expect("register");
+            let (runtime, ctx) = cooperative(&table, policy, SessionConfig::new());
             // All six queries at once, sharing the one ABM.
             let got = join_all(sqls.iter().map(|sql| run(&ctx, sql))).await;
             for ((sql, got), want) in sqls.iter().zip(&got).zip(&want) {
@@ -151,14 +161,7 @@ async fn one_core_queries_match_in_memory_under_every_policy() {
     ));
     let want = expected(&sqls).await;
     for policy in PolicyKind::ALL {
-        let runtime = Arc::new(
-            Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy))
-                .expect("runtime"),
-        );
-        let ctx = SessionContext::new_with_config(query_session_config(1));
-        let provider = CoopTable::cooperative(Arc::clone(&runtime));
-        ctx.register_table("lineitem", Arc::new(provider))
-            .expect("register");
+        let (runtime, ctx) = cooperative(&table, policy, query_session_config(1));
         let got = join_all(sqls.iter().map(|sql| run(&ctx, sql))).await;
         for ((sql, got), want) in sqls.iter().zip(&got).zip(&want) {
             assert_eq!(got, want, "{policy}: {sql}");
@@ -177,15 +180,8 @@ async fn parallel_cscans_match_in_memory_under_every_policy() {
     let sqls = queries(table.rows());
     let want = expected(&sqls).await;
     for policy in PolicyKind::ALL {
-        let runtime = Arc::new(
-            Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy))
-                .expect("runtime"),
-        );
         let config = query_session_config(WORKERS).with_extension(Arc::new(ScanWorkers(WORKERS)));
-        let ctx = SessionContext::new_with_config(config);
-        let provider = CoopTable::cooperative(Arc::clone(&runtime));
-        ctx.register_table("lineitem", Arc::new(provider))
-            .expect("register");
+        let (runtime, ctx) = cooperative(&table, policy, config);
         let plan = ctx.sql(&sqls[0]).await.expect("sql");
         let plan = plan.create_physical_plan().await.expect("plan");
         let mut partitions = Vec::new();

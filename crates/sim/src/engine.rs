@@ -459,7 +459,8 @@ impl Sim<'_> {
             true => ScanSpec::new(rows, columns).in_order(),
             false => ScanSpec::new(rows, columns),
         };
-        let workers = spec.workers.max(1);
+        // 0 or too many workers: the ABM refuses the registration below.
+        let workers = spec.workers;
         let scan_spec = scan_spec.with_workers(workers);
         let now = nanos(self.now);
         let registration = self.timed(|driver| driver.register(&scan_spec, now));

@@ -96,14 +96,6 @@ fn dsm_queries_with_several_workers_get_every_chunk_exactly_once() {
         let (mut cfg, mut workload) = random_setup(seed);
         cfg.frames = cfg.frames.max(4);
         common::give_workers(&mut workload, seed);
-        for policy in PolicyKind::ALL {
-            let run = simulate(&cfg, &workload, policy)
-                .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));
-            assert_eq!(
-                run.queries.len(),
-                workload.query_count(),
-                "seed {seed} {policy}"
-            );
-        }
+        common::every_policy_finishes(&cfg, &workload, seed);
     }
 }

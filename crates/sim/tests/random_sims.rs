@@ -194,20 +194,14 @@ fn queries_with_several_workers_get_every_chunk_exactly_once() {
         cfg.frames = cfg.frames.max(4);
         cfg.record_timeline = true;
         common::give_workers(&mut workload, seed);
-        for policy in PolicyKind::ALL {
-            let run = simulate(&cfg, &workload, policy)
-                .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));
-            assert_eq!(
-                run.queries.len(),
-                workload.query_count(),
-                "seed {seed} {policy}"
-            );
+        let parallel: std::collections::HashSet<&str> = (workload.streams.iter())
+            .flat_map(|s| &s.queries)
+            .filter(|q| q.workers > 1)
+            .map(|q| q.name.as_str())
+            .collect();
+        for run in common::every_policy_finishes(&cfg, &workload, seed) {
+            let policy = run.policy;
             // A hold is per scan: the ABM holds no scan of several workers.
-            let parallel: std::collections::HashSet<&str> = (workload.streams.iter())
-                .flat_map(|s| &s.queries)
-                .filter(|q| q.workers > 1)
-                .map(|q| q.name.as_str())
-                .collect();
             for r in run
                 .queries
                 .iter()
@@ -223,4 +217,13 @@ fn queries_with_several_workers_get_every_chunk_exactly_once() {
         overlapped,
         "no query ever had two chunks in process at once"
     );
+}
+
+/// A query of 0 workers is an error naming the limit, not silently one worker.
+#[test]
+fn a_query_of_no_workers_is_refused() {
+    let (cfg, mut workload) = random_setup(3);
+    workload.streams[0].queries[0].workers = 0;
+    let err = simulate(&cfg, &workload, PolicyKind::Relevance).expect_err("0 workers");
+    assert!(err.to_string().contains("1 to 64 workers"), "{err}");
 }

@@ -41,3 +41,23 @@ pub fn give_workers(workload: &mut coopscan_sim::Workload, seed: u64) {
         q.workers = rng.random_range(1..=3);
     }
 }
+
+/// Runs `workload` under every policy; each run must finish every query (the simulator
+/// itself fails a duplicate, unwanted or missing chunk). Returns the runs.
+#[allow(dead_code)] // used by some of the test files that include this module
+pub fn every_policy_finishes(
+    cfg: &coopscan_sim::SimConfig,
+    workload: &coopscan_sim::Workload,
+    seed: u64,
+) -> Vec<coopscan_sim::RunResult> {
+    coopscan_buffer::PolicyKind::ALL
+        .into_iter()
+        .map(|policy| {
+            let run = coopscan_sim::simulate(cfg, workload, policy)
+                .unwrap_or_else(|e| panic!("seed {seed} {policy}: {e}"));
+            let want = workload.query_count();
+            assert_eq!(run.queries.len(), want, "seed {seed} {policy}");
+            run
+        })
+        .collect()
+}
