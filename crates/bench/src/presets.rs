@@ -10,6 +10,8 @@ use crate::bandwidth::BandwidthMbS;
 use crate::error::BenchError;
 use crate::mix::Mix;
 use crate::workload::MAX_IN_ORDER_PCT;
+use coopscan_paper::experiment::{Experiment, Point, QueryShape, Starts, WorkloadShape};
+use coopscan_paper::experiments as defs;
 use coopscan_paper::published::Published;
 use coopscan_paper::{table2, table3};
 use serde::Serialize;
@@ -20,8 +22,6 @@ use serde::Serialize;
 pub const PAPER_STAGGER_OVER_SCAN: f64 = table2::stagger_over_scan();
 /// The policies of §5, in the paper's column order.
 pub const ALL_POLICIES: &[&str] = &table2::TABLE2_POLICIES;
-/// The paper's buffer: 64 of 256 chunks.
-const PAPER_BUFFER_PCT: f64 = table2::buffer_pct();
 /// Chunk size for our default table: 256 chunks like the paper's 4 GB / 16 MB, for a
 /// lineitem of about 1 GB (SF1 in PAX). The lead rescales it to the table generated.
 const DEFAULT_CHUNK_MB: f64 = 4.0;
@@ -191,63 +191,129 @@ fn set<T: Copy>(slot: &mut T, value: Option<T>) {
 }
 
 /// The preset whose runs get the sharing-potential analysis (Figure 17).
-pub const PBM_SHARING: &str = "pbm-sharing";
+pub const PBM_SHARING: &str = defs::PBM_SHARING.name;
 /// Scans and CScans in one pool (2012 paper §2.3/§5), the simulator's `mixed-pool` on
 /// the real engine.
-pub const MIXED_POOL: &str = "mixed-pool";
-/// `mixed-pool`'s share of in-order queries in the mix, %.
-pub const MIXED_POOL_IN_ORDER_PCT: u32 = 50;
-/// `mixed-pool`'s policy for its queries all in order (in-order Scans only).
-pub const MIXED_POOL_ALL_SCANS: &str = "pbm";
-/// `mixed-pool`'s policy for its queries none in order (CScans only).
-pub const MIXED_POOL_ALL_CSCANS: &str = "relevance";
-/// `mixed-pool`'s policies for the mix: one temperature, then relevance's own eviction.
-pub const MIXED_POOL_MIX: [&str; 2] = ["mixed", "relevance"];
-/// The names [`preset`] accepts.
-pub const PRESETS: &[&str] = &[
-    "table2",
-    "table3",
-    "table4",
-    "fig5",
-    "fig6",
-    "fig7",
-    "fig8",
-    "pbm-buffer",
-    "pbm-bandwidth",
-    "pbm-streams",
-    PBM_SHARING,
-    MIXED_POOL,
-];
-/// The 2012 paper's comparison: LRU (our `normal`: in-order scans, LRU), PBM, its
-/// PBM/LRU sketch (`pbm-lru`) and CScans (`relevance`).
-pub const PBM_POLICIES: &[&str] = &["normal", "pbm", "pbm-lru", "relevance"];
-/// The 2012 paper's default bandwidth (MB/s); its Figure 12 sweeps around it.
-const PBM_PAPER_DEFAULT_MB_S: f64 = 700.0;
-/// Figure 12's bandwidths (MB/s), as multiples of the default.
-const PBM_BANDWIDTHS_MB_S: [f64; 6] = [200.0, 400.0, 700.0, 1000.0, 1400.0, 2000.0];
+pub const MIXED_POOL: &str = defs::MIXED_POOL.name;
+/// Figure 8's table on our side: the paper's 2 GB is taken as 512 MB (SF1 lineitem in
+/// PAX is 803 MB), so its chunk counts are chunks of 8 MB … 0.25 MB here.
+const FIG8_TABLE_MB: f64 = 512.0;
+/// Smallest chunk a run generates: Figure 8's smaller points (the paper's 8192 and
+/// 16384 chunks) would be chunks of a few pages, which only the simulator runs.
+const MIN_CHUNK_MB: f64 = 0.25;
+
+/// The names [`preset`] accepts: every experiment of `coopscan_paper::experiments`.
+pub fn preset_names() -> Vec<&'static str> {
+    defs::ALL.iter().map(|e| e.name).collect()
+}
 
 /// The runs of preset `name` with `overrides` applied to each.
 pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchError> {
-    let mut runs = match name {
-        "table2" => vec![table2()],
-        "table3" => vec![table3()],
-        "table4" => table4(),
-        "fig5" => fig5(),
-        "fig6" => fig6(),
-        "fig7" => fig7(),
-        "fig8" => fig8(),
-        "pbm-buffer" => pbm_buffer(),
-        "pbm-streams" => pbm_streams(),
-        "pbm-bandwidth" => pbm_bandwidth(),
-        PBM_SHARING => vec![pbm_sharing()],
-        MIXED_POOL => mixed_pool(),
-        _ => return Err(BenchError::UnknownPreset(name.to_string())),
-    };
+    let experiment =
+        defs::by_name(name).ok_or_else(|| BenchError::UnknownPreset(name.to_string()))?;
+    let mut runs = runs(experiment)?;
     for run in &mut runs {
         overrides.apply(run);
         check_params(run)?;
     }
     Ok(runs)
+}
+
+/// The runs of an experiment on the real engine: each point of its sweep scaled to our
+/// table (chunk size, calibrated bandwidth, stagger as a fraction of a full read).
+pub fn runs(experiment: &Experiment) -> Result<Vec<Params>, BenchError> {
+    let mut runs = Vec::new();
+    for point in experiment.points() {
+        if let Some(params) = run_of(experiment, &point)? {
+            runs.push(params);
+        }
+    }
+    Ok(runs)
+}
+
+/// One point's run, `None` when the point is beyond what a real table can store.
+fn run_of(e: &Experiment, point: &Point) -> Result<Option<Params>, BenchError> {
+    let chunk_mb = match point.chunks {
+        Some((count, _)) => FIG8_TABLE_MB / f64::from(count.max(1)),
+        None if e.name == defs::FIG7.name => FIG7_CHUNK_MB,
+        None => DEFAULT_CHUNK_MB,
+    };
+    if chunk_mb < MIN_CHUNK_MB {
+        return Ok(None);
+    }
+    let w = &point.workload;
+    let (mix, dataset) = mix_of(e, w)?;
+    let table3 = e.name == defs::TABLE3.name;
+    let label = match (w.queries, point.label.is_empty(), e.layout) {
+        (QueryShape::Columns { .. }, _, _) | (_, true, "pax") => mix.name.clone(),
+        (_, true, _) => format!("{} ({})", mix.name, e.layout.to_uppercase()),
+        (_, false, _) => point.label.clone(),
+    };
+    Ok(Some(Params {
+        preset: e.name.to_string(),
+        label,
+        streams: w.streams,
+        queries_per_stream: w.queries_per_stream,
+        buffer_pct: point.buffer_pct,
+        chunk_mb,
+        bandwidth_mb: matches!(dataset, Dataset::Synthetic { .. }).then_some(TABLE4_BANDWIDTH_MB),
+        bandwidth_scale: point.bandwidth_scale,
+        stagger_s: match w.starts {
+            Starts::Staggered => None,
+            Starts::Together => Some(0.0),
+        },
+        mix,
+        seed: DEFAULT_SEED,
+        policies: policies_at(e, w.in_order_pct),
+        standalone_policy: "normal".to_string(),
+        standalone_runs: DEFAULT_STANDALONE_RUNS,
+        query_threads: PAPER_QUERY_THREADS,
+        layout: e.layout.to_string(),
+        dataset,
+        slow_cpu_over_fast_read: if table3 {
+            table3::slow_cpu_over_fast_read()
+        } else {
+            table2::SLOW_CPU_OVER_READ
+        },
+        stagger_over_scan: if table3 {
+            table3::stagger_over_scan()
+        } else {
+            PAPER_STAGGER_OVER_SCAN
+        },
+        in_order_pct: w.in_order_pct,
+    }))
+}
+
+/// The mix and the table of a workload. A published table's own workload is Table 2's
+/// mix by name (`published_for` shows the paper's numbers beside it, and only it).
+fn mix_of(e: &Experiment, w: &WorkloadShape) -> Result<(Mix, Dataset), BenchError> {
+    let bad = |what: String| BenchError::BadParameter(format!("preset {}: {what}", e.name));
+    match w.queries {
+        QueryShape::Ranges { .. } if e.published.is_some() => {
+            Ok((Mix::table2(), Dataset::Lineitem))
+        }
+        QueryShape::Ranges {
+            speeds,
+            range_percents,
+        } => {
+            let sizes: Vec<String> = range_percents.iter().map(u32::to_string).collect();
+            let text = format!("{speeds}-{}", sizes.join(","));
+            let mix = text.parse().map_err(|e| bad(format!("{e}")))?;
+            Ok((mix, Dataset::Lineitem))
+        }
+        QueryShape::Columns {
+            family,
+            range_percent,
+        } => {
+            let mix = Mix::columns(family, range_percent)
+                .ok_or_else(|| bad(format!("family {family:?} is not column types")))?;
+            let dataset = Dataset::Synthetic {
+                rows: TABLE4_ROWS,
+                columns: coopscan_paper::table4::COLUMNS,
+            };
+            Ok((mix, dataset))
+        }
+    }
 }
 
 /// The paper's published table a run compares with: Table 2's mix in NSM/PAX is Table
@@ -303,34 +369,35 @@ pub fn check_params(params: &Params) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// The policies of a run: the experiment's, except the mixed pool's pure runs (all
+/// queries in order: PBM; none: relevance), named by `coopscan_paper::mixed_pool`.
+fn policies_at(e: &Experiment, in_order_pct: u32) -> Vec<String> {
+    use coopscan_paper::mixed_pool::{ALL_CSCANS_POLICY, ALL_SCANS_POLICY};
+    let names: &[&str] = match in_order_pct {
+        _ if e.name != MIXED_POOL => e.policies,
+        MAX_IN_ORDER_PCT => &[ALL_SCANS_POLICY],
+        0 => &[ALL_CSCANS_POLICY],
+        _ => e.policies,
+    };
+    names.iter().map(|p| p.to_string()).collect()
+}
+
+/// The one run of an experiment without a sweep.
+fn only_run(experiment: &Experiment) -> Params {
+    // The definitions are constants, checked by this module's tests.
+    runs(experiment)
+        .ok()
+        .and_then(|mut runs| runs.drain(..).next())
+        .unwrap_or_else(|| panic!("{} has no run", experiment.name))
+}
+
 /// Table 2 and Figure 4. Paper: lineitem SF10 PAX (4 GB), 16 MB chunks (256), buffer 64
 /// chunks (25%), 16 streams × 4 queries, FAST = Q6 and SLOW = Q1 + arithmetic over
 /// 1/10/50/100% from a random start, streams 3 s apart, 200 MB/s.
 /// Scaled: chunk size (256 chunks of our table), bandwidth (calibrated), stagger
 /// (the same fraction of a full scan). Kept: streams, queries, buffer %, mix.
 pub fn table2() -> Params {
-    Params {
-        preset: "table2".to_string(),
-        label: Mix::table2().name,
-        streams: table2::STREAMS,
-        queries_per_stream: table2::QUERIES_PER_STREAM,
-        buffer_pct: PAPER_BUFFER_PCT,
-        chunk_mb: DEFAULT_CHUNK_MB,
-        bandwidth_mb: None,
-        bandwidth_scale: 1.0,
-        stagger_s: None,
-        mix: Mix::table2(),
-        seed: DEFAULT_SEED,
-        policies: ALL_POLICIES.iter().map(|p| p.to_string()).collect(),
-        standalone_policy: "normal".to_string(),
-        standalone_runs: DEFAULT_STANDALONE_RUNS,
-        query_threads: PAPER_QUERY_THREADS,
-        layout: DEFAULT_LAYOUT.to_string(),
-        dataset: Dataset::Lineitem,
-        slow_cpu_over_fast_read: table2::SLOW_CPU_OVER_READ,
-        stagger_over_scan: PAPER_STAGGER_OVER_SCAN,
-        in_order_pct: 0,
-    }
+    only_run(&defs::TABLE2)
 }
 
 /// Table 3: Table 2's workload on lineitem in DSM, with the paper's adjustments kept
@@ -341,230 +408,7 @@ pub fn table2() -> Params {
 /// buffer is 15 full-width chunks of 256 (5.9 %), and streams start 3 s apart over
 /// Table 3's F-100. The report shows Table 3 beside it, never Table 2.
 pub fn table3() -> Params {
-    Params {
-        preset: "table3".to_string(),
-        label: format!("{} (DSM)", Mix::table2().name),
-        buffer_pct: table3::buffer_pct(),
-        layout: "dsm".to_string(),
-        slow_cpu_over_fast_read: table3::slow_cpu_over_fast_read(),
-        stagger_over_scan: table3::stagger_over_scan(),
-        ..table2()
-    }
-}
-
-/// Table 4: per family of column types (ABC; ABC,DEF; ABC,BCD; ABC,BCD,CDE;
-/// ABC,BCD,CDE,DEF) one run of 16 streams × 4 queries, each summing its 3 adjacent
-/// attributes over a random 40 % range, the family's types dealt to the streams in
-/// turn; normal vs relevance. Paper: 200 M tuples × 10 int64 (16 GB), 1 GB buffer.
-/// Scaled: [`TABLE4_ROWS`] tuples in chunks of 4 MB-equivalents (200 chunks), the
-/// buffer kept at 1/16, the disk at the paper's 200 MB/s (these queries are I/O bound:
-/// no calibration), streams staggered as in Table 2.
-pub fn table4() -> Vec<Params> {
-    coopscan_paper::table4::FAMILIES
-        .iter()
-        .filter_map(|family| Mix::columns(family, coopscan_paper::table4::RANGE_PERCENT))
-        .map(|mix| Params {
-            preset: "table4".to_string(),
-            label: mix.name.clone(),
-            streams: coopscan_paper::table4::STREAMS,
-            queries_per_stream: coopscan_paper::table4::QUERIES_PER_STREAM,
-            buffer_pct: coopscan_paper::table4::BUFFER_SHARE * 100.0,
-            bandwidth_mb: Some(TABLE4_BANDWIDTH_MB),
-            mix,
-            policies: vec!["normal".to_string(), "relevance".to_string()],
-            layout: "dsm".to_string(),
-            dataset: Dataset::Synthetic {
-                rows: TABLE4_ROWS,
-                columns: coopscan_paper::table4::COLUMNS,
-            },
-            ..table2()
-        })
-        .collect()
-}
-
-fn variant(preset: &str, label: String, mix: &str, edit: impl FnOnce(&mut Params)) -> Params {
-    let mut params = table2();
-    params.preset = preset.to_string();
-    params.label = label;
-    // The mixes below are literals known to parse.
-    params.mix = mix.parse().unwrap_or_else(|_| Mix::table2());
-    edit(&mut params);
-    params
-}
-
-/// Figure 5: Table 2's settings over 15 mixes, speeds F, S, FS, FFS, FSS × sizes S
-/// (1,2,5,10,20%), M (1,2,10,50,100%), L (10,30,50,100%). Scaled as [`table2`].
-pub fn fig5() -> Vec<Params> {
-    let speeds = ["F", "S", "FS", "FFS", "FSS"];
-    let sizes = ["S", "M", "L"];
-    speeds
-        .iter()
-        .flat_map(|speed| sizes.iter().map(move |size| format!("{speed}-{size}")))
-        .map(|mix| variant("fig5", mix.clone(), &mix, |_| {}))
-        .collect()
-}
-
-/// Figure 6: table trimmed to 2 GB (fits in memory), buffer 12.5%…100% in steps of
-/// 12.5%, 8 streams × 4 queries; a disk-bound set (FAST only) and a CPU-bound set
-/// (FAST + SLOW), ranges as Table 2's. Scaled: chunk size and bandwidth; the table is
-/// the lead's (half of table2's in the paper).
-pub fn fig6() -> Vec<Params> {
-    const BUFFER_STEPS: u32 = 8;
-    const STEP_PCT: f64 = 12.5;
-    let sets = [
-        ("disk-bound", "F-1,10,50,100"),
-        ("cpu-bound", "FS-1,10,50,100"),
-    ];
-    sets.iter()
-        .flat_map(|&(set, mix)| {
-            (1..=BUFFER_STEPS).map(move |step| {
-                let pct = STEP_PCT * step as f64;
-                variant("fig6", format!("{set} buffer {pct}%"), mix, |p| {
-                    p.streams = 8;
-                    p.buffer_pct = pct;
-                })
-            })
-        })
-        .collect()
-}
-
-/// Figure 7: buffer 1 GB (25% of 4 GB), an increasing number of concurrent queries
-/// (here streams of 4 queries: 1, 2, 4, 8, 16, 32) each scanning 5%, 20% or 50%.
-/// Speeds are not given in the paper; FS is used. Scaled as [`table2`], with chunks of
-/// [`FIG7_CHUNK_MB`]: the paper's buffer of 64 chunks holds the 2 chunks the ABM needs
-/// to admit each of 32 queries, and ours must too (4 MB chunks of SF1 PAX give 50
-/// frames: only 25 queries would run at once).
-pub fn fig7() -> Vec<Params> {
-    let concurrency = [1, 2, 4, 8, 16, 32];
-    let sizes = [5, 20, 50];
-    sizes
-        .iter()
-        .flat_map(|&size| {
-            concurrency.iter().map(move |&streams| {
-                let mix = format!("FS-{size}");
-                variant("fig7", format!("{mix} × {streams}"), &mix, |p| {
-                    p.streams = streams;
-                    p.chunk_mb = FIG7_CHUNK_MB;
-                })
-            })
-        })
-        .collect()
-}
-
-/// Figure 8: 16 streams × 4 I/O-bound (FAST) queries over 1, 10, 100% of a 2 GB table
-/// stored in more and more, smaller chunks. Scaled: chunk sizes here assume a table of
-/// about 512 MB (64…2048 chunks); the lead rescales them to the generated table.
-pub fn fig8() -> Vec<Params> {
-    let chunk_mbs = [8.0, 4.0, 2.0, 1.0, 0.5, 0.25];
-    chunk_mbs
-        .iter()
-        .map(|&mb| {
-            variant("fig8", format!("chunk {mb} MB"), "F-1,10,100", |p| {
-                p.chunk_mb = mb
-            })
-        })
-        .collect()
-}
-
-/// The 2012 paper's microbenchmark runs: 8 streams of 16 queries, Q1 and Q6 (our SLOW
-/// and FAST) over ranges from a random start, LRU vs PBM vs CScans.
-fn pbm_variant(label: String, mix: &str, edit: impl FnOnce(&mut Params)) -> Params {
-    variant("pbm", label, mix, |p| {
-        p.streams = 8;
-        p.queries_per_stream = 16;
-        p.buffer_pct = 40.0;
-        p.policies = PBM_POLICIES.iter().map(|s| s.to_string()).collect();
-        edit(p)
-    })
-}
-
-/// 2012 paper Figure 11: buffer 10%…100% of the data the queries touch (here: of the
-/// table), ranges of 1/10/50/100%. Scaled as [`table2`].
-pub fn pbm_buffer() -> Vec<Params> {
-    [10.0, 20.0, 40.0, 60.0, 80.0, 100.0]
-        .into_iter()
-        .map(|pct| {
-            pbm_variant(format!("buffer {pct}%"), "FS-1,10,50,100", |p| {
-                p.preset = "pbm-buffer".into();
-                p.buffer_pct = pct;
-            })
-        })
-        .collect()
-}
-
-/// 2012 paper Figure 13: 1…32 streams of Q1/Q6 over 50% ranges, buffer 40%.
-pub fn pbm_streams() -> Vec<Params> {
-    [1, 2, 4, 8, 16, 32]
-        .into_iter()
-        .map(|streams| {
-            pbm_variant(format!("{streams} streams"), "FS-50", |p| {
-                p.preset = "pbm-streams".into();
-                p.streams = streams;
-            })
-        })
-        .collect()
-}
-
-/// 2012 paper Figure 12: buffer 40 %, bandwidth 200…2000 MB/s around its default
-/// 700 MB/s. Scaled: the calibrated bandwidth (the paper's CPU/I/O balance) stands for
-/// 700 MB/s and each point multiplies it by `b / 700`, as the simulator's preset does;
-/// the queries and their stagger stay the same at every point.
-pub fn pbm_bandwidth() -> Vec<Params> {
-    PBM_BANDWIDTHS_MB_S
-        .into_iter()
-        .map(|mb_s| {
-            pbm_variant(format!("{mb_s} MB/s"), "FS-1,10,50,100", |p| {
-                p.preset = "pbm-bandwidth".into();
-                p.bandwidth_scale = mb_s / PBM_PAPER_DEFAULT_MB_S;
-            })
-        })
-        .collect()
-}
-
-/// 2012 paper Figure 17: the microbenchmark of Figure 11 at its default 40 % buffer,
-/// with the sharing-potential analysis (`crate::sharing`: chunks and MiB wanted by
-/// exactly 1, 2, 3, ≥ 4 active queries, 200 samples over each policy's run) in every
-/// report. It needs each query's consumption times, which the engine hands out through
-/// [`crate::PolicyRun::consumptions`] (the runtime's reference trace, tags mapped to
-/// query ids); an engine without them gets the runs alone. The simulator's twin is
-/// `coopscan_sim::sharing_potential`.
-pub fn pbm_sharing() -> Params {
-    pbm_variant("sharing 40%".into(), "FS-1,10,50,100", |p| {
-        p.preset = PBM_SHARING.into();
-    })
-}
-
-/// Scans and CScans in one pool: the `pbm-buffer` workload at 10, 40 and 80 % buffers,
-/// three runs per size over the same queries: all of them in order under PBM (a
-/// system without CScans), none in order under relevance (the least I/O any mix can
-/// need, as every query may reorder), and a seeded [`MIXED_POOL_IN_ORDER_PCT`] % in
-/// order under `mixed` (one temperature for both kinds) and under relevance (its own
-/// keepRelevance eviction). Each report has OPT on its references beside the loads.
-pub fn mixed_pool() -> Vec<Params> {
-    let run = |pct: f64, in_order: u32, what: &str, policies: &[&str]| {
-        pbm_variant(format!("buffer {pct}%, {what}"), "FS-1,10,50,100", |p| {
-            p.preset = MIXED_POOL.into();
-            p.buffer_pct = pct;
-            p.in_order_pct = in_order;
-            p.policies = policies.iter().map(|s| s.to_string()).collect();
-        })
-    };
-    coopscan_paper::mixed_pool::BUFFER_PCT
-        .into_iter()
-        .flat_map(|pct| {
-            let pct = f64::from(pct);
-            [
-                run(pct, MAX_IN_ORDER_PCT, "all Scans", &[MIXED_POOL_ALL_SCANS]),
-                run(pct, 0, "all CScans", &[MIXED_POOL_ALL_CSCANS]),
-                run(
-                    pct,
-                    MIXED_POOL_IN_ORDER_PCT,
-                    &format!("{MIXED_POOL_IN_ORDER_PCT}% Scans"),
-                    &MIXED_POOL_MIX,
-                ),
-            ]
-        })
-        .collect()
+    only_run(&defs::TABLE3)
 }
 
 #[cfg(test)]
@@ -579,23 +423,27 @@ mod tests {
         assert_eq!(pbm.len(), 6);
         assert!(pbm
             .iter()
-            .all(|p| p.policies == PBM_POLICIES && p.streams == 8));
+            .all(|p| p.policies == defs::PBM_POLICIES && p.streams == 8));
+        // The 2012 microbenchmark's streams start together, as the simulator's.
+        assert!(pbm.iter().all(|p| p.stagger_s == Some(0.0)));
         assert_eq!(pbm[0].buffer_pct, 10.0);
         assert_eq!(preset("pbm-streams", &none).unwrap().len(), 6);
         let bw = preset("pbm-bandwidth", &none).unwrap();
         assert_eq!(bw.len(), 6);
         assert!(bw
             .iter()
-            .all(|p| p.buffer_pct == 40.0 && p.policies == PBM_POLICIES));
+            .all(|p| p.buffer_pct == 40.0 && p.policies == defs::PBM_POLICIES));
         // 700 MB/s is the paper's default: the calibrated bandwidth itself.
         assert!(bw.iter().any(|p| p.bandwidth_scale == 1.0));
         assert!((bw[0].bandwidth_scale - 200.0 / 700.0).abs() < 1e-12);
         let mixed = preset("mixed-pool", &none).unwrap();
-        assert_eq!(mixed.len(), 9);
+        assert_eq!(mixed.len(), 15);
         let shares: Vec<u32> = mixed.iter().map(|p| p.in_order_pct).collect();
-        assert_eq!(shares[..3], [100, 0, MIXED_POOL_IN_ORDER_PCT]);
+        assert_eq!(shares[..5], [0, 25, 50, 75, 100]);
+        assert_eq!(mixed[0].policies, ["relevance"]);
         assert_eq!(mixed[2].policies, ["mixed", "relevance"]);
-        assert_eq!(mixed[8].buffer_pct, 80.0);
+        assert_eq!(mixed[4].policies, ["pbm"]);
+        assert_eq!(mixed[14].buffer_pct, 80.0);
         assert!(mixed.iter().all(|p| p.mix.name == mixed[0].mix.name));
         let too_many = Overrides {
             in_order_pct: Some(101),
@@ -605,17 +453,37 @@ mod tests {
         let sharing = preset("pbm-sharing", &none).unwrap();
         assert_eq!(sharing.len(), 1);
         assert_eq!(sharing[0].buffer_pct, 40.0);
-        assert_eq!(preset("fig5", &none).unwrap().len(), 15);
+        let fig5 = preset("fig5", &none).unwrap();
+        assert_eq!(fig5.len(), 15);
+        assert_eq!(
+            (fig5[0].label.as_str(), fig5[0].mix.percents.len()),
+            ("F-S", 5)
+        );
         let fig6 = preset("fig6", &none).unwrap();
         assert_eq!(fig6.len(), 16);
         assert_eq!(fig6[0].buffer_pct, 12.5);
         assert_eq!(fig6[7].buffer_pct, 100.0);
+        assert_eq!(fig6[8].label, "cpu-bound buffer 12.5%");
         assert_eq!(preset("fig7", &none).unwrap().len(), 18);
-        assert_eq!(preset("fig8", &none).unwrap()[5].mix.name, "F-1,10,100");
+        let fig8 = preset("fig8", &none).unwrap();
+        let chunk_mb: Vec<f64> = fig8.iter().map(|p| p.chunk_mb).collect();
+        assert_eq!(chunk_mb, [8.0, 4.0, 2.0, 1.0, 0.5, 0.25]);
+        assert!(fig8
+            .iter()
+            .all(|p| p.mix.name == "F-1,10,100" && p.buffer_pct == 50.0));
         assert!(matches!(
             preset("fig9", &none),
             Err(BenchError::UnknownPreset(_))
         ));
+    }
+
+    #[test]
+    fn every_experiment_is_a_preset_and_checks() {
+        for name in preset_names() {
+            let runs = preset(name, &Overrides::default()).unwrap();
+            assert!(!runs.is_empty(), "{name}");
+            assert!(runs.iter().all(|r| r.preset == name));
+        }
     }
 
     #[test]
@@ -681,7 +549,7 @@ mod tests {
     #[test]
     fn a_bandwidth_sweep_scales_the_given_bandwidth_and_needs_one() {
         use crate::bench::resolve_bandwidth;
-        let mut p = pbm_bandwidth().remove(0); // the paper's 200 MB/s point
+        let mut p = runs(&defs::PBM_BANDWIDTH).unwrap().remove(0); // the paper's 200 MB/s point
         p.bandwidth_mb = BandwidthMbS::checked(350.0);
         let b = resolve_bandwidth(&p, None).unwrap().unwrap();
         assert!(

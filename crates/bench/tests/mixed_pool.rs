@@ -1,6 +1,7 @@
-//! The `mixed-pool` table from the preset's runs, built from known numbers: each run
-//! filed under its buffer and share of in-order queries, the ratios to the better pure
-//! run and to OPT, and the text and JSON that carry them.
+//! The `mixed-pool` table from the preset's runs, built from known numbers: each mix
+//! filed under its buffer and share of in-order queries beside the pure runs of its
+//! buffer, the ratios to the better pure run and to OPT, and the text and JSON that
+//! carry them.
 #![allow(clippy::unwrap_used)] // test code: an unwrap that fails is a failed test
 
 mod common;
@@ -18,8 +19,8 @@ fn runs(params: &Params, in_order: usize) -> Vec<QueryRun> {
 }
 
 /// Loads per buffer size (10, 40, 80 %): all Scans under pbm 1000, all CScans under
-/// relevance 600, the mix 630 under mixed (OPT 560) and 700 under relevance; at 80 %
-/// the mix needs 660, beyond the bound.
+/// relevance 600, each of the three mixes (25, 50, 75 % in order) 630 under mixed (OPT
+/// 560) and 700 under relevance; at 80 % the mixes need 660, beyond the bound.
 fn reports() -> Vec<BenchReport> {
     let params = coopscan_bench::preset("mixed-pool", &Default::default()).unwrap();
     params
@@ -49,7 +50,17 @@ fn reports() -> Vec<BenchReport> {
 fn each_run_lands_in_its_row_with_the_ratios_to_the_best_pure_run_and_to_opt() {
     let rows = mixed_pool::mixed_pool_rows(&reports()).unwrap();
     let buffers: Vec<f64> = rows.iter().map(|r| r.buffer_pct).collect();
-    assert_eq!(buffers, [10.0, 40.0, 80.0]);
+    assert_eq!(
+        buffers,
+        [10.0, 10.0, 10.0, 40.0, 40.0, 40.0, 80.0, 80.0, 80.0]
+    );
+    let shares: Vec<u32> = rows.iter().map(|r| r.in_order_pct).collect();
+    assert_eq!(shares[..3], [25, 50, 75]);
+    // Every mix of a buffer sits beside that buffer's pure runs.
+    assert!(rows
+        .iter()
+        .all(|r| r.all_scans_pbm.unwrap().chunk_loads == 1000
+            && r.all_cscans_relevance.unwrap().chunk_loads == 600));
     let r = &rows[0];
     assert_eq!(r.all_scans_pbm.unwrap().chunk_loads, 1000);
     assert_eq!(r.all_cscans_relevance.unwrap().chunk_loads, 600);
@@ -58,7 +69,7 @@ fn each_run_lands_in_its_row_with_the_ratios_to_the_best_pure_run_and_to_opt() {
     // 630 ÷ min(1000, 600) and 630 ÷ 560.
     assert!((r.mixed_over_best().unwrap() - 1.05).abs() < 1e-12);
     assert!((r.mixed_over_opt().unwrap() - 1.125).abs() < 1e-12);
-    assert!((rows[2].mixed_over_best().unwrap() - 1.1).abs() < 1e-12);
+    assert!((rows[6].mixed_over_best().unwrap() - 1.1).abs() < 1e-12);
 
     let text = text::render_sweep(&reports());
     assert!(
@@ -67,14 +78,14 @@ fn each_run_lands_in_its_row_with_the_ratios_to_the_best_pure_run_and_to_opt() {
     );
     assert!(text.contains("630 / 12.0"), "{text}");
     assert!(text.contains("2 of 4"), "{text}");
-    assert!(text.contains("≤ 1.05 at 2 of 3 buffer sizes"), "{text}");
+    assert!(text.contains("≤ 1.05 at 6 of 9 points"), "{text}");
 
     let doc: serde_json::Value =
         serde_json::from_str(&json::preset_to_json(&reports()).unwrap()).unwrap();
     let table = doc["mixed_pool"].as_array().unwrap();
-    assert_eq!(table.len(), 3);
-    assert_eq!(table[1]["mix_mixed"]["opt_chunk_loads"], 560);
-    assert_eq!(table[1]["all_scans_pbm"]["chunk_loads"], 1000);
+    assert_eq!(table.len(), 9);
+    assert_eq!(table[3]["mix_mixed"]["opt_chunk_loads"], 560);
+    assert_eq!(table[3]["all_scans_pbm"]["chunk_loads"], 1000);
 
     let page = html::render(&reports());
     assert!(page.contains("<h2>Scans and CScans in one pool</h2>"));
@@ -103,8 +114,8 @@ fn a_peers_run_of_the_same_point_leaves_coopscans_cells_and_regimes_get_rows_of_
     peer.policies[0].runs = runs(&peer.params, 4);
     reports.insert(1, peer);
     let rows = mixed_pool::mixed_pool_rows(&reports).unwrap();
-    assert_eq!(rows.len(), 3);
-    assert_eq!(rows[0].all_scans_pbm.unwrap().chunk_loads, 1000);
+    assert_eq!(rows.len(), 9);
+    assert_eq!(rows[0].all_cscans_relevance.unwrap().chunk_loads, 600);
 
     let mut cached = reports[0].clone();
     cached
@@ -114,10 +125,11 @@ fn a_peers_run_of_the_same_point_leaves_coopscans_cells_and_regimes_get_rows_of_
     cached.params.label.push_str("all cached");
     cached.policies[0].stats.chunk_loads = 5;
     reports.push(cached);
+    // reports[0] is 10 %'s all-CScans run: in its own regime it has a row of its own.
     let rows = mixed_pool::mixed_pool_rows(&reports).unwrap();
-    assert_eq!(rows.len(), 4);
-    assert_eq!(rows[3].regime.as_deref(), Some("all cached"));
-    assert_eq!(rows[3].all_scans_pbm.unwrap().chunk_loads, 5);
-    assert_eq!(rows[0].all_scans_pbm.unwrap().chunk_loads, 1000);
+    assert_eq!(rows.len(), 10);
+    assert_eq!(rows[9].regime.as_deref(), Some("all cached"));
+    assert_eq!(rows[9].all_cscans_relevance.unwrap().chunk_loads, 5);
+    assert_eq!(rows[0].all_cscans_relevance.unwrap().chunk_loads, 600);
     assert!(mixed_pool::render(&rows).contains("all cached:"));
 }

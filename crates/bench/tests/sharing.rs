@@ -186,7 +186,9 @@ fn run(params: &Params, per_query: Duration) -> BenchReport {
 
 /// `pbm-sharing` shrunk: three streams of one full scan each, all starting at once.
 fn small_sharing_params() -> Params {
-    let mut params = presets::pbm_sharing();
+    let mut params = presets::runs(&coopscan_paper::experiments::PBM_SHARING)
+        .unwrap()
+        .remove(0);
     params.streams = 3;
     params.queries_per_stream = 1;
     params.mix = "F-100".parse().unwrap();
@@ -199,7 +201,10 @@ fn small_sharing_params() -> Params {
 #[test]
 fn a_pbm_sharing_run_carries_the_engines_consumptions_into_every_report() {
     let report = run(&small_sharing_params(), PER_QUERY);
-    assert_eq!(report.policies.len(), presets::PBM_POLICIES.len());
+    assert_eq!(
+        report.policies.len(),
+        coopscan_paper::experiments::PBM_POLICIES.len()
+    );
     for p in &report.policies {
         let s = p.stats.sharing.as_ref().unwrap();
         assert_eq!(s.samples.len(), SHARING_SAMPLES);

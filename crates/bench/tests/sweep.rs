@@ -11,6 +11,7 @@ use coopscan_bench::presets::{self, preset, Overrides};
 use coopscan_bench::report::{html, json, text};
 use coopscan_bench::stats::PolicyStats;
 use coopscan_bench::{BenchReport, Params};
+use coopscan_paper::experiments as defs;
 use serde_json::Value;
 
 const POLICIES: [&str; 4] = ["normal", "attach", "elevator", "relevance"];
@@ -56,7 +57,7 @@ fn build(
 
 /// Fig 6's reports, given in reverse preset order so the figure has to sort them.
 fn fig6_reports() -> Vec<BenchReport> {
-    let mut runs = presets::fig6();
+    let mut runs = presets::runs(&defs::FIG6).unwrap();
     runs.reverse();
     build(runs, |p, i| {
         Some(sweep_stats(fig6_io(p, i), fig6_time(p, i), 2.0, None))
@@ -242,7 +243,7 @@ fn fig7_stats(p: &Params, i: usize) -> Option<PolicyStats> {
 
 #[test]
 fn fig7_has_a_panel_group_per_scan_size_on_a_log_axis() {
-    let reports = build(presets::fig7(), fig7_stats);
+    let reports = build(presets::runs(&defs::FIG7).unwrap(), fig7_stats);
     let html = html::render(&reports);
     assert!(html.contains("Figure 7"));
     common::html_check::check_charts(&html);
@@ -319,7 +320,7 @@ fn fig8_stats(p: &Params, i: usize) -> Option<PolicyStats> {
 
 #[test]
 fn fig8_plots_scheduling_against_chunk_size() {
-    let reports = build(presets::fig8(), fig8_stats);
+    let reports = build(presets::runs(&defs::FIG8).unwrap(), fig8_stats);
     let html = html::render(&reports);
     assert!(html.contains("Figure 8: scheduling time against chunk size"));
     assert!(html.contains("does not exceed 1% of the entire execution time"));
@@ -356,7 +357,8 @@ fn fig8_plots_scheduling_against_chunk_size() {
 
 /// Fig 5: relevance's numbers fixed; the others ÷ relevance as `ratio` says.
 fn fig5_reports(ratio: impl Fn(&str, &str) -> (f64, f64)) -> Vec<BenchReport> {
-    presets::fig5()
+    presets::runs(&defs::FIG5)
+        .unwrap()
         .into_iter()
         .map(|p| {
             let policies = POLICIES
@@ -488,10 +490,13 @@ fn each_regime_is_its_own_query_set() {
     let reports: Vec<BenchReport> = ["io", "cached"]
         .iter()
         .flat_map(|regime| {
-            let runs = presets::fig6().into_iter().map(move |mut p| {
-                p.label = format!("{} · {regime}", p.label);
-                p
-            });
+            let runs = presets::runs(&defs::FIG6)
+                .unwrap()
+                .into_iter()
+                .map(move |mut p| {
+                    p.label = format!("{} · {regime}", p.label);
+                    p
+                });
             build(runs.collect(), |p, i| {
                 Some(sweep_stats(fig6_io(p, i), 1.0, 1.0, None))
             })

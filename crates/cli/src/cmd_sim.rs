@@ -11,11 +11,13 @@
 
 use anyhow::Context;
 use coopscan_buffer::PolicyKind;
+use coopscan_sim::experiments::{
+    bandwidth_points, buffer_points, defs, in_order_points, stream_points,
+};
 use coopscan_sim::{
-    fig8, mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text, pbm_buffer,
-    pbm_buffer_text, pbm_sharing, pbm_sharing_text, pbm_streams, pbm_streams_text,
-    run_preset_traced, svg, table4, table4_text, PresetName, FIG8_DEFAULT_CHUNKS, MIXED_BUFFER_PCT,
-    MIXED_IN_ORDER_PCT, PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS, PBM_STREAMS,
+    fig8, fig8_default_chunks, mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text,
+    pbm_buffer, pbm_buffer_text, pbm_sharing, pbm_sharing_text, pbm_streams, pbm_streams_text,
+    run_preset_traced, svg, table4, table4_text, PresetName,
 };
 use std::path::{Path, PathBuf};
 
@@ -96,7 +98,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let (json_path, svg_path) = output_paths(args)?;
     let (text, json, picture) = if args.preset == PresetName::Fig8 {
         let counts = if args.chunks.is_empty() {
-            FIG8_DEFAULT_CHUNKS.to_vec()
+            fig8_default_chunks()?
         } else {
             args.chunks.clone()
         };
@@ -110,17 +112,29 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         (text, serde_json::to_string_pretty(&reports)?, None)
     } else if args.preset == PresetName::PbmBuffer {
         without_picture(
-            &pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS)?,
+            &pbm_buffer(
+                &args.policies,
+                args.seed,
+                &buffer_points(&defs::PBM_BUFFER)?,
+            )?,
             pbm_buffer_text,
         )?
     } else if args.preset == PresetName::PbmBandwidth {
         without_picture(
-            &pbm_bandwidth(&args.policies, args.seed, &PBM_BANDWIDTH_MB_S)?,
+            &pbm_bandwidth(
+                &args.policies,
+                args.seed,
+                &bandwidth_points(&defs::PBM_BANDWIDTH)?.1,
+            )?,
             pbm_bandwidth_text,
         )?
     } else if args.preset == PresetName::PbmStreams {
         without_picture(
-            &pbm_streams(&args.policies, args.seed, &PBM_STREAMS)?,
+            &pbm_streams(
+                &args.policies,
+                args.seed,
+                &stream_points(&defs::PBM_STREAMS),
+            )?,
             pbm_streams_text,
         )?
     } else if args.preset == PresetName::PbmSharing {
@@ -128,7 +142,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     } else if args.preset == PresetName::MixedPool {
         // Its own fixed policies: the mixed pool against all-Scans-under-PBM and
         // all-CScans-under-relevance on the same queries.
-        let report = mixed_pool(args.seed, &MIXED_BUFFER_PCT, &MIXED_IN_ORDER_PCT)?;
+        let report = mixed_pool(
+            args.seed,
+            &buffer_points(&defs::MIXED_POOL)?,
+            &in_order_points(&defs::MIXED_POOL),
+        )?;
         without_picture(&report, mixed_pool_text)?
     } else if args.preset == PresetName::Table4 {
         without_picture(&table4(&args.policies, args.seed)?, table4_text)?

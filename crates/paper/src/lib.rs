@@ -6,6 +6,8 @@
 //! defined — lives here, so the two cannot drift apart. Each side scales the setup to
 //! its own table and device; neither keeps a copy of it.
 //!
+//! * [`experiment`], [`experiments`]: every experiment as one definition (workload,
+//!   buffer, sweep, policies, published numbers, finding), run by both executors.
 //! * [`table2`]: VLDB 2007 §5.1-5.2, Table 2 (setup and published numbers).
 //! * [`table3`]: VLDB 2007 §6.3, Table 3, Table 2's DSM twin.
 //! * [`table4`]: VLDB 2007 §6.3.1, Table 4, column overlap on a synthetic table.
@@ -14,6 +16,8 @@
 //! * [`sharing`]: PBM 2012 Figure 17, sharing potential (the classes and the sampling).
 //! * [`mixed_pool`]: PBM 2012 §2.3/§5, Scans and CScans in one pool (buffers, bound).
 
+pub mod experiment;
+pub mod experiments;
 pub mod mixed_pool;
 pub mod published;
 pub mod sharing;

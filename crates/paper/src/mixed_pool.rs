@@ -5,12 +5,18 @@
 //! The `pbm-buffer` microbenchmark at a few buffer sizes, its queries run three ways:
 //! all in table order under PBM (a system without CScans), all as CScans under
 //! relevance (every query free to reorder: the least I/O any mix can need), and a mix
-//! of both under the one-temperature `mixed` policy. The bound: the mix's
+//! of both under the one-temperature `mixed` policy. The bound: the mix's
 //! loads at most [`TARGET`] × the better of the two pure runs ([`mixed_over_best`]).
 
-/// Buffer sizes, % of the data the queries touch.
-pub const BUFFER_PCT: [u32; 3] = [10, 40, 80];
-/// The bound on [`mixed_over_best`].
+/// Shares of the queries, %, that read in table order: all CScans, a mix, all Scans.
+pub const IN_ORDER_PCT: [u32; 5] = [0, 25, 50, 75, 100];
+/// The policy of the queries all in order (a system without CScans).
+pub const ALL_SCANS_POLICY: &str = "pbm";
+/// The policy of the queries none in order (every query free to reorder).
+pub const ALL_CSCANS_POLICY: &str = "relevance";
+/// The mix's policies: one temperature, then relevance with its own eviction.
+pub const MIX_POLICIES: [&str; 2] = ["mixed", "relevance"];
+/// The bound on [`mixed_over_best`].
 pub const TARGET: f64 = 1.05;
 
 /// The mixed pool's loads ÷ the fewer of the two pure runs' loads (all Scans under

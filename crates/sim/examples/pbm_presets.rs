@@ -12,11 +12,13 @@
 //! `coopscan_sim::PbmBandwidthOptions`.
 
 use coopscan_buffer::PolicyKind;
+use coopscan_sim::experiments::{
+    bandwidth_points, buffer_points, defs, in_order_points, stream_points,
+};
 use coopscan_sim::{
     mixed_pool, mixed_pool_text, pbm_bandwidth_text, pbm_bandwidth_with, pbm_buffer,
     pbm_buffer_text, pbm_lru_hot, pbm_lru_hot_text, pbm_sharing, pbm_sharing_text, pbm_streams,
-    pbm_streams_text, PbmBandwidthOptions, PresetName, MIXED_BUFFER_PCT, MIXED_IN_ORDER_PCT,
-    PBM_BANDWIDTH_MB_S, PBM_BUFFER_PERCENTS, PBM_STREAMS,
+    pbm_streams_text, PbmBandwidthOptions, PresetName,
 };
 use std::process::ExitCode;
 
@@ -97,21 +99,31 @@ fn run(args: &Args) -> Result<(String, String), String> {
     };
     match preset {
         PresetName::PbmBuffer => {
-            let r = pbm_buffer(&args.policies, args.seed, &PBM_BUFFER_PERCENTS).map_err(err)?;
+            let r = pbm_buffer(
+                &args.policies,
+                args.seed,
+                &buffer_points(&defs::PBM_BUFFER).map_err(err)?,
+            )
+            .map_err(err)?;
             Ok((pbm_buffer_text(&r), json(&r)))
         }
         PresetName::PbmBandwidth => {
             let r = pbm_bandwidth_with(
                 &args.policies,
                 args.seed,
-                &PBM_BANDWIDTH_MB_S,
+                &bandwidth_points(&defs::PBM_BANDWIDTH).map_err(err)?.1,
                 &args.bandwidth,
             )
             .map_err(err)?;
             Ok((pbm_bandwidth_text(&r), json(&r)))
         }
         PresetName::PbmStreams => {
-            let r = pbm_streams(&args.policies, args.seed, &PBM_STREAMS).map_err(err)?;
+            let r = pbm_streams(
+                &args.policies,
+                args.seed,
+                &stream_points(&defs::PBM_STREAMS),
+            )
+            .map_err(err)?;
             Ok((pbm_streams_text(&r), json(&r)))
         }
         PresetName::PbmSharing => {
@@ -119,7 +131,12 @@ fn run(args: &Args) -> Result<(String, String), String> {
             Ok((pbm_sharing_text(&r), json(&r)))
         }
         PresetName::MixedPool => {
-            let r = mixed_pool(args.seed, &MIXED_BUFFER_PCT, &MIXED_IN_ORDER_PCT).map_err(err)?;
+            let r = mixed_pool(
+                args.seed,
+                &buffer_points(&defs::MIXED_POOL).map_err(err)?,
+                &in_order_points(&defs::MIXED_POOL),
+            )
+            .map_err(err)?;
             Ok((mixed_pool_text(&r), json(&r)))
         }
         other => Err(format!("{other}: use `coopscan sim --preset {other}`")),

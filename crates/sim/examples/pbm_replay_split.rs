@@ -10,10 +10,11 @@
 //! ```
 
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
+use coopscan_sim::experiments::{buffer_points, defs};
 use coopscan_sim::opt::replay_opt;
 use coopscan_sim::pbm_replay::{replay_pbm_observed, Foresight};
 use coopscan_sim::presets::table2_config;
-use coopscan_sim::{pbm_buffer, pbm_buffer_workload, simulate, SimConfig, PBM_BUFFER_PERCENTS};
+use coopscan_sim::{pbm_buffer, pbm_buffer_workload, simulate, SimConfig};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -36,13 +37,13 @@ fn main() -> ExitCode {
 
 fn run(seed: u64) -> Result<(), coopscan_sim::SimError> {
     // The preset's own buffer sizes in frames, so the runs are the preset's.
-    let report = pbm_buffer(&[PolicyKind::Pbm], seed, &PBM_BUFFER_PERCENTS)?;
+    let report = pbm_buffer(&[PolicyKind::Pbm], seed, &buffer_points(&defs::PBM_BUFFER)?)?;
     let base = SimConfig {
         record_timeline: false,
         record_trace: true,
         ..table2_config()
     };
-    let workload = pbm_buffer_workload(&base, seed);
+    let workload = pbm_buffer_workload(&base, seed)?;
     println!(
         "{:>7} {:>7} {:>9} {:>10} {:>10} {:>9} {:>11} {:>11}",
         "buffer", "run", "PBM rule", "PBM exact", "OPT", "run-rule", "rule-exact", "exact-OPT"

@@ -65,12 +65,12 @@ fn main() -> Result<(), SimError> {
     };
     println!("pbm-throttle's hold bound (seed {seed}):");
     println!("       point  max held share   loads  avg stream (s)  held (s, all queries)  holds");
-    let workload = pbm_buffer_workload(&base, seed);
+    let workload = pbm_buffer_workload(&base, seed)?;
     for pct in PERCENTS {
         sweep(&format!("buffer {pct}%"), &base, &workload, pct)?;
     }
     for n in STREAMS {
-        let workload = pbm_streams_workload(&base, n, seed);
+        let workload = pbm_streams_workload(&base, n, seed)?;
         sweep(
             &format!("{n} streams"),
             &base,

@@ -18,7 +18,7 @@ fn main() -> Result<(), SimError> {
     let policies = [PolicyKind::Normal, PolicyKind::Relevance];
     println!("table2 (seed {seed}), every query with W workers; per policy: avg stream (s) / avg latency (s) / avg normalized latency / loads");
     for workers in [1u16, 2, 4] {
-        let (cfg, mut workload) = table2(seed);
+        let (cfg, mut workload) = table2(seed)?;
         for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
             q.workers = workers;
         }

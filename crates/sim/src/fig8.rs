@@ -3,24 +3,17 @@
 //! smaller chunks. 16 streams × 4 I/O-bound (FAST) queries over 1%, 10% or 100%.
 
 use crate::engine::{simulate, SimConfig};
-use crate::presets::random_range_query;
-use crate::workload::{StreamSpec, Workload};
+use crate::experiments::{chunk_points, defs, range_workload, short_names};
+use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::PolicyKind;
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-const TABLE_BYTES: u64 = 2 << 30;
-/// Buffer of 1 GB as in §5 (half of the trimmed 2 GB table).
-const BUFFER_FRACTION: f64 = 0.5;
-const STREAMS: usize = 16;
-const QUERIES_PER_STREAM: usize = 4;
-const STAGGER_S: f64 = 3.0;
-const RANGE_PERCENTS: [u32; 3] = [1, 10, 100];
-
-/// Chunk counts of the default sweep (16 MB … 128 KB chunks).
-pub const FIG8_DEFAULT_CHUNKS: [u32; 8] = [128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+/// The chunk counts of Figure 8's definition (`coopscan_paper::experiments::FIG8`):
+/// 64 … 16384 chunks of the paper's 2 GB table (32 MB … 128 KB).
+pub fn fig8_default_chunks() -> Result<Vec<u32>, SimError> {
+    Ok(chunk_points(&defs::FIG8)?.1)
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Fig8Point {
@@ -43,35 +36,27 @@ pub struct Fig8Report {
     pub points: Vec<Fig8Point>,
 }
 
-fn config(chunks: u32) -> SimConfig {
-    let frames = ((f64::from(chunks) * BUFFER_FRACTION) as u32).max(2 * STREAMS as u32);
-    SimConfig::paper_2007(chunks, TABLE_BYTES / u64::from(chunks), frames)
+fn config(chunks: u32) -> Result<SimConfig, SimError> {
+    let table_bytes = chunk_points(&defs::FIG8)?.0 << 20;
+    let streams = defs::FIG8.workload.streams as u32;
+    let share = defs::FIG8.buffer_pct / 100.0;
+    let frames = ((f64::from(chunks) * share) as u32).max(2 * streams);
+    Ok(SimConfig::paper_2007(
+        chunks,
+        table_bytes / u64::from(chunks),
+        frames,
+    ))
 }
 
-fn workload(cfg: &SimConfig, seed: u64) -> Workload {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let streams = (0..STREAMS)
-        .map(|s| {
-            let queries = (0..QUERIES_PER_STREAM)
-                .map(|k| {
-                    let percent = RANGE_PERCENTS[rng.random_range(0..RANGE_PERCENTS.len())];
-                    random_range_query(&mut rng, cfg, format!("s{s:02}q{k}"), false, percent)
-                })
-                .collect();
-            StreamSpec {
-                start_s: STAGGER_S * s as f64,
-                queries,
-            }
-        })
-        .collect();
-    Workload { streams }
+fn workload(cfg: &SimConfig, seed: u64) -> Result<Workload, SimError> {
+    range_workload(cfg, &defs::FIG8.workload, seed, short_names)
 }
 
 pub fn fig8(chunk_counts: &[u32], policy: PolicyKind, seed: u64) -> Result<Fig8Report, SimError> {
     let mut points = Vec::new();
     for &chunks in chunk_counts {
-        let cfg = config(chunks);
-        let run = simulate(&cfg, &workload(&cfg, seed), policy)?;
+        let cfg = config(chunks)?;
+        let run = simulate(&cfg, &workload(&cfg, seed)?, policy)?;
         points.push(Fig8Point {
             chunks,
             chunk_bytes: cfg.chunk_bytes,

@@ -19,6 +19,7 @@ mod boundaries;
 mod dsm_variants;
 mod engine;
 mod error;
+pub mod experiments;
 mod fig8;
 mod mixed_pool;
 mod model;
@@ -45,19 +46,17 @@ pub use engine::{
     DEFAULT_MAX_EVENTS, MAX_FAULT_PER_MILLE,
 };
 pub use error::SimError;
-pub use fig8::{fig8, Fig8Point, Fig8Report, FIG8_DEFAULT_CHUNKS};
+pub use fig8::{fig8, fig8_default_chunks, Fig8Point, Fig8Report};
 pub use mixed_pool::{
-    choose_scans, mixed_pool, mixed_pool_text, MixedPoint, MixedReport, MixedRun, MIXED_BUFFER_PCT,
-    MIXED_IN_ORDER_PCT, MIXED_TARGET,
+    choose_scans, mixed_pool, mixed_pool_text, MixedPoint, MixedReport, MixedRun, MIXED_TARGET,
 };
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 pub use pbm_bandwidth::{
     pbm_bandwidth, pbm_bandwidth_text, pbm_bandwidth_with, PbmBandwidthOptions, PbmBandwidthPoint,
-    PbmBandwidthReport, PBM_BANDWIDTH_MB_S, PBM_DEFAULT_BUFFER_PCT,
+    PbmBandwidthReport,
 };
 pub use pbm_buffer::{
-    pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport,
-    PbmBufferRow, PBM_BUFFER_PERCENTS,
+    pbm_buffer, pbm_buffer_text, pbm_buffer_workload, PbmBufferPoint, PbmBufferReport, PbmBufferRow,
 };
 pub use pbm_lru_hot::{
     pbm_lru_hot, pbm_lru_hot_text, HotPoint, HotReport, HotRow, HOT_BUFFER_PCT, HOT_CHUNKS,
@@ -69,7 +68,6 @@ pub use pbm_sharing::{
 };
 pub use pbm_streams::{
     pbm_streams, pbm_streams_text, pbm_streams_workload, PbmStreamsPoint, PbmStreamsReport,
-    PBM_STREAMS,
 };
 pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
 pub use report::{PaperNumbers, PolicyReport};

@@ -11,7 +11,7 @@
 //! and, for the same mix, under plain relevance (its keepRelevance eviction) to show
 //! what the one temperature adds.
 //!
-//! The target: the mixed pool never reads more than 5 % more than the better of
+//! The target: the mixed pool never reads more than 5 % more than the better of
 //! the two pure runs.
 
 use crate::engine::{simulate_ordered, SimConfig};
@@ -27,11 +27,7 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-/// Shares of the queries that need order (Scans), in %.
-pub const MIXED_IN_ORDER_PCT: [u32; 5] = [0, 25, 50, 75, 100];
-/// Buffer sizes, % of the chunks touched.
-pub const MIXED_BUFFER_PCT: [u32; 3] = coopscan_paper::mixed_pool::BUFFER_PCT;
-/// The bound: mixed ÷ the better pure run.
+/// The bound: mixed ÷ the better pure run.
 pub const MIXED_TARGET: f64 = coopscan_paper::mixed_pool::TARGET;
 /// Seeds the choice of Scans apart from the workload's own seed.
 const ORDER_SEED_SALT: u64 = 0x5ca9;
@@ -88,6 +84,29 @@ pub fn choose_scans(workload: &Workload, pct: u32, seed: u64) -> BTreeSet<String
         .collect()
 }
 
+/// The runs of each point, named by `coopscan_paper::mixed_pool`.
+struct MixedPolicies {
+    all_scans: PolicyKind,
+    all_cscans: PolicyKind,
+    /// The mix's policies: one temperature, then relevance's own eviction.
+    mix: [PolicyKind; 2],
+}
+
+impl MixedPolicies {
+    fn of_definition() -> Result<MixedPolicies, SimError> {
+        use coopscan_paper::mixed_pool::{ALL_CSCANS_POLICY, ALL_SCANS_POLICY, MIX_POLICIES};
+        let kind = |name: &str| {
+            name.parse::<PolicyKind>()
+                .map_err(|e| SimError::InvalidSetup(format!("mixed-pool policy {name}: {e}")))
+        };
+        Ok(MixedPolicies {
+            all_scans: kind(ALL_SCANS_POLICY)?,
+            all_cscans: kind(ALL_CSCANS_POLICY)?,
+            mix: [kind(MIX_POLICIES[0])?, kind(MIX_POLICIES[1])?],
+        })
+    }
+}
+
 fn run(
     cfg: &SimConfig,
     workload: &Workload,
@@ -121,7 +140,8 @@ pub fn mixed_pool(
         record_timeline: false,
         ..table2_config()
     };
-    let workload = pbm_buffer_workload(&base, seed);
+    let policies = MixedPolicies::of_definition()?;
+    let workload = pbm_buffer_workload(&base, seed)?;
     let touched = chunks_touched(&workload);
     let all: BTreeSet<String> = choose_scans(&workload, 100, seed);
     let none = BTreeSet::new();
@@ -132,8 +152,8 @@ pub fn mixed_pool(
             frames: frames.max(ADMISSION_CHUNKS_PER_SCAN),
             ..base.clone()
         };
-        let all_scans_pbm = run(&cfg, &workload, PolicyKind::Pbm, &all)?;
-        let all_cscans_relevance = run(&cfg, &workload, PolicyKind::Relevance, &none)?;
+        let all_scans_pbm = run(&cfg, &workload, policies.all_scans, &all)?;
+        let all_cscans_relevance = run(&cfg, &workload, policies.all_cscans, &none)?;
         for &in_order_pct in in_order_pcts {
             let scans = choose_scans(&workload, in_order_pct, seed);
             points.push(MixedPoint {
@@ -143,8 +163,8 @@ pub fn mixed_pool(
                 scans: scans.len(),
                 all_scans_pbm,
                 all_cscans_relevance,
-                mixed: run(&cfg, &workload, PolicyKind::Mixed, &scans)?,
-                mix_under_relevance: run(&cfg, &workload, PolicyKind::Relevance, &scans)?,
+                mixed: run(&cfg, &workload, policies.mix[0], &scans)?,
+                mix_under_relevance: run(&cfg, &workload, policies.mix[1], &scans)?,
             });
         }
     }

@@ -17,6 +17,7 @@
 //! while the paper's does not; its default is the experiment above.
 
 use crate::engine::SimConfig;
+use crate::experiments::{bandwidth_points, buffer_pct, defs};
 use crate::model::{CpuModel, DeviceModel};
 use crate::pbm_buffer::{
     chunks_touched, pbm_buffer_workload, point, policy_columns, replay_loads, PbmBufferPoint,
@@ -28,12 +29,6 @@ use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// The paper's bandwidths (MB/s) of Figure 12.
-pub const PBM_BANDWIDTH_MB_S: [u32; 6] = [200, 400, 700, 1000, 1400, 2000];
-/// The paper's default bandwidth, mapped onto our Table 2 disk.
-const PAPER_DEFAULT_MB_S: f64 = 700.0;
-/// The paper's default buffer: 40 % of the data the queries touch.
-pub const PBM_DEFAULT_BUFFER_PCT: u32 = 40;
 /// Most a sweep point may scale the disk by (a typo must not plan a zero-time disk).
 const MAX_PAPER_MB_S: u32 = 100_000;
 /// Most cores an option may ask for (a typo must not plan a huge machine).
@@ -145,7 +140,7 @@ pub fn pbm_bandwidth_with(
     let table2 = table2_config();
     // The queries' CPU cost is fixed here, against the base disk (the clock changes
     // only the machine they run on, not the cycles they need).
-    let mut workload = pbm_buffer_workload(&table2, seed);
+    let mut workload = pbm_buffer_workload(&table2, seed)?;
     if let Some(ratio) = options.slow_over_fast_cpu {
         rebalance_cpu(&mut workload, ratio)?;
     }
@@ -158,7 +153,9 @@ pub fn pbm_bandwidth_with(
         ..table2
     };
     let touched = chunks_touched(&workload);
-    let frames = (u64::from(touched) * u64::from(PBM_DEFAULT_BUFFER_PCT)).div_ceil(100) as u32;
+    let pct = buffer_pct(&defs::PBM_BANDWIDTH)?;
+    let frames = (u64::from(touched) * u64::from(pct)).div_ceil(100) as u32;
+    let (paper_default_mb_s, _) = bandwidth_points(&defs::PBM_BANDWIDTH)?;
     let DeviceModel::Bandwidth {
         bytes_per_sec: base_bytes_per_sec,
         latency_s,
@@ -168,7 +165,7 @@ pub fn pbm_bandwidth_with(
     };
     let mut points = Vec::new();
     for &mb_s in paper_mb_s {
-        let bytes_per_sec = base_bytes_per_sec * f64::from(mb_s) / PAPER_DEFAULT_MB_S;
+        let bytes_per_sec = base_bytes_per_sec * f64::from(mb_s) / paper_default_mb_s;
         let cfg = SimConfig {
             frames: frames.max(ADMISSION_CHUNKS_PER_SCAN),
             device: DeviceModel::Bandwidth {
@@ -180,14 +177,14 @@ pub fn pbm_bandwidth_with(
         points.push(PbmBandwidthPoint {
             paper_mb_s: mb_s,
             disk_mib_s: bytes_per_sec / f64::from(1u32 << 20),
-            point: point(&cfg, &workload, policies, PBM_DEFAULT_BUFFER_PCT)?,
+            point: point(&cfg, &workload, policies, pct)?,
         });
     }
     Ok(PbmBandwidthReport {
         seed,
         options: *options,
         chunks_touched: touched,
-        buffer_pct: PBM_DEFAULT_BUFFER_PCT,
+        buffer_pct: pct,
         points,
     })
 }
@@ -270,11 +267,7 @@ pub fn pbm_bandwidth_text(report: &PbmBandwidthReport) -> String {
         }
         let _ = writeln!(out, " {:>9}", replay_loads(p.point.opt));
     }
-    let _ = writeln!(
-        out,
-        "paper: stream time falls with bandwidth for all; PBM ≈ CScans above ~1 GB/s; \
-         LRU ≈ the others from 2 GB/s (CPU bound); I/O volume about constant per policy"
-    );
+    let _ = writeln!(out, "paper: {}", defs::PBM_BANDWIDTH.finding);
     out
 }
 
@@ -335,7 +328,7 @@ mod tests {
                 .map(|q| q.cycles_per_byte * f64::from(q.chunks[0].end - q.chunks[0].start))
                 .sum()
         };
-        let original = pbm_buffer_workload(&cfg, 7);
+        let original = pbm_buffer_workload(&cfg, 7).unwrap();
         let mut w = original.clone();
         rebalance_cpu(&mut w, 3.0).unwrap();
         assert!((total(&w) / total(&original) - 1.0).abs() < 1e-9);

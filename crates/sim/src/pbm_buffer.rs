@@ -11,23 +11,16 @@
 //! between PBM and CScans.
 
 use crate::engine::{simulate, SimConfig};
+use crate::experiments::{defs, range_workload};
 use crate::opt::{replay_lru, replay_opt, Replay};
 use crate::pbm_replay::replay_pbm;
-use crate::presets::{random_range_query, standalone_latencies, table2_config};
-use crate::workload::{StreamSpec, Workload};
+use crate::presets::{standalone_latencies, table2_config};
+use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-
-/// Buffer sizes of Figure 11, as % of the chunks the workload touches.
-pub const PBM_BUFFER_PERCENTS: [u32; 6] = [10, 20, 40, 60, 80, 100];
-const STREAMS: usize = 8;
-const QUERIES_PER_STREAM: usize = 16;
-const RANGE_PERCENTS: [u32; 4] = [1, 10, 50, 100];
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PbmBufferRow {
@@ -58,22 +51,12 @@ pub struct PbmBufferReport {
     pub points: Vec<PbmBufferPoint>,
 }
 
-/// The workload: 8 streams × 16 random queries, all streams starting at once.
-pub fn pbm_buffer_workload(cfg: &SimConfig, seed: u64) -> Workload {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let streams = (0..STREAMS)
-        .map(|s| StreamSpec {
-            start_s: 0.0,
-            queries: (0..QUERIES_PER_STREAM)
-                .map(|k| {
-                    let slow = rng.random_bool(0.5);
-                    let percent = RANGE_PERCENTS[rng.random_range(0..RANGE_PERCENTS.len())];
-                    random_range_query(&mut rng, cfg, format!("s{s}q{k:02}"), slow, percent)
-                })
-                .collect(),
-        })
-        .collect();
-    Workload { streams }
+/// The microbenchmark's workload (`coopscan_paper::experiments::PBM_BUFFER`): 8
+/// streams × 16 random queries, all streams starting at once.
+pub fn pbm_buffer_workload(cfg: &SimConfig, seed: u64) -> Result<Workload, SimError> {
+    range_workload(cfg, &defs::PBM_BUFFER.workload, seed, |s, k| {
+        format!("s{s}q{k:02}")
+    })
 }
 
 pub(crate) fn chunks_touched(workload: &Workload) -> u32 {
@@ -101,7 +84,7 @@ pub fn pbm_buffer(
         record_timeline: false,
         ..table2_config()
     };
-    let workload = pbm_buffer_workload(&base, seed);
+    let workload = pbm_buffer_workload(&base, seed)?;
     let touched = chunks_touched(&workload);
     let mut points = Vec::new();
     for &pct in percents {
@@ -183,10 +166,13 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "pbm-buffer (2012 paper Figure 11, simulated; seed {}): 8 streams x 16 queries, \
+        "pbm-buffer (2012 paper Figure 11, simulated; seed {}): {} streams x {} queries, \
          buffer as % of the {} chunks touched; loads / avg stream time (s) / avg \
          normalized latency",
-        report.seed, report.chunks_touched
+        report.seed,
+        defs::PBM_BUFFER.workload.streams,
+        defs::PBM_BUFFER.workload.queries_per_stream,
+        report.chunks_touched
     );
     let names = policy_columns(report.points.first());
     let _ = write!(out, "{:>7} {:>7}", "buffer", "frames");

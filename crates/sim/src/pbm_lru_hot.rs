@@ -52,8 +52,8 @@ pub struct HotReport {
 
 /// The long scans of `pbm-buffer` plus one short FAST query over the hot range every
 /// `interval_s` (each its own stream).
-fn workload(cfg: &SimConfig, seed: u64, interval_s: f64) -> Workload {
-    let mut w = pbm_buffer_workload(cfg, seed);
+fn workload(cfg: &SimConfig, seed: u64, interval_s: f64) -> Result<Workload, SimError> {
+    let mut w = pbm_buffer_workload(cfg, seed)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let hot_cfg = SimConfig {
         chunk_count: HOT_CHUNKS,
@@ -74,7 +74,7 @@ fn workload(cfg: &SimConfig, seed: u64, interval_s: f64) -> Workload {
             queries: vec![q],
         });
     }
-    w
+    Ok(w)
 }
 
 pub fn pbm_lru_hot(policies: &[PolicyKind], seed: u64) -> Result<HotReport, SimError> {
@@ -82,7 +82,7 @@ pub fn pbm_lru_hot(policies: &[PolicyKind], seed: u64) -> Result<HotReport, SimE
         record_timeline: false,
         ..table2_config()
     };
-    let touched = chunks_touched(&pbm_buffer_workload(&base, seed));
+    let touched = chunks_touched(&pbm_buffer_workload(&base, seed)?);
     let mut points = Vec::new();
     for &buffer_pct in &HOT_BUFFER_PCT {
         let frames = (u64::from(touched) * u64::from(buffer_pct)).div_ceil(100) as u32;
@@ -91,7 +91,7 @@ pub fn pbm_lru_hot(policies: &[PolicyKind], seed: u64) -> Result<HotReport, SimE
             ..base.clone()
         };
         for &interval_s in &HOT_INTERVALS_S {
-            let w = workload(&cfg, seed, interval_s);
+            let w = workload(&cfg, seed, interval_s)?;
             let mut rows = BTreeMap::new();
             for &policy in policies {
                 let run = simulate(&cfg, &w, policy)?;

@@ -10,7 +10,7 @@
 //! scans (much reuse potential); in TPC-H most data is wanted by one scan only.
 
 use crate::engine::{simulate, SimConfig};
-use crate::pbm_bandwidth::PBM_DEFAULT_BUFFER_PCT;
+use crate::experiments::{buffer_pct, defs};
 use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
 use crate::presets::table2_config;
 use crate::result::RunResult;
@@ -127,9 +127,10 @@ pub fn pbm_sharing(policies: &[PolicyKind], seed: u64) -> Result<PbmSharingRepor
         record_timeline: true,
         ..table2_config()
     };
-    let workload = pbm_buffer_workload(&base, seed);
+    let workload = pbm_buffer_workload(&base, seed)?;
+    let pct = buffer_pct(&defs::PBM_SHARING)?;
     let touched = chunks_touched(&workload);
-    let frames = (u64::from(touched) * u64::from(PBM_DEFAULT_BUFFER_PCT)).div_ceil(100) as u32;
+    let frames = (u64::from(touched) * u64::from(pct)).div_ceil(100) as u32;
     let cfg = SimConfig {
         frames: frames.max(ADMISSION_CHUNKS_PER_SCAN),
         ..base
@@ -156,7 +157,7 @@ pub fn pbm_sharing(policies: &[PolicyKind], seed: u64) -> Result<PbmSharingRepor
         seed,
         chunks_touched: touched,
         chunk_bytes: cfg.chunk_bytes,
-        buffer_pct: PBM_DEFAULT_BUFFER_PCT,
+        buffer_pct: pct,
         runs,
     })
 }
@@ -192,10 +193,6 @@ pub fn pbm_sharing_text(report: &PbmSharingReport) -> String {
             let _ = writeln!(out, "{:>10}  at {:>6.1} s: {}", "", s.at_s, classes(&c));
         }
     }
-    let _ = writeln!(
-        out,
-        "paper: in the microbenchmark large volumes are wanted by 2 or more scans \
-         (much reuse potential); in TPC-H (not simulated) most data is wanted by one scan"
-    );
+    let _ = writeln!(out, "paper: {}", defs::PBM_SHARING.finding);
     out
 }

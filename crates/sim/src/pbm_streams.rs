@@ -9,22 +9,15 @@
 //! policy; PBM and CScans cope much better than LRU from more than 4 streams.
 
 use crate::engine::SimConfig;
-use crate::pbm_bandwidth::PBM_DEFAULT_BUFFER_PCT;
+use crate::experiments::{buffer_pct, defs, range_workload};
 use crate::pbm_buffer::{chunks_touched, point, policy_columns, replay_loads, PbmBufferPoint};
-use crate::presets::{random_range_query, table2_config};
-use crate::workload::{StreamSpec, Workload};
+use crate::presets::table2_config;
+use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use coopscan_paper::experiment::WorkloadShape;
 use serde::Serialize;
 use std::fmt::Write as _;
-
-/// Stream counts of Figure 13.
-pub const PBM_STREAMS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-const QUERIES_PER_STREAM: usize = 16;
-/// Every query scans this share of the table.
-const RANGE_PERCENT: u32 = 50;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PbmStreamsPoint {
@@ -40,22 +33,18 @@ pub struct PbmStreamsReport {
     pub points: Vec<PbmStreamsPoint>,
 }
 
-/// `streams` streams × 16 FAST/SLOW queries over 50 % ranges, all starting at once.
-pub fn pbm_streams_workload(cfg: &SimConfig, streams: u32, seed: u64) -> Workload {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let streams = (0..streams)
-        .map(|s| StreamSpec {
-            start_s: 0.0,
-            queries: (0..QUERIES_PER_STREAM)
-                .map(|k| {
-                    let slow = rng.random_bool(0.5);
-                    let name = format!("s{s:02}q{k:02}");
-                    random_range_query(&mut rng, cfg, name, slow, RANGE_PERCENT)
-                })
-                .collect(),
-        })
-        .collect();
-    Workload { streams }
+/// `streams` streams of `coopscan_paper::experiments::PBM_STREAMS`' queries: 16
+/// FAST/SLOW queries each over 50 % ranges, all starting at once.
+pub fn pbm_streams_workload(
+    cfg: &SimConfig,
+    streams: u32,
+    seed: u64,
+) -> Result<Workload, SimError> {
+    let shape = WorkloadShape {
+        streams: streams as usize,
+        ..defs::PBM_STREAMS.workload
+    };
+    range_workload(cfg, &shape, seed, |s, k| format!("s{s:02}q{k:02}"))
 }
 
 /// Runs every policy at every stream count; OPT and LRU replay the PBM run's trace.
@@ -74,11 +63,12 @@ pub fn pbm_streams(
         record_timeline: false,
         ..table2_config()
     };
+    let pct = buffer_pct(&defs::PBM_STREAMS)?;
     let mut points = Vec::new();
     for &n in streams {
-        let workload = pbm_streams_workload(&base, n, seed);
+        let workload = pbm_streams_workload(&base, n, seed)?;
         let touched = chunks_touched(&workload);
-        let frames = (u64::from(touched) * u64::from(PBM_DEFAULT_BUFFER_PCT)).div_ceil(100);
+        let frames = (u64::from(touched) * u64::from(pct)).div_ceil(100);
         let cfg = SimConfig {
             frames: (frames as u32).max(ADMISSION_CHUNKS_PER_SCAN),
             ..base.clone()
@@ -86,12 +76,12 @@ pub fn pbm_streams(
         points.push(PbmStreamsPoint {
             streams: n,
             chunks_touched: touched,
-            point: point(&cfg, &workload, policies, PBM_DEFAULT_BUFFER_PCT)?,
+            point: point(&cfg, &workload, policies, pct)?,
         });
     }
     Ok(PbmStreamsReport {
         seed,
-        buffer_pct: PBM_DEFAULT_BUFFER_PCT,
+        buffer_pct: pct,
         points,
     })
 }
@@ -126,10 +116,6 @@ pub fn pbm_streams_text(report: &PbmStreamsReport) -> String {
         }
         let _ = writeln!(out, " {:>9}", replay_loads(p.point.opt));
     }
-    let _ = writeln!(
-        out,
-        "paper: stream time and I/O grow with the streams for all; PBM and CScans cope \
-         much better than LRU from more than 4 streams"
-    );
+    let _ = writeln!(out, "paper: {}", defs::PBM_STREAMS.finding);
     out
 }

@@ -1,14 +1,15 @@
 //! Named experiments: the 2004 report's simulations and the 2007 paper's Table 2.
 
 use crate::engine::{simulate, SimConfig, DEFAULT_MAX_EVENTS};
+use crate::experiments::{defs, range_workload, short_names};
 use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 use crate::report::{table2_paper, PaperNumbers, PolicyReport};
 use crate::result::RunResult;
-use crate::workload::{QuerySpec, StreamSpec, Workload};
+use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::PolicyKind;
 use coopscan_paper::table2;
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -173,10 +174,6 @@ const TABLE2_DISK_BYTES_PER_S: f64 = table2::DISK_MIB_S * MIB as f64;
 const FAST_CPU_PER_IO: f64 = 0.125;
 /// SLOW (Q1 + arithmetic) is CPU bound at 1.75x the read time (paper: 35.27 / 20.37).
 const SLOW_CPU_PER_IO: f64 = table2::SLOW_CPU_OVER_READ;
-const TABLE2_STREAMS: usize = table2::STREAMS;
-const TABLE2_QUERIES_PER_STREAM: usize = table2::QUERIES_PER_STREAM;
-const TABLE2_STAGGER_S: f64 = table2::STAGGER_S;
-const TABLE2_RANGE_PERCENTS: [u32; 4] = table2::RANGE_PERCENTS;
 
 pub fn table2_config() -> SimConfig {
     SimConfig {
@@ -234,27 +231,12 @@ pub(crate) fn random_range_query(
     }
 }
 
-/// 16 streams × 4 random queries (FAST/SLOW × 1/10/50/100%), streams 3 s apart.
-pub fn table2(seed: u64) -> (SimConfig, Workload) {
+/// Table 2's workload (`coopscan_paper::experiments::TABLE2`): 16 streams × 4 random
+/// queries (FAST/SLOW × 1/10/50/100%), streams 3 s apart.
+pub fn table2(seed: u64) -> Result<(SimConfig, Workload), SimError> {
     let cfg = table2_config();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let streams = (0..TABLE2_STREAMS)
-        .map(|s| {
-            let queries = (0..TABLE2_QUERIES_PER_STREAM)
-                .map(|k| {
-                    let slow = rng.random_bool(0.5);
-                    let percent =
-                        TABLE2_RANGE_PERCENTS[rng.random_range(0..TABLE2_RANGE_PERCENTS.len())];
-                    random_range_query(&mut rng, &cfg, format!("s{s:02}q{k}"), slow, percent)
-                })
-                .collect();
-            StreamSpec {
-                start_s: TABLE2_STAGGER_S * s as f64,
-                queries,
-            }
-        })
-        .collect();
-    (cfg, Workload { streams })
+    let workload = range_workload(&cfg, &defs::TABLE2.workload, seed, short_names)?;
+    Ok((cfg, workload))
 }
 
 /// Runs every policy on one setup; fills in standalone latencies when `normalize`.
@@ -367,7 +349,7 @@ pub fn run_preset_traced(
             run_policies(name.name(), seed, &traced(cfg), &w, policies, false)
         }
         PresetName::Table2 => {
-            let (cfg, w) = table2(seed);
+            let (cfg, w) = table2(seed)?;
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Table3 => {

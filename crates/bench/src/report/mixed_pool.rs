@@ -2,19 +2,21 @@
 //! one pool): per buffer size, chunk loads and average stream time of the same queries
 //! run all in order under PBM, none in order under relevance, and as a mix under
 //! `mixed` (with OPT on its own references) and under relevance; then the mixed
-//! pool's loads over the better pure run (the issue's bound, [`MIXED_POOL_TARGET`])
+//! pool's loads over the better pure run (the bound, [`MIXED_POOL_TARGET`])
 //! and over OPT. The simulator's `mixed-pool` table, on the real engine.
 
 use super::html_table::{html_table, note, Cell};
 use crate::bench::{BenchReport, PolicyResult};
-use crate::presets::{MIXED_POOL, MIXED_POOL_ALL_CSCANS, MIXED_POOL_ALL_SCANS, MIXED_POOL_MIX};
+use crate::presets::MIXED_POOL;
 use crate::report::sweep::regime_of;
 use crate::workload::MAX_IN_ORDER_PCT;
-use coopscan_paper::mixed_pool::mixed_over_best;
+use coopscan_paper::mixed_pool::{
+    mixed_over_best, ALL_CSCANS_POLICY, ALL_SCANS_POLICY, MIX_POLICIES,
+};
 use serde::Serialize;
 use std::fmt::Write;
 
-/// The issue's bound: the mixed pool's loads over the better of the two pure runs.
+/// The bound: the mixed pool's loads over the better of the two pure runs.
 pub const MIXED_POOL_TARGET: f64 = coopscan_paper::mixed_pool::TARGET;
 
 /// One policy's run of one point.
@@ -60,61 +62,79 @@ impl MixedPoolRow {
     }
 }
 
-/// The table, when `reports` are a `mixed-pool` preset's runs: a row per regime and
-/// buffer size, in run order. Only coopscan's policies fill cells (a peer's run of
+/// The table, when `reports` are a `mixed-pool` preset's runs: a row per regime,
+/// buffer size and share of in-order queries in the mix, in run order, each beside the
+/// two pure runs of its buffer. Only coopscan's policies fill cells (a peer's run of
 /// the same point has none of them).
 pub fn mixed_pool_rows(reports: &[BenchReport]) -> Option<Vec<MixedPoolRow>> {
     let all = !reports.is_empty() && reports.iter().all(|r| r.params.preset == MIXED_POOL);
     if !all {
         return None;
     }
+    let key = |r: &BenchReport| (regime_of(r), r.params.buffer_pct);
     let mut rows: Vec<MixedPoolRow> = Vec::new();
-    for report in reports {
-        let pct = report.params.buffer_pct;
-        let regime = regime_of(report);
-        let index = match rows
-            .iter()
-            .position(|r| r.buffer_pct == pct && r.regime == regime)
-        {
-            Some(i) => i,
-            None => {
-                rows.push(MixedPoolRow {
-                    regime,
-                    buffer_pct: pct,
-                    ..MixedPoolRow::default()
-                });
-                rows.len() - 1
-            }
+    for report in reports.iter().filter(|r| is_mix(r.params.in_order_pct)) {
+        let (regime, buffer_pct) = key(report);
+        let mut row = MixedPoolRow {
+            regime,
+            buffer_pct,
+            ..MixedPoolRow::default()
         };
-        add_run(&mut rows[index], report);
+        add_mix(&mut row, report);
+        rows.push(row);
+    }
+    for report in reports.iter().filter(|r| !is_mix(r.params.in_order_pct)) {
+        let mut mine = rows
+            .iter_mut()
+            .filter(|row| (row.regime.clone(), row.buffer_pct) == key(report))
+            .peekable();
+        if mine.peek().is_none() {
+            // Pure runs without a mix at their buffer still get their row.
+            let (regime, buffer_pct) = key(report);
+            rows.push(MixedPoolRow {
+                regime,
+                buffer_pct,
+                ..MixedPoolRow::default()
+            });
+            let last = rows.len() - 1;
+            add_pure(&mut rows[last], report);
+        } else {
+            mine.for_each(|row| add_pure(row, report));
+        }
     }
     Some(rows)
 }
 
-/// Files a run under its share of in-order queries as the preset made its runs
-/// ([`crate::presets::mixed_pool`]): all in order is all Scans, none all CScans,
-/// anything between the mix. A policy the run lacks leaves its cell as it was.
-fn add_run(row: &mut MixedPoolRow, report: &BenchReport) {
-    let policy = |name: &str| report.policies.iter().find(|p| p.name == name);
-    let fill = |slot: &mut Option<MixedPoolCell>, name: &str| {
-        if let Some(p) = policy(name) {
-            *slot = Some(cell_of(p));
-        }
+/// Whether a run of this share of in-order queries is a mix (not a pure run).
+fn is_mix(in_order_pct: u32) -> bool {
+    in_order_pct != 0 && in_order_pct != MAX_IN_ORDER_PCT
+}
+
+/// Files a pure run as the preset made it (`coopscan_paper::mixed_pool`): all in
+/// order is all Scans, none all CScans. A policy the run lacks leaves its cell as it
+/// was.
+fn add_pure(row: &mut MixedPoolRow, report: &BenchReport) {
+    let (slot, name) = if report.params.in_order_pct == MAX_IN_ORDER_PCT {
+        (&mut row.all_scans_pbm, ALL_SCANS_POLICY)
+    } else {
+        (&mut row.all_cscans_relevance, ALL_CSCANS_POLICY)
     };
-    let [mixed, mix_relevance] = MIXED_POOL_MIX;
-    match report.params.in_order_pct {
-        MAX_IN_ORDER_PCT => fill(&mut row.all_scans_pbm, MIXED_POOL_ALL_SCANS),
-        0 => fill(&mut row.all_cscans_relevance, MIXED_POOL_ALL_CSCANS),
-        pct => {
-            if let Some(p) = policy(mixed) {
-                row.in_order_pct = pct;
-                row.queries = p.runs.len();
-                row.in_order_queries = p.in_order_queries();
-            }
-            fill(&mut row.mix_mixed, mixed);
-            fill(&mut row.mix_relevance, mix_relevance);
-        }
+    if let Some(p) = report.policies.iter().find(|p| p.name == name) {
+        *slot = Some(cell_of(p));
     }
+}
+
+/// Files a mix's runs under its two policies.
+fn add_mix(row: &mut MixedPoolRow, report: &BenchReport) {
+    let policy = |name: &str| report.policies.iter().find(|p| p.name == name);
+    let [mixed, mix_relevance] = MIX_POLICIES;
+    row.in_order_pct = report.params.in_order_pct;
+    if let Some(p) = policy(mixed) {
+        row.queries = p.runs.len();
+        row.in_order_queries = p.in_order_queries();
+        row.mix_mixed = Some(cell_of(p));
+    }
+    row.mix_relevance = policy(mix_relevance).map(cell_of);
 }
 
 fn cell_of(p: &PolicyResult) -> MixedPoolCell {
@@ -192,7 +212,7 @@ fn summary(rows: &[MixedPoolRow]) -> String {
         .collect();
     let within = judged.iter().filter(|x| **x <= MIXED_POOL_TARGET).count();
     format!(
-        "mixed ÷ the better pure run ≤ {MIXED_POOL_TARGET} at {within} of {} buffer sizes. \
+        "mixed ÷ the better pure run ≤ {MIXED_POOL_TARGET} at {within} of {} points. \
          The all-CScans run is a bound no mix can be held to: its queries may all \
          reorder (docs/simulation.md, mixed-pool)\n",
         judged.len()

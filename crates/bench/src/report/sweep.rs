@@ -11,6 +11,7 @@ use super::findings;
 use crate::bench::BenchReport;
 use crate::mix::{Mix, QueryKind};
 use crate::stats::PolicyStats;
+use coopscan_paper::experiments as defs;
 
 const MICROS_PER_SECOND: f64 = 1e6;
 const PERCENT: f64 = 100.0;
@@ -99,7 +100,7 @@ fn scheduling_share_pct(s: &PolicyStats) -> Option<f64> {
 }
 
 pub const FIG6: FigureSpec = FigureSpec {
-    preset: "fig6",
+    preset: defs::FIG6.name,
     title: "Figure 6: I/O requests and average stream time against buffer size",
     x_key: "buffer_pct",
     x_label: "buffer (% of the table)",
@@ -108,13 +109,11 @@ pub const FIG6: FigureSpec = FigureSpec {
     log_x: false,
     ours: findings::fig6,
     metrics: &[IO_REQUESTS, STREAM_TIME],
-    caption: "Interestingly, Figure 6 shows that the performance advantages of relevance \
-              over the other policies as observed in Figure 5 are maximized when tables \
-              get bigger (i.e. at low buffered percentages).",
+    caption: defs::FIG6.finding,
 };
 
 pub const FIG7: FigureSpec = FigureSpec {
-    preset: "fig7",
+    preset: defs::FIG7.name,
     title: "Figure 7: I/O requests, average stream time and normalized latency against \
             the number of concurrent queries",
     x_key: "streams",
@@ -124,12 +123,11 @@ pub const FIG7: FigureSpec = FigureSpec {
     log_x: true,
     ours: findings::fig7,
     metrics: &[IO_REQUESTS, STREAM_TIME, NORMALIZED_LATENCY],
-    caption: "As expected, the benefit of relevance over normal grows with larger scans \
-              and more concurrency.",
+    caption: defs::FIG7.finding,
 };
 
 pub const FIG8: FigureSpec = FigureSpec {
-    preset: "fig8",
+    preset: defs::FIG8.name,
     title: "Figure 8: scheduling time against chunk size",
     x_key: "chunk_mb",
     x_label: "chunk size (MB)",
@@ -138,12 +136,11 @@ pub const FIG8: FigureSpec = FigureSpec {
     log_x: true,
     ours: findings::fig8,
     metrics: &[SCHEDULING_TOTAL, SCHEDULING_PER_CALL, SCHEDULING_SHARE],
-    caption: "Still, even with the largest tested number of chunks, the scheduling \
-              overhead in the worst case does not exceed 1% of the entire execution time.",
+    caption: defs::FIG8.finding,
 };
 
 pub const PBM_BUFFER: FigureSpec = FigureSpec {
-    preset: "pbm-buffer",
+    preset: defs::PBM_BUFFER.name,
     title: "2012 paper Figure 11: I/O requests and average stream time against buffer size",
     x_key: "buffer_pct",
     x_label: "buffer (% of the table)",
@@ -152,13 +149,11 @@ pub const PBM_BUFFER: FigureSpec = FigureSpec {
     log_x: false,
     ours: findings::pbm,
     metrics: &[IO_REQUESTS, STREAM_TIME],
-    caption: "PBM and CScans provide nearly constant performance for buffer pools holding \
-              40% of data and higher. For very low buffer pool sizes, PBM and CScans start \
-              to diverge.",
+    caption: defs::PBM_BUFFER.finding,
 };
 
 pub const PBM_BANDWIDTH: FigureSpec = FigureSpec {
-    preset: "pbm-bandwidth",
+    preset: defs::PBM_BANDWIDTH.name,
     title: "2012 paper Figure 12: I/O requests and average stream time against bandwidth",
     x_key: "bandwidth_scale",
     x_label: "bandwidth ÷ the calibrated device's (1 stands for the paper's 700 MB/s)",
@@ -167,13 +162,11 @@ pub const PBM_BANDWIDTH: FigureSpec = FigureSpec {
     log_x: true,
     ours: findings::pbm,
     metrics: &[IO_REQUESTS, STREAM_TIME],
-    caption: "The difference between PBM and CScans disappears if bandwidth exceeds about \
-              1GB/s [...] However, the total I/O volume remains approximately constant for \
-              all policies.",
+    caption: defs::PBM_BANDWIDTH.finding,
 };
 
 pub const PBM_STREAMS: FigureSpec = FigureSpec {
-    preset: "pbm-streams",
+    preset: defs::PBM_STREAMS.name,
     title: "2012 paper Figure 13: I/O requests and average stream time against streams",
     x_key: "streams",
     x_label: "concurrent streams",
@@ -182,8 +175,7 @@ pub const PBM_STREAMS: FigureSpec = FigureSpec {
     log_x: true,
     ours: findings::pbm,
     metrics: &[IO_REQUESTS, STREAM_TIME],
-    caption: "Both PBM and CScans cope much better in experiments using more than 4 \
-              streams, confirming their usefulness in highly concurrent workloads.",
+    caption: defs::PBM_STREAMS.finding,
 };
 
 pub const FIGURES: [&FigureSpec; 6] = [
