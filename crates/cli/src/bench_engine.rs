@@ -179,7 +179,8 @@ impl PolicyRun for DfRun {
     /// Belady's OPT replayed on the references recorded since the run started (the
     /// trace is consumed).
     fn opt_chunk_loads(&self) -> Option<u64> {
-        let opt = coopscan_sim::opt::replay_opt(&self.trace(), self.runtime.buffer_bytes());
+        let opt =
+            coopscan_buffer::trace::opt::replay_opt(&self.trace(), self.runtime.buffer_bytes());
         Some(opt.loads)
     }
 

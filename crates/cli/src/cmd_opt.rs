@@ -1,7 +1,7 @@
 //! `coopscan opt`: replay a piece-reference trace under Belady's OPT, LRU and PBM's
 //! eviction rule at several buffer sizes (the 2012 paper's way of placing OPT beside
 //! PBM). The PBM replay knows only what the online policy knows at each reference
-//! (each scan's remaining pieces, its observed pace; `coopscan_sim::pbm_replay`), so
+//! (each scan's remaining pieces, its observed pace; `coopscan_buffer::trace::pbm_replay`), so
 //! PBM − OPT on the same trace is the rule's prediction error, and a PBM run's own
 //! loads − the PBM replay of its trace is what read-ahead and timing add.
 //!
@@ -14,8 +14,8 @@
 //! One line per size: loads and bytes loaded under each replay.
 
 use anyhow::Context;
-use coopscan_sim::opt::{distinct_bytes, replay_lru, replay_opt, Replay};
-use coopscan_sim::pbm_replay::replay_pbm;
+use coopscan_buffer::trace::opt::{distinct_bytes, replay_lru, replay_opt, Replay};
+use coopscan_buffer::trace::pbm_replay::replay_pbm;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, clap::Args)]

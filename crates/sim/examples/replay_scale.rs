@@ -7,9 +7,9 @@
 //! cargo run --release -p coopscan-sim --example replay_scale [-- REFS...]   # default 1000000 10000000
 //! ```
 
+use coopscan_buffer::trace::opt::{distinct_bytes, replay_lru, replay_opt, Replay};
+use coopscan_buffer::trace::pbm_replay::replay_pbm;
 use coopscan_buffer::{ChunkId, Nanos, PieceId, Reference, ScanId, TableId};
-use coopscan_sim::opt::{distinct_bytes, replay_lru, replay_opt, Replay};
-use coopscan_sim::pbm_replay::replay_pbm;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::process::ExitCode;

@@ -15,11 +15,11 @@
 //! the two pure runs.
 
 use crate::engine::{simulate_ordered, SimConfig};
-use crate::opt::replay_opt;
 use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
 use crate::presets::table2_config;
 use crate::workload::Workload;
 use crate::{geometry, SimError};
+use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_buffer::{AnyPolicy, PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -12,11 +12,11 @@
 
 use crate::engine::{simulate, SimConfig};
 use crate::experiments::{defs, range_workload};
-use crate::opt::{replay_lru, replay_opt, Replay};
-use crate::pbm_replay::replay_pbm;
 use crate::presets::{standalone_latencies, table2_config};
 use crate::workload::Workload;
 use crate::SimError;
+use coopscan_buffer::trace::opt::{replay_lru, replay_opt, Replay};
+use coopscan_buffer::trace::pbm_replay::replay_pbm;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

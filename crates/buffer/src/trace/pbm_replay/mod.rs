@@ -36,8 +36,8 @@
 
 mod victims;
 
-use crate::opt::{dense, Dense, Replay, NEVER};
-use coopscan_buffer::{next_consumption, PieceId, Reference, ScanId};
+use crate::trace::opt::{dense, Dense, Replay, NEVER};
+use crate::{next_consumption, PieceId, Reference, ScanId};
 use std::collections::HashMap;
 use victims::{Predictions, VictimIndex};
 

@@ -1,6 +1,6 @@
 use super::*;
-use crate::opt::{distinct_bytes, replay_lru, replay_opt};
-use coopscan_buffer::{ChunkId, Nanos, TableId};
+use crate::trace::opt::{distinct_bytes, replay_lru, replay_opt};
+use crate::{ChunkId, Nanos, TableId};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

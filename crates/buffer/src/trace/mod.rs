@@ -21,6 +21,9 @@
 //!
 //! [`Abm::record_trace`]: crate::Abm::record_trace
 
+pub mod opt;
+pub mod pbm_replay;
+
 use crate::{ChunkId, ColumnMask, Nanos, PieceId, ScanId, TableId, TableVersion};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};

@@ -8,7 +8,7 @@
 //! columns), for which furthest-first is the standard heuristic rather than a proven
 //! optimum; for equal-size pieces it is optimal.
 
-use coopscan_buffer::{PieceId, Reference};
+use crate::{PieceId, Reference};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -105,7 +105,7 @@ fn replay(d: &Dense, capacity: u64, evict_key: impl Fn(usize) -> usize) -> Repla
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coopscan_buffer::{ChunkId, Nanos, ScanId, TableId};
+    use crate::{ChunkId, Nanos, ScanId, TableId};
 
     fn trace(chunks: &[u32]) -> Vec<Reference> {
         chunks
