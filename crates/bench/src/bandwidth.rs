@@ -10,6 +10,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+/// Bytes in a MB of bandwidth (decimal, as the device's throttle).
+pub const BYTES_PER_MB: f64 = 1_000_000.0;
+
 /// Slowest bandwidth: the device's own floor (`coopscan_storage::device::
 /// BANDWIDTH_MB_S_MIN`, where the throttle's pacing of a large request nears
 /// `Duration`'s range). Equal by a test in the CLI, which sees both crates.
@@ -59,7 +62,7 @@ impl BandwidthMbS {
 
     /// Seconds to read `bytes` at this bandwidth (finite: the rate is at least 1 kB/s).
     pub fn read_seconds(self, bytes: u64) -> f64 {
-        bytes as f64 / (self.0 * crate::calibration::BYTES_PER_MB)
+        bytes as f64 / (self.0 * BYTES_PER_MB)
     }
 }
 

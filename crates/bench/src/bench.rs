@@ -11,7 +11,8 @@
 //!    directory, the run's piece-reference trace is kept there.
 
 use crate::bandwidth::BandwidthMbS;
-use crate::calibration::{Calibration, BYTES_PER_MB};
+use crate::bandwidth::BYTES_PER_MB;
+use crate::calibration::Calibration;
 use crate::engine::{LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine};
 use crate::error::BenchError;
 use crate::mix::{QueryKind, QueryType};
@@ -20,25 +21,14 @@ use crate::reference::References;
 use crate::runner::run_policy;
 use crate::samples::Samples;
 use crate::stats::{PolicyStats, QueryRun, Standalone};
+pub use crate::table_info::TableInfo;
 use crate::workload::{standalone_queries, QueryInstance, Workload, WorkloadSpec};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const PROGRESS_TEMPLATE: &str = "{prefix:>12} [{elapsed_precise}] {wide_bar} {pos}/{len}";
-
-/// The table the queries scan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct TableInfo {
-    pub rows: u64,
-    /// Bytes of a full read of every column.
-    pub bytes: u64,
-    /// Bytes a full FAST scan reads: `bytes` in NSM/PAX, Q6's columns in DSM. The
-    /// paper's balance and stagger are relative to this read.
-    pub fast_read_bytes: u64,
-}
 
 /// What [`run_benchmark`] needs from the caller.
 pub struct BenchInput<'a> {

@@ -25,7 +25,7 @@
 //! previous run's calibration can be replayed exactly ([`replay`]), so that runs on
 //! different days share one device.
 
-use crate::bandwidth::BandwidthMbS;
+use crate::bandwidth::{BandwidthMbS, BYTES_PER_MB};
 use crate::cpu;
 use crate::engine::QueryEngine;
 use crate::error::BenchError;
@@ -38,8 +38,7 @@ use serde::{Deserialize, Serialize};
 pub use coopscan_paper::table2::SLOW_CPU_OVER_READ;
 /// FAST counts as I/O bound when its CPU time is at most this share of the read time.
 pub const FAST_CPU_OVER_READ_MAX: f64 = 0.8;
-/// Bytes in a MB of bandwidth (decimal, as the device's throttle).
-pub const BYTES_PER_MB: f64 = 1_000_000.0;
+
 /// Unmeasured runs of each calibration query first: they bring the table into the
 /// page cache and the process's allocator and code into a steady state.
 pub const CALIBRATION_WARMUPS: usize = 1;
@@ -170,7 +169,7 @@ pub fn calibrate(input: CalibrationInput) -> Result<Calibration, BenchError> {
 /// demand per byte read, leaving every policy CPU-bound (docs/performance.md).
 pub fn calibrate_measured(
     engine: &dyn QueryEngine,
-    table: crate::bench::TableInfo,
+    table: crate::table_info::TableInfo,
     slow_cpu_over_fast_read: f64,
 ) -> anyhow::Result<Calibration> {
     let table_rows = table.rows;

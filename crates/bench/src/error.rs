@@ -7,7 +7,7 @@ use crate::mix::MixError;
 pub enum BenchError {
     #[error(transparent)]
     Mix(#[from] MixError),
-    #[error("unknown preset {0:?} (known: {known})", known = crate::presets::preset_names().join(", "))]
+    #[error("unknown preset {0:?} (known: {known})", known = coopscan_paper::experiments::names().join(", "))]
     UnknownPreset(String),
     #[error("calibration {origin}: {reason}")]
     Calibration { origin: String, reason: String },

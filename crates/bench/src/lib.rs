@@ -28,6 +28,7 @@ pub mod sharing;
 /// Table 2's setup and published numbers (defined once, in `coopscan-paper`).
 pub use coopscan_paper::table2 as paper;
 pub mod stats;
+pub mod table_info;
 pub mod workload;
 
 pub use bandwidth::{BandwidthMbS, BandwidthOutOfRange, BANDWIDTH_MB_S_MAX, BANDWIDTH_MB_S_MIN};

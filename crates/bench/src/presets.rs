@@ -204,7 +204,7 @@ const MIN_CHUNK_MB: f64 = 0.25;
 
 /// The names [`preset`] accepts: every experiment of `coopscan_paper::experiments`.
 pub fn preset_names() -> Vec<&'static str> {
-    defs::ALL.iter().map(|e| e.name).collect()
+    defs::names()
 }
 
 /// The runs of preset `name` with `overrides` applied to each.

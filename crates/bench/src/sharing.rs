@@ -19,7 +19,7 @@
 //! counted in [`IgnoredConsumptions`].
 
 use crate::engine::Consumption;
-use crate::stats::QueryRun;
+use crate::workload::QueryRun;
 use coopscan_paper::sharing::{sample_sharing, ScanWants, WantedPiece};
 pub use coopscan_paper::sharing::{SharingSample, SHARING_CLASSES, SHARING_SAMPLES};
 use serde::Serialize;

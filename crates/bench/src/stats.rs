@@ -13,25 +13,11 @@
 use crate::engine::{Consumption, IoStats, LoadRecord, SchedulingCost};
 use crate::mix::QueryType;
 use crate::sharing::{sharing_potential, SharingPotential, SHARING_SAMPLES};
-use crate::workload::QueryInstance;
+pub use crate::workload::QueryRun;
 use coopscan_paper::stats as paper_stats;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
-
-/// One finished query, times since the policy run started.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct QueryRun {
-    pub query: QueryInstance,
-    pub start: Duration,
-    pub end: Duration,
-}
-
-impl QueryRun {
-    pub fn latency(&self) -> Duration {
-        self.end.saturating_sub(self.start)
-    }
-}
 
 /// What the runner measured for one policy.
 #[derive(Clone, Debug, Default)]

@@ -212,6 +212,20 @@ fn draw_range(rng: &mut ChaCha8Rng, table_rows: u64, percent: u32) -> Range<u64>
     start..start + len
 }
 
+/// One finished query, times since the policy run started.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueryRun {
+    pub query: QueryInstance,
+    pub start: Duration,
+    pub end: Duration,
+}
+
+impl QueryRun {
+    pub fn latency(&self) -> Duration {
+        self.end.saturating_sub(self.start)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,9 +7,8 @@ use anyhow::Context;
 use coopscan_storage::write::{MAX_CHUNK_BYTES, MIB, MIN_CHUNK_BYTES};
 use coopscan_storage::{Layout, Manifest};
 use coopscan_tpch::{import_table, ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
-use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::data_dir::dataset_dir;
+use crate::data_dir::{check_same_table, dataset_dir, rows_bar};
 use crate::gen_synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
 
 #[derive(clap::Args, Debug)]
@@ -118,46 +117,6 @@ fn check_reusable(out: &Path, table: TpchTable, opts: &ImportOptions) -> anyhow:
     check_same_table(&dir, opts.layout, opts.chunk_bytes, &wanted)?;
     eprintln!("{table}: reusing the matching table in {}", dir.display());
     Ok(())
-}
-
-/// Fails unless the table in `dir` has this layout, chunk size and source (what
-/// generated it): a different table there is the user's, not ours to replace.
-pub(crate) fn check_same_table(
-    dir: &Path,
-    layout: Layout,
-    chunk_bytes: u64,
-    wanted: &str,
-) -> anyhow::Result<()> {
-    let force = "use --force to replace it";
-    let m = Manifest::load(dir)
-        .with_context(|| format!("{} holds a damaged or old table; {force}", dir.display()))?;
-    let same =
-        m.layout == layout && m.chunk_bytes == chunk_bytes && m.source.as_deref() == Some(wanted);
-    anyhow::ensure!(
-        same,
-        "{} already holds a different table ({}, {} layout, {} MB chunks), not {wanted}, {} layout, {} MB chunks; {force}",
-        dir.display(),
-        m.source.as_deref().unwrap_or("unknown source"),
-        m.layout,
-        m.chunk_bytes as f64 / MIB as f64,
-        layout,
-        chunk_bytes as f64 / MIB as f64,
-    );
-    Ok(())
-}
-
-/// A progress bar of `rows` generated rows, labelled `prefix`.
-pub(crate) fn rows_bar(rows: u64, prefix: &str) -> anyhow::Result<ProgressBar> {
-    let bar = ProgressBar::new(rows);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>9} [{bar:40}] {human_pos}/{human_len} rows {per_sec} eta {eta}",
-        )
-        .context("progress template")?
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(prefix.to_string());
-    Ok(bar)
 }
 
 /// Generates one table with a progress bar and a one-line summary on stderr.

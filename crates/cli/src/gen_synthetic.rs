@@ -11,8 +11,7 @@ use coopscan_tpch::synthetic::{
     synthetic_source, write_synthetic, SyntheticOptions, SYNTHETIC_TABLE,
 };
 
-use crate::cmd_gen::{check_same_table, rows_bar};
-use crate::data_dir::data_root;
+use crate::data_dir::{check_same_table, data_root, rows_bar};
 
 /// The synthetic relation's default seed (the paper's year).
 pub const SYNTHETIC_SEED: u64 = 2007;

@@ -239,6 +239,11 @@ pub const ALL: [&Experiment; 12] = [
     &MIXED_POOL,
 ];
 
+/// Every experiment's name, in [`ALL`]'s order.
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|e| e.name).collect()
+}
+
 /// The experiment named `name`.
 pub fn by_name(name: &str) -> Option<&'static Experiment> {
     ALL.iter().copied().find(|e| e.name == name)

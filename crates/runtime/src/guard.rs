@@ -5,16 +5,25 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use coopscan_buffer::{ChunkId, HolderId};
-use coopscan_storage::{decode_chunk_with, ChunkBytes, PageChecks};
+use coopscan_buffer::{ChunkId, HolderId, RowRanges};
+use coopscan_storage::{decode_chunk_with, ChunkBytes, PageChecks, Table};
 
 use crate::error::{Result, RuntimeError};
-use crate::scan::CScan;
+
+/// What a guard needs of the scan that handed it out (`scan::CScan`): what to decode,
+/// and whom to tell when the chunk is released.
+pub(crate) trait GuardedScan {
+    fn table(&self) -> &Table;
+    fn row_ranges(&self) -> &RowRanges;
+    fn projection(&self) -> &[usize];
+    /// Releases the chunk `holder` holds (unpins its pieces).
+    fn release(&mut self, holder: HolderId);
+}
 
 /// One chunk being processed by one scan. Holds the scan mutably, so the scan asks for
 /// its next chunk only after this one is released.
 pub struct ChunkGuard<'a> {
-    scan: &'a mut CScan,
+    scan: &'a mut dyn GuardedScan,
     holder: HolderId,
     chunk: ChunkId,
     /// The chunk's pieces this scan reads (one for NSM/PAX, its columns for DSM),
@@ -24,7 +33,7 @@ pub struct ChunkGuard<'a> {
 
 impl<'a> ChunkGuard<'a> {
     pub(crate) fn new(
-        scan: &'a mut CScan,
+        scan: &'a mut dyn GuardedScan,
         holder: HolderId,
         chunk: ChunkId,
         bytes: Vec<Arc<ChunkBytes>>,

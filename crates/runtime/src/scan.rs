@@ -20,7 +20,7 @@ use coopscan_buffer::{Answer, ChunkId, ColumnMask, HolderId, Mail, RowRanges, Sc
 use coopscan_storage::{ChunkBytes, Table};
 
 use crate::error::{Result, RuntimeError};
-use crate::guard::ChunkGuard;
+use crate::guard::{ChunkGuard, GuardedScan};
 use crate::shared::{Inner, Shared};
 use crate::stats::ScanStats;
 
@@ -274,5 +274,23 @@ impl CScan {
         drop(inner);
         // An unpinned piece may be the victim the loader was waiting for.
         self.shared.wake_loaders();
+    }
+}
+
+impl GuardedScan for CScan {
+    fn table(&self) -> &Table {
+        CScan::table(self)
+    }
+
+    fn row_ranges(&self) -> &RowRanges {
+        CScan::row_ranges(self)
+    }
+
+    fn projection(&self) -> &[usize] {
+        CScan::projection(self)
+    }
+
+    fn release(&mut self, holder: HolderId) {
+        CScan::release(self, holder)
     }
 }

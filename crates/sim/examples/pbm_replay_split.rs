@@ -12,8 +12,8 @@
 use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_buffer::trace::pbm_replay::{replay_pbm_observed, Foresight};
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
+use coopscan_sim::experiments::table2_config;
 use coopscan_sim::experiments::{buffer_points, defs};
-use coopscan_sim::presets::table2_config;
 use coopscan_sim::{pbm_buffer, pbm_buffer_workload, simulate, SimConfig};
 use std::process::ExitCode;
 

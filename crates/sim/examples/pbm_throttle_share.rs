@@ -11,7 +11,7 @@
 
 use coopscan_buffer::policy::PbmThrottlePolicy;
 use coopscan_buffer::{AnyPolicy, ADMISSION_CHUNKS_PER_SCAN};
-use coopscan_sim::presets::table2_config;
+use coopscan_sim::experiments::table2_config;
 use coopscan_sim::{
     abm_config, geometry, pbm_buffer_workload, pbm_streams_workload, simulate_policy, SimConfig,
     SimError, Workload,

@@ -67,8 +67,8 @@ pub use pbm_sharing::{
 pub use pbm_streams::{
     pbm_streams, pbm_streams_text, pbm_streams_workload, PbmStreamsPoint, PbmStreamsReport,
 };
-pub use presets::{run_preset, run_preset_traced, PresetName, PresetReport};
-pub use report::{PaperNumbers, PolicyReport};
+pub use presets::{run_preset, run_preset_traced, PresetName};
+pub use report::{PaperNumbers, PolicyReport, PresetReport};
 pub use result::{QueryResult, RunResult};
 pub use table3::{table3, table3_config, table3_queries_text};
 pub use table4::{

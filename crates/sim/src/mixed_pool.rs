@@ -15,8 +15,8 @@
 //! the two pure runs.
 
 use crate::engine::{simulate_ordered, SimConfig};
+use crate::experiments::table2_config;
 use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
-use crate::presets::table2_config;
 use crate::workload::Workload;
 use crate::{geometry, SimError};
 use coopscan_buffer::trace::opt::replay_opt;

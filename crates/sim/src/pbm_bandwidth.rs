@@ -17,12 +17,12 @@
 //! while the paper's does not; its default is the experiment above.
 
 use crate::engine::SimConfig;
+use crate::experiments::table2_config;
 use crate::experiments::{bandwidth_points, buffer_pct, defs};
 use crate::model::{CpuModel, DeviceModel};
 use crate::pbm_buffer::{
     chunks_touched, pbm_buffer_workload, point, policy_columns, replay_loads, PbmBufferPoint,
 };
-use crate::presets::table2_config;
 use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};

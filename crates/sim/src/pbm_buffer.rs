@@ -11,8 +11,9 @@
 //! between PBM and CScans.
 
 use crate::engine::{simulate, SimConfig};
+use crate::experiments::table2_config;
 use crate::experiments::{defs, range_workload};
-use crate::presets::{standalone_latencies, table2_config};
+use crate::presets::standalone_latencies;
 use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::trace::opt::{replay_lru, replay_opt, Replay};

@@ -8,8 +8,8 @@
 //! Not a figure of the paper (it built no PBM/LRU); our own check of its argument.
 
 use crate::engine::{simulate, SimConfig};
+use crate::experiments::{random_range_query, table2_config};
 use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
-use crate::presets::{random_range_query, table2_config};
 use crate::workload::{StreamSpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};

@@ -10,9 +10,9 @@
 //! scans (much reuse potential); in TPC-H most data is wanted by one scan only.
 
 use crate::engine::{simulate, SimConfig};
+use crate::experiments::table2_config;
 use crate::experiments::{buffer_pct, defs};
 use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
-use crate::presets::table2_config;
 use crate::result::RunResult;
 use crate::timeline::Timeline;
 use crate::workload::{QuerySpec, Workload};

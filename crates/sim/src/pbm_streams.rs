@@ -9,9 +9,9 @@
 //! policy; PBM and CScans cope much better than LRU from more than 4 streams.
 
 use crate::engine::SimConfig;
+use crate::experiments::table2_config;
 use crate::experiments::{buffer_pct, defs, range_workload};
 use crate::pbm_buffer::{chunks_touched, point, policy_columns, replay_loads, PbmBufferPoint};
-use crate::presets::table2_config;
 use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};

@@ -1,23 +1,17 @@
 //! Named experiments: the 2004 report's simulations and the 2007 paper's Table 2.
 
 use crate::engine::{simulate, SimConfig, DEFAULT_MAX_EVENTS};
-use crate::experiments::{defs, range_workload, short_names};
+use crate::experiments::{defs, range_workload, short_names, table2_config};
 use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
-use crate::report::{table2_paper, PaperNumbers, PolicyReport};
-use crate::result::RunResult;
+use crate::report::{table2_paper, PolicyReport, PresetReport};
 use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::PolicyKind;
-use coopscan_paper::table2;
-use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
 const MB: u64 = 1_000_000;
-const MIB: u64 = 1 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PresetName {
@@ -84,20 +78,6 @@ impl FromStr for PresetName {
     }
 }
 
-/// All policies of one preset, side by side.
-#[derive(Clone, Debug, Serialize)]
-pub struct PresetReport {
-    pub preset: String,
-    pub seed: u64,
-    pub config: SimConfig,
-    pub workload: Workload,
-    pub policies: BTreeMap<String, PolicyReport>,
-    /// Published numbers to show beside ours, where the paper gives them.
-    pub paper: Option<BTreeMap<String, PaperNumbers>>,
-    #[serde(skip)]
-    pub runs: Vec<RunResult>,
-}
-
 // ---- 2004 CWI report §3.1: 100 MB table, 20 chunks of 5 MB, 6-chunk buffer, 50 MB/s.
 
 const SMALL_CHUNKS: u32 = 20;
@@ -158,77 +138,6 @@ pub fn heterogeneous() -> (SimConfig, Workload) {
         (1.0, full_scan("Q3", 25.0)),
     ];
     (small_table_config(), Workload::independent(queries))
-}
-
-// ---- 2007 paper §5.1 / Table 2: 256 chunks of 16 MB, 64-chunk buffer, 2 CPUs.
-
-pub const TABLE2_CHUNKS: u32 = table2::CHUNKS;
-const TABLE2_CHUNK_BYTES: u64 = table2::CHUNK_MIB * MIB;
-const TABLE2_FRAMES: u32 = table2::BUFFER_CHUNKS;
-/// 200 MiB/s: 80 ms per 16 MiB chunk, a full scan reads in 20.5 s (paper: F-100 20.37 s).
-const TABLE2_DISK_BYTES_PER_S: f64 = table2::DISK_MIB_S * MIB as f64;
-/// FAST (Q6) is I/O bound. Its CPU cost is derived from Table 2 itself: relevance kept
-/// 2 CPUs 93.94% busy for 238.16 s = 447 core-s; the paper's SLOW queries (13×1%, 6×10%,
-/// 6×50%, 8×100% = 3003 chunks at 35.27 s / 256 = 0.138 s each) account for 414 of
-/// them, leaving 33 core-s for 3274 FAST chunks: 0.01 s per 80 ms chunk read.
-const FAST_CPU_PER_IO: f64 = 0.125;
-/// SLOW (Q1 + arithmetic) is CPU bound at 1.75x the read time (paper: 35.27 / 20.37).
-const SLOW_CPU_PER_IO: f64 = table2::SLOW_CPU_OVER_READ;
-
-pub fn table2_config() -> SimConfig {
-    SimConfig {
-        column_bytes: Vec::new(),
-        chunk_count: TABLE2_CHUNKS,
-        chunk_bytes: TABLE2_CHUNK_BYTES,
-        frames: TABLE2_FRAMES,
-        max_inflight: 1,
-        device: DeviceModel::Bandwidth {
-            bytes_per_sec: TABLE2_DISK_BYTES_PER_S,
-            latency_s: 0.0,
-        },
-        cpu: CpuModel {
-            hz: CPU_HZ_2GHZ,
-            cores: 2,
-        },
-        check_invariants: false,
-        record_timeline: true,
-        record_trace: false,
-        faults: None,
-        max_events: DEFAULT_MAX_EVENTS,
-        eviction: Default::default(),
-        column_order: Default::default(),
-    }
-}
-
-/// Cycles per byte that make a query's CPU time per chunk `ratio` × the chunk read time.
-pub(crate) fn cycles_per_byte_for(cfg: &SimConfig, ratio: f64) -> f64 {
-    ratio * cfg.device.chunk_read_s(cfg.chunk_bytes) * cfg.cpu.hz / cfg.chunk_bytes as f64
-}
-
-/// A FAST/SLOW query over `percent`% of `chunk_count` chunks from a random start.
-pub(crate) fn random_range_query(
-    rng: &mut ChaCha8Rng,
-    cfg: &SimConfig,
-    name: String,
-    slow: bool,
-    percent: u32,
-) -> QuerySpec {
-    let n = cfg.chunk_count;
-    let len = ((f64::from(n) * f64::from(percent) / 100.0).round() as u32).clamp(1, n);
-    let start = rng.random_range(0..=n - len);
-    let (letter, ratio) = if slow {
-        ('S', SLOW_CPU_PER_IO)
-    } else {
-        ('F', FAST_CPU_PER_IO)
-    };
-    QuerySpec {
-        name,
-        kind: format!("{letter}-{percent:02}"),
-        cycles_per_byte: cycles_per_byte_for(cfg, ratio),
-        chunks: std::iter::once(start..start + len).collect(),
-        columns: 0,
-        workers: 1,
-    }
 }
 
 /// Table 2's workload (`coopscan_paper::experiments::TABLE2`): 16 streams × 4 random

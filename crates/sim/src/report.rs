@@ -1,10 +1,25 @@
 //! Per-policy summaries, the paper's published numbers, and the text tables.
 
-use crate::presets::PresetReport;
+use crate::engine::SimConfig;
 use crate::result::{mean, QueryResult, RunResult};
+use crate::workload::Workload;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// All policies of one preset, side by side.
+#[derive(Clone, Debug, Serialize)]
+pub struct PresetReport {
+    pub preset: String,
+    pub seed: u64,
+    pub config: SimConfig,
+    pub workload: Workload,
+    pub policies: BTreeMap<String, PolicyReport>,
+    /// Published numbers to show beside ours, where the paper gives them.
+    pub paper: Option<BTreeMap<String, PaperNumbers>>,
+    #[serde(skip)]
+    pub runs: Vec<RunResult>,
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PolicyReport {

@@ -2,7 +2,7 @@
 //! policy, chunks (rows) × time with loads (dark), cached intervals (white) and which
 //! query processes what (coloured lines); below it waiting queries, busy CPUs, busy disk.
 
-use crate::presets::PresetReport;
+use crate::report::PresetReport;
 use crate::result::RunResult;
 use crate::timeline::{Series, Timeline};
 use std::fmt::Write;

@@ -22,7 +22,7 @@
 //! `coopscan_paper::table3`; a DSM run is never shown beside Table 2's.
 
 use crate::engine::SimConfig;
-use crate::presets::{random_range_query, table2_config};
+use crate::experiments::{random_range_query, table2_config};
 use crate::report::PaperNumbers;
 use crate::workload::{StreamSpec, Workload};
 use coopscan_paper::published::POLICIES;

@@ -11,7 +11,8 @@
 //! bound (FAST's CPU cost).
 
 use crate::engine::{simulate, SimConfig};
-use crate::presets::{cycles_per_byte_for, standalone_latencies};
+use crate::experiments::cycles_per_byte_for;
+use crate::presets::standalone_latencies;
 use crate::workload::{QuerySpec, StreamSpec, Workload};
 use crate::SimError;
 use coopscan_buffer::{ColumnOrder, EvictionStrategy, PolicyKind};

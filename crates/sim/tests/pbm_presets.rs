@@ -159,10 +159,16 @@ fn pbm_streams_reads_more_with_more_streams() {
     let loads = |p: &coopscan_sim::PbmStreamsPoint| p.point.policies["normal"].loads;
     assert!(loads(two) > loads(one));
     let workload =
-        coopscan_sim::pbm_streams_workload(&coopscan_sim::presets::table2_config(), 2, 42).unwrap();
+        coopscan_sim::pbm_streams_workload(&coopscan_sim::experiments::table2_config(), 2, 42)
+            .unwrap();
     for q in workload.streams.iter().flat_map(|s| &s.queries) {
         let len: u32 = q.chunks.iter().map(|r| r.end - r.start).sum();
-        assert_eq!(len, coopscan_sim::presets::TABLE2_CHUNKS / 2, "{}", q.name);
+        assert_eq!(
+            len,
+            coopscan_sim::experiments::TABLE2_CHUNKS / 2,
+            "{}",
+            q.name
+        );
     }
     assert!(coopscan_sim::pbm_streams(&[PolicyKind::Normal], 42, &[0]).is_err());
 }

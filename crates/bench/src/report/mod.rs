@@ -1,6 +1,6 @@
 //! Reports of a [`crate::BenchReport`]: Table 2 as text beside the paper's numbers,
 //! JSON (schema in docs/bench.md), and a self-contained HTML page with Figures 4 and 5.
-//! A preset's reports together may form a sweep (`sweep`, `fig5_table`): Figures 5-8's
+//! A preset's reports together may form a sweep (`sweep`, `figures`, `fig5_table`): Figures 5-8's
 //! tables in text (`text::render_sweep`), JSON (`json::preset_to_json`) and HTML plots;
 //! a `table4` preset's runs form Table 4 (`table4`), a `mixed-pool` preset's runs the
 //! mixed pool's table (`mixed_pool`). A `pbm-sharing` run adds the 2012 paper's Figure
@@ -10,6 +10,7 @@ pub mod axis;
 pub mod fig4;
 pub mod fig5_chart;
 pub mod fig5_table;
+pub mod figures;
 pub mod findings;
 pub mod html;
 pub mod html_table;

@@ -3,11 +3,12 @@
 //! policy), each with its table and the paper's finding as its caption.
 
 use super::fig5_table::{fig5_table, Fig5Table, FIG5_CAPTION};
+use super::figures::sweep_figure;
 use super::html_table::{html_table, note, Cell};
 use super::line_chart::{self, Area, Line, Panel};
 use super::palette::policy_color;
 use super::svg::{escape, Svg};
-use super::sweep::{sweep_figure, Group, SweepFigure};
+use super::sweep::{Group, SweepFigure};
 use super::sweep_text::{fig5_cell, fig5_summary, format_x, sweep_cell};
 use crate::bench::BenchReport;
 use std::fmt::Write;

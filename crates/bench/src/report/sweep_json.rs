@@ -3,7 +3,8 @@
 //! regroup the runs nor to recompute the ratios.
 
 use super::fig5_table::{fig5_table, Fig5Table, MixRow, FIG5_CAPTION, FIG5_PRESET};
-use super::sweep::{sweep_figure, Group, SweepFigure};
+use super::figures::sweep_figure;
+use super::sweep::{Group, SweepFigure};
 use crate::bench::BenchReport;
 use serde_json::{json, Map, Value};
 

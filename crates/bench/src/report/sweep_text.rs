@@ -3,7 +3,8 @@
 //! policies), the same numbers the HTML plots.
 
 use super::fig5_table::{fig5_table, Fig5Table, MixRow, FIG5_CAPTION};
-use super::sweep::{sweep_figure, Group, Series, SweepFigure};
+use super::figures::sweep_figure;
+use super::sweep::{Group, Series, SweepFigure};
 use crate::bench::BenchReport;
 use std::fmt::Write;
 

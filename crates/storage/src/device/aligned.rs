@@ -11,8 +11,6 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use super::recycle::{RawAlloc, Recycler};
-
 /// Alignment of buffer addresses, file offsets and request lengths for O_DIRECT.
 /// Writers pad every file to a multiple of it.
 pub const IO_ALIGN: usize = 4096;
@@ -27,8 +25,34 @@ pub fn round_up_to_io_align(len: u64) -> u64 {
     len.div_ceil(IO_ALIGN as u64) * IO_ALIGN as u64
 }
 
+/// An allocation not owned by any `AlignedBuf` at the moment.
+pub(super) struct RawAlloc {
+    pub ptr: NonNull<u8>,
+    pub layout: Layout,
+}
+
+// SAFETY: a `RawAlloc` is the sole owner of its allocation (it came from a dropped
+// `AlignedBuf`), so moving it between threads is like moving a `Box<[u8]>`.
+unsafe impl Send for RawAlloc {}
+
+impl RawAlloc {
+    pub(super) fn free(self) {
+        // SAFETY: `ptr` was allocated with `layout` by the global allocator and, being
+        // owned by this `RawAlloc` only, is freed exactly once, here.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Where a buffer's allocation goes when the buffer is dropped instead of being freed:
+/// a free list (`recycle::Recycler`). Arrow requires a wrapped buffer's owner to be
+/// `RefUnwindSafe`, hence the bound.
+pub(super) trait Home: Send + Sync + std::panic::RefUnwindSafe {
+    /// Takes over `raw`: keeps it for reuse or frees it.
+    fn give_back(&self, raw: RawAlloc);
+}
+
 /// An owned, initialised, `IO_ALIGN`-aligned heap allocation of `len` bytes: zeroed when
-/// new ([`AlignedBuf::zeroed`]); a buffer from a [`Recycler`] holds its previous owner's
+/// new ([`AlignedBuf::zeroed`]); a buffer from a `Recycler` holds its previous owner's
 /// bytes until overwritten, and goes back to the recycler when dropped.
 ///
 /// It behaves like a `Box<[u8]>` whose start address is a multiple of [`IO_ALIGN`], so it
@@ -41,7 +65,7 @@ pub struct AlignedBuf {
     /// allocation is not allowed, and an empty buffer should still have an aligned address.
     layout: Layout,
     /// Where the allocation goes when dropped; `None`: freed.
-    home: Option<Arc<Recycler>>,
+    home: Option<Arc<dyn Home>>,
 }
 
 // SAFETY: `AlignedBuf` owns its allocation exclusively (no aliasing pointers escape except
@@ -75,13 +99,13 @@ impl AlignedBuf {
     }
 
     /// This buffer, returned to `home` instead of freed when dropped.
-    pub(super) fn returning_to(mut self, home: Arc<Recycler>) -> AlignedBuf {
+    pub(super) fn returning_to(mut self, home: Arc<dyn Home>) -> AlignedBuf {
         self.home = Some(home);
         self
     }
 
     /// A kept allocation reused for `len` bytes (`raw.layout.size() == max(len, 1)`).
-    pub(super) fn from_recycled(raw: RawAlloc, len: usize, home: Arc<Recycler>) -> AlignedBuf {
+    pub(super) fn from_recycled(raw: RawAlloc, len: usize, home: Arc<dyn Home>) -> AlignedBuf {
         debug_assert_eq!(raw.layout.size(), len.max(1));
         debug_assert_eq!(raw.layout.align(), IO_ALIGN);
         AlignedBuf {

@@ -8,35 +8,15 @@
 //! drops them (`AlignedBuf`'s `Drop`) and the next read of the same size reuses one. The
 //! list is bounded ([`MAX_RECYCLED_BYTES`]); beyond it buffers are freed as before.
 
-use std::alloc::{self, Layout};
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::aligned::AlignedBuf;
+use super::aligned::{AlignedBuf, Home, RawAlloc};
 
 /// Most bytes of free buffers kept for reuse per device: a few chunks. The loader has
 /// one load in flight and evicts about one chunk per load, so a handful always suffices.
 pub const MAX_RECYCLED_BYTES: usize = 64 << 20;
-
-/// An allocation not owned by any `AlignedBuf` at the moment.
-pub(super) struct RawAlloc {
-    pub ptr: NonNull<u8>,
-    pub layout: Layout,
-}
-
-// SAFETY: a `RawAlloc` is the sole owner of its allocation (it came from a dropped
-// `AlignedBuf`), so moving it between threads is like moving a `Box<[u8]>`.
-unsafe impl Send for RawAlloc {}
-
-impl RawAlloc {
-    pub(super) fn free(self) {
-        // SAFETY: `ptr` was allocated with `layout` by the global allocator and, being
-        // owned by this `RawAlloc` only, is freed exactly once, here.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
-}
 
 #[derive(Default)]
 struct FreeList {
@@ -73,13 +53,20 @@ impl Recycler {
             })
         };
         match reused {
-            Some(raw) => AlignedBuf::from_recycled(raw, len, Arc::clone(self)),
-            None => AlignedBuf::zeroed(len).returning_to(Arc::clone(self)),
+            Some(raw) => AlignedBuf::from_recycled(raw, len, Arc::clone(self) as Arc<dyn Home>),
+            None => AlignedBuf::zeroed(len).returning_to(Arc::clone(self) as Arc<dyn Home>),
         }
     }
 
+    /// Bytes of free buffers kept now.
+    pub fn kept_bytes(&self) -> usize {
+        self.free.lock().bytes
+    }
+}
+
+impl Home for Recycler {
     /// Keeps `raw` for reuse if there is room; frees it otherwise.
-    pub(super) fn give_back(&self, raw: RawAlloc) {
+    fn give_back(&self, raw: RawAlloc) {
         let mut free = self.free.lock();
         if free.bytes + raw.layout.size() <= self.max_bytes {
             free.bytes += raw.layout.size();
@@ -88,11 +75,6 @@ impl Recycler {
             drop(free);
             raw.free();
         }
-    }
-
-    /// Bytes of free buffers kept now.
-    pub fn kept_bytes(&self) -> usize {
-        self.free.lock().bytes
     }
 }
 
