@@ -98,7 +98,7 @@ fn dsm_decisions(c: &mut Criterion) {
 const DSM_COLUMNS: u32 = 16;
 
 /// `mixed` ranks every resident piece on each eviction (O(pieces × scans), built for
-/// the simulator, see replacer/next_use.rs): at 10k chunks and more its warm-up alone
+/// the simulator, see policy/next_use.rs): at 10k chunks and more its warm-up alone
 /// would take many minutes, so it runs only at 1k chunks (and not on the DSM table).
 fn chunk_counts(kind: PolicyKind) -> &'static [u32] {
     match kind {

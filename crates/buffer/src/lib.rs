@@ -105,16 +105,16 @@ pub use geometry::{SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
 pub use ids::{ChunkId, HolderId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use next_consumption::Paces;
-pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, UnknownPolicy};
+pub use policy::next_use::{self, NextUseOrder};
+pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, RelevanceRanking, UnknownPolicy};
 pub use pool::{PieceId, PieceState, Pool, TableId, TableVersion};
 pub use replacer::knapsack;
-pub use replacer::next_use::{self, NextUseReplacer};
 pub use replacer::timeline::{
     BucketTimeline, CounterRotatingTimeline, Filed, Placed, TimelineShape,
 };
 pub use replacer::{
-    plan_eviction, plan_knapsack, EvictionRequest, FifoReplacer, KeepRelevanceReplacer,
-    LruReplacer, Replacer,
+    plan_eviction, plan_knapsack, Arrivals, EvictionOrder, EvictionRequest, FifoReplacer,
+    KeepRanking, KeepRelevanceReplacer, LruReplacer, OrderReplacer, Replacer,
 };
 pub use scan_set::ScanSet;
 pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec};

@@ -1,6 +1,6 @@
 //! PBM's predicted next consumption (2012 paper §3, PageNextConsumption), written once
 //! for its three users: the PBM family (`policy/pbm.rs`), the one temperature of Scans
-//! and CScans (`replacer/next_use.rs`) and the offline replay of a trace under PBM's
+//! and CScans (`policy/next_use.rs`) and the offline replay of a trace under PBM's
 //! rule (`coopscan-sim`'s `pbm_replay`).
 //!
 //! ```text

@@ -396,6 +396,11 @@ impl AbmState {
         self.in_order
     }
 
+    /// The equivalence class `chunk` is in (see `index.rs`).
+    pub fn class_of(&self, chunk: ChunkId) -> &ChunkClass {
+        self.classes.class(self.chunks[chunk.0 as usize].class)
+    }
+
     /// Live equivalence classes (see `index.rs`).
     pub fn classes(&self) -> impl Iterator<Item = &ChunkClass> + '_ {
         self.classes.live()

@@ -158,8 +158,14 @@ fn needed_chunks_tied_on_keep_relevance_leave_least_recently_used_first() {
     let chunks = |plan: Option<Vec<PieceId>>| -> Vec<u32> {
         plan.unwrap().iter().map(|p| p.chunk.0).collect()
     };
-    let greedy = chunks(plan_eviction(&mut KeepRelevanceReplacer, state, &request));
-    let knapsack = chunks(plan_knapsack(state, &request));
+    let ranking = RelevanceRanking::new(state, &request);
+    let greedy = chunks(plan_eviction(
+        &mut KeepRelevanceReplacer,
+        state.pool(),
+        &ranking,
+        &request,
+    ));
+    let knapsack = chunks(plan_knapsack(state.pool(), &ranking, &request));
     assert_eq!(
         (greedy, knapsack),
         (vec![11, 11], vec![11, 11]),

@@ -54,8 +54,9 @@ fn compare(state: &AbmState) -> Result<(u32, u32), TestCaseError> {
             chunk: Some(chunk),
             for_scan,
         };
-        let greedy = plan_eviction(&mut KeepRelevanceReplacer, state, &request);
-        let knapsack = plan_knapsack(state, &request);
+        let ranking = RelevanceRanking::new(state, &request);
+        let greedy = plan_eviction(&mut KeepRelevanceReplacer, state.pool(), &ranking, &request);
+        let knapsack = plan_knapsack(state.pool(), &ranking, &request);
         let Some(greedy) = greedy else { continue };
         let Some(knapsack) = knapsack else {
             return Err(TestCaseError::fail(

@@ -2,7 +2,8 @@
 //! chunk order and loads the next chunk any active scan still needs; scans consume
 //! whatever the sweep has brought in, oldest first.
 //!
-//! The buffered chunks form a sliding window in load order ([`FifoReplacer`]). As in
+//! The buffered chunks form a sliding window in load order ([`FifoReplacer`], told
+//! which chunks are still arriving: their load's unit is the chunk, not the piece). As in
 //! the 2004 report, the next chunk may be read "only if the last chunk in this window
 //! does not have any queries currently processing it": the oldest chunk is evicted even
 //! when a slow scan has not reached it yet (that scan gets it on the next sweep), and
@@ -44,7 +45,8 @@ impl Policy for ElevatorPolicy {
         request: &crate::EvictionRequest,
         _now: Nanos,
     ) -> Vec<crate::PieceId> {
-        super::free_some(&mut FifoReplacer, state, request)
+        let arriving = |chunk: ChunkId| state.loading_cols(chunk) != 0;
+        super::free_some(&mut FifoReplacer, state.pool(), &arriving, request)
     }
 
     fn kind(&self) -> PolicyKind {
@@ -86,7 +88,8 @@ impl Policy for ElevatorPolicy {
             })
             .min_by_key(|(c, _)| cyclic_distance(cursor, *c, n))?;
         let cols = state.missing_cols(chunk, needed);
-        let choice = choice_with(state, &mut FifoReplacer, chunk, cols, None)?;
+        let arriving = |chunk: ChunkId| state.loading_cols(chunk) != 0;
+        let choice = choice_with(state, &mut FifoReplacer, &arriving, chunk, cols, None)?;
         self.cursor = chunk.0 + 1;
         Some(choice)
     }

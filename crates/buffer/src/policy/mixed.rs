@@ -4,15 +4,15 @@
 //! kinds of scan (the ABM hands an in-order scan its chunks ascending; relevance loads an
 //! in-order scan's next absent chunk and a CScan's by loadRelevance). Eviction is one
 //! ranking of every piece by its predicted next consumption, whoever consumes it
-//! ([`NextUseReplacer`]): PBM's distance ÷ pace for a Scan, the useRelevance order ÷
-//! pace for a CScan.
+//! ([`NextUseOrder`], walked by the [`OrderReplacer`]): PBM's distance ÷ pace for a
+//! Scan, the useRelevance order ÷ pace for a CScan.
 
+use super::next_use::NextUseOrder;
 use super::relevance::RelevancePolicy;
 use super::{choice_with, LoadChoice, Policy, PolicyKind};
 use crate::config::MAX_SCANS;
 use crate::next_consumption::{self, Paces};
-use crate::replacer::next_use::NextUseReplacer;
-use crate::{AbmConfig, AbmState, ChunkId, Nanos, ScanSlot, TableGeometry};
+use crate::{AbmConfig, AbmState, ChunkId, Nanos, OrderReplacer, ScanSlot, TableGeometry};
 
 #[derive(Clone, Debug)]
 pub struct MixedPolicy {
@@ -41,8 +41,8 @@ impl Policy for MixedPolicy {
         request: &crate::EvictionRequest,
         now: Nanos,
     ) -> Vec<crate::PieceId> {
-        let paces = Paces::new(&self.pace);
-        super::free_some(&mut NextUseReplacer::new(paces, now), state, request)
+        let order = NextUseOrder::new(state, Paces::new(&self.pace), now);
+        super::free_some(&mut OrderReplacer, state.pool(), &order, request)
     }
 
     fn kind(&self) -> PolicyKind {
@@ -74,13 +74,15 @@ impl Policy for MixedPolicy {
     /// loadRelevance or its order), with the one-temperature replacer.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         super::relevance::starved_by_relevance(state, now, &mut self.queue);
-        let paces = Paces::new(&self.pace);
-        let mut replacer = NextUseReplacer::new(paces, now);
+        // One ranking for every load tried: they all see the same state.
+        let order = NextUseOrder::new(state, Paces::new(&self.pace), now);
         for &(_, q) in &self.queue {
             let Some((chunk, cols)) = RelevancePolicy::choose_chunk_to_load(state, q) else {
                 continue;
             };
-            if let Some(choice) = choice_with(state, &mut replacer, chunk, cols, Some(q)) {
+            if let Some(choice) =
+                choice_with(state, &mut OrderReplacer, &order, chunk, cols, Some(q))
+            {
                 return Some(choice);
             }
         }

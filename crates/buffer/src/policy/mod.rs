@@ -13,13 +13,18 @@
 //! | pbm-throttle | as attach; held back (bounded) while a trailing scan catches up | same as normal, not for a held scan | as pbm |
 //! | pbm-opportunistic | CScans: the region of its remaining range with the most cached chunks, in order within it | same as normal (in-order within the region) | as pbm |
 //!
-//! Eviction is delegated to a [`crate::Replacer`] (`replacer/`); a policy only says which
-//! replacer and for whom. A scan registered `InOrder` gets its chunks ascending under
+//! Eviction is delegated to a [`crate::Replacer`] (`replacer/`), which sees the pool
+//! and a ranking, never the state: a policy says which replacer, for whom, and ranks
+//! the pieces from its state (LRU: nothing; elevator: which chunks are still arriving;
+//! relevance: [`RelevanceRanking`], keepRelevance; mixed: [`NextUseOrder`], predicted
+//! next use; the pbm family: its bucket timeline). A scan registered `InOrder` gets its chunks ascending under
 //! every policy: the ABM, not the policy, enforces it in delivery.
 
 mod attach;
 mod elevator;
+mod keep_ranking;
 mod mixed;
+pub mod next_use;
 mod normal;
 mod pbm;
 mod pbm_lru;
@@ -30,7 +35,9 @@ mod sequential;
 
 pub use attach::AttachPolicy;
 pub use elevator::ElevatorPolicy;
+pub use keep_ranking::{ClassGroup, RelevanceRanking};
 pub use mixed::MixedPolicy;
+pub use next_use::NextUseOrder;
 pub use normal::NormalPolicy;
 pub use pbm::PbmPolicy;
 pub use pbm_opportunistic::{PbmOpportunisticPolicy, REGION_CHUNKS};
@@ -45,7 +52,8 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A load the policy wants: `chunk`, after evicting `victims` (chosen by its replacer
-/// with [`crate::plan_eviction`], so that the load's bytes fit).
+/// with [`crate::plan_eviction`] over the policy's ranking, so that the load's bytes
+/// fit).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadChoice {
     pub chunk: ChunkId,
@@ -102,25 +110,26 @@ pub trait Policy {
         request: &EvictionRequest,
         _now: Nanos,
     ) -> Vec<PieceId> {
-        free_some(&mut crate::LruReplacer, state, request)
+        free_some(&mut crate::LruReplacer, state.pool(), &(), request)
     }
 }
 
-/// Victims from `replacer` until they free `request.bytes` (whatever is free already),
-/// or the replacer has none left: [`Policy::victims`] for a replacer.
-pub(crate) fn free_some<R: crate::Replacer + ?Sized>(
-    replacer: &mut R,
-    state: &AbmState,
+/// Victims from `replacer` over `ranking` until they free `request.bytes` (whatever is
+/// free already), or the replacer has none left: [`Policy::victims`] for a replacer.
+pub(crate) fn free_some<R: ?Sized, P: crate::Replacer<R> + ?Sized>(
+    replacer: &mut P,
+    pool: &crate::Pool,
+    ranking: &R,
     request: &EvictionRequest,
 ) -> Vec<PieceId> {
     let mut chosen = Vec::new();
     let mut freed = 0u64;
     while freed < request.bytes {
-        let Some(victim) = replacer.victim(state, request, &chosen) else {
+        let Some(victim) = replacer.victim(pool, ranking, request, &chosen) else {
             break;
         };
-        debug_assert!(state.pool().is_evictable(victim) && !chosen.contains(&victim));
-        freed = freed.saturating_add(state.piece_bytes(victim));
+        debug_assert!(pool.is_evictable(victim) && !chosen.contains(&victim));
+        freed = freed.saturating_add(pool.bytes(victim).unwrap_or(0));
         chosen.push(victim);
     }
     chosen
@@ -300,34 +309,24 @@ impl Policy for AnyPolicy {
     }
 }
 
-/// Victims that make room for the `cols` of `chunk` under `replacer`, as a
-/// [`LoadChoice`].
-pub(crate) fn choice_with<R: crate::Replacer>(
+/// Victims that make room for the `cols` of `chunk` under `replacer` over `ranking`, as
+/// a [`LoadChoice`].
+pub(crate) fn choice_with<R: ?Sized, P: crate::Replacer<R>>(
     state: &AbmState,
-    replacer: &mut R,
+    replacer: &mut P,
+    ranking: &R,
     chunk: ChunkId,
     cols: u64,
     on_behalf_of: Option<ScanSlot>,
 ) -> Option<LoadChoice> {
     choice_planned(state, chunk, cols, on_behalf_of, |request| {
-        crate::plan_eviction(replacer, state, request)
+        crate::plan_eviction(replacer, state.pool(), ranking, request)
     })
 }
 
-/// Like [`choice_with`], with the knapsack choosing the victims as a set.
-pub(crate) fn choice_knapsack(
-    state: &AbmState,
-    chunk: ChunkId,
-    cols: u64,
-    on_behalf_of: Option<ScanSlot>,
-) -> Option<LoadChoice> {
-    choice_planned(state, chunk, cols, on_behalf_of, |request| {
-        crate::plan_knapsack(state, request)
-    })
-}
-
-/// The load of `cols` of `chunk`, with the victims `plan` finds room with.
-fn choice_planned(
+/// The load of `cols` of `chunk`, with the victims `plan` finds room with (given the
+/// request, for rankings that depend on it, as keepRelevance's does).
+pub(crate) fn choice_planned(
     state: &AbmState,
     chunk: ChunkId,
     cols: u64,

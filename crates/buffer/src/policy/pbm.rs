@@ -25,8 +25,8 @@ use super::{choice_with, LoadChoice, Policy, PolicyKind};
 use crate::config::MAX_SCANS;
 use crate::next_consumption;
 use crate::{
-    AbmConfig, AbmState, ChunkId, EvictionRequest, LruReplacer, Nanos, PieceId, Replacer, ScanSlot,
-    TableGeometry,
+    AbmConfig, AbmState, ChunkId, EvictionRequest, LruReplacer, Nanos, OrderReplacer, PieceId,
+    Pool, Replacer, ScanSlot, TableGeometry,
 };
 
 #[derive(Clone, Debug)]
@@ -134,7 +134,8 @@ impl PbmPolicy {
         let (chunk, cols, slot) = self.seq.next_target_of(state, eligible)?;
         let choice = choice_with(
             state,
-            &mut Furthest(&self.timeline),
+            &mut Furthest,
+            &self.timeline,
             chunk,
             cols,
             Some(slot),
@@ -183,25 +184,23 @@ impl PbmPolicy {
 }
 
 /// PBM's victim: the first evictable piece in timeline order (not requested, then the
-/// latest predicted consumption; PBM/LRU: both sets from the far end).
-struct Furthest<'a>(&'a PbmTimeline);
+/// latest predicted consumption; PBM/LRU: both sets from the far end), the timeline
+/// being the ranking the policy keeps.
+struct Furthest;
 
-impl Replacer for Furthest<'_> {
+impl Replacer<PbmTimeline> for Furthest {
     fn victim(
         &mut self,
-        state: &AbmState,
+        pool: &Pool,
+        timeline: &PbmTimeline,
         request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
-        let pool = state.pool();
-        let found = self
-            .0
-            .eviction_order()
-            .find(|p| request.may_choose(p, chosen) && pool.is_evictable(*p));
+        let found = OrderReplacer.victim(pool, timeline, request, chosen);
         // Every resident piece was filed when its load was chosen; if one was missed,
         // evict by LRU rather than stall the loader (and fail loudly in tests).
         found.or_else(|| {
-            let lru = LruReplacer.victim(state, request, chosen);
+            let lru = LruReplacer.victim(pool, &(), request, chosen);
             debug_assert!(
                 lru.is_none(),
                 "pbm: {lru:?} resident but not on the timeline"
@@ -220,7 +219,7 @@ impl Policy for PbmPolicy {
         now: Nanos,
     ) -> Vec<PieceId> {
         self.catch_up(state, now);
-        let victims = super::free_some(&mut Furthest(&self.timeline), state, request);
+        let victims = super::free_some(&mut Furthest, state.pool(), &self.timeline, request);
         for victim in &victims {
             self.timeline.remove(*victim);
         }

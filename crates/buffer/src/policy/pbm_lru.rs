@@ -148,6 +148,13 @@ impl PbmTimeline {
     }
 }
 
+/// The timeline is PBM's ranking: its replacer walks it from the far end.
+impl crate::replacer::EvictionOrder for PbmTimeline {
+    fn eviction_order(&self) -> impl Iterator<Item = PieceId> + '_ {
+        PbmTimeline::eviction_order(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! loadRelevance(c, q) = L / Pl   L  = starved scans interested in c sharing a column with q
 //!                                Pl = bytes to load of c for the columns of those scans
 //! keepRelevance(c)    = E / Pe   E  = almost-starved scans interested in c
-//!                                Pe = cached bytes of c in their columns   (replacer/)
+//!                                Pe = cached bytes of c in their columns   (keep_ranking.rs)
 //! queryStarved(q)     = numberOfAvailableChunks(q) < 2 (+1 per further worker of q)
 //! ```
 //!
@@ -26,14 +26,15 @@
 //! each class's scans for the column overlap. Ties go to the chunk the disk head reaches
 //! first moving forward, which keeps loads sequential when nothing else matters.
 
+use super::keep_ranking::RelevanceRanking;
 use super::{
-    available_in, choice_knapsack, choice_with, cyclic_distance, next_cyclic_where, LoadChoice,
-    Policy, PolicyKind,
+    available_in, choice_planned, cyclic_distance, next_cyclic_where, LoadChoice, Policy,
+    PolicyKind,
 };
 use crate::config::MAX_SCANS;
 use crate::{
-    AbmConfig, AbmState, ChunkId, EvictionStrategy, KeepRelevanceReplacer, Nanos, ScanSet,
-    ScanSlot, TableGeometry,
+    plan_eviction, plan_knapsack, AbmConfig, AbmState, ChunkId, EvictionStrategy,
+    KeepRelevanceReplacer, Nanos, ScanSet, ScanSlot, TableGeometry,
 };
 
 /// Paper: Qmax, the weight that makes starved scans dominate plain interest counts.
@@ -153,7 +154,8 @@ impl Policy for RelevancePolicy {
         request: &crate::EvictionRequest,
         _now: Nanos,
     ) -> Vec<crate::PieceId> {
-        super::free_some(&mut self.replacer, state, request)
+        let ranking = RelevanceRanking::new(state, request);
+        super::free_some(&mut self.replacer, state.pool(), &ranking, request)
     }
 
     fn kind(&self) -> PolicyKind {
@@ -188,12 +190,16 @@ impl Policy for RelevancePolicy {
             let Some((chunk, cols)) = Self::choose_chunk_to_load(state, q) else {
                 continue;
             };
-            let choice = match self.eviction {
-                EvictionStrategy::Greedy => {
-                    choice_with(state, &mut self.replacer, chunk, cols, Some(q))
+            let (replacer, eviction) = (&mut self.replacer, self.eviction);
+            let choice = choice_planned(state, chunk, cols, Some(q), |request| {
+                let ranking = RelevanceRanking::new(state, request);
+                match eviction {
+                    EvictionStrategy::Greedy => {
+                        plan_eviction(replacer, state.pool(), &ranking, request)
+                    }
+                    EvictionStrategy::Knapsack => plan_knapsack(state.pool(), &ranking, request),
                 }
-                EvictionStrategy::Knapsack => choice_knapsack(state, chunk, cols, Some(q)),
-            };
+            });
             if let Some(choice) = choice {
                 return Some(choice);
             }

@@ -163,7 +163,7 @@ impl Sequential {
 
     pub(crate) fn choose_load(&self, state: &AbmState) -> Option<LoadChoice> {
         let (chunk, cols, slot) = self.next_target(state)?;
-        choice_with(state, &mut LruReplacer, chunk, cols, Some(slot))
+        choice_with(state, &mut LruReplacer, &(), chunk, cols, Some(slot))
     }
 
     /// What to read next, before choosing victims: the read-ahead chunk of the scan

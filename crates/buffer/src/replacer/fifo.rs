@@ -14,23 +14,38 @@
 //! a chunk no scan could take yet. With two frames and three loads in flight that
 //! happened to every load (sim seed 1567): each chunk lost its first column before its
 //! second arrived, and the sweep went round for ever without a delivery.
+//!
+//! Whether a chunk still has a piece in flight is the scheduler's knowledge (the pool
+//! sees pieces, not loads), so the policy supplies it as [`Arrivals`].
 
 use super::{EvictionRequest, Replacer};
-use crate::{AbmState, PieceId};
+use crate::{ChunkId, PieceId, Pool};
+
+/// Which chunks are still arriving: some piece of theirs is loading (elevator: a chunk
+/// whose load is in flight).
+pub trait Arrivals {
+    fn arriving(&self, chunk: ChunkId) -> bool;
+}
+
+impl<F: Fn(ChunkId) -> bool> Arrivals for F {
+    fn arriving(&self, chunk: ChunkId) -> bool {
+        self(chunk)
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FifoReplacer;
 
-impl Replacer for FifoReplacer {
+impl<A: Arrivals + ?Sized> Replacer<A> for FifoReplacer {
     fn victim(
         &mut self,
-        state: &AbmState,
+        pool: &Pool,
+        arrivals: &A,
         request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
-        let pool = state.pool();
         let oldest = pool.load_order().find(|p| request.may_choose(p, chosen))?;
-        let arrived = state.loading_cols(oldest.chunk) == 0;
+        let arrived = !arrivals.arriving(oldest.chunk);
         (arrived && pool.is_evictable(oldest)).then_some(oldest)
     }
 }

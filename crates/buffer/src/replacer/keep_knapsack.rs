@@ -1,4 +1,4 @@
-//! Knapsack eviction on the ABM state (relevance with `EvictionStrategy::Knapsack`):
+//! Knapsack eviction by keepRelevance (relevance with `EvictionStrategy::Knapsack`):
 //! the 2007 paper's footnote built. Same protection as the greedy keepRelevance
 //! replacer (never a piece in use, of the loading chunk, of a protected in-order
 //! window, or of a chunk a starved scan or the loading scan can use now), and the same
@@ -8,37 +8,45 @@
 //! else 1 (Figure 3's keepRelevance), and it is lost when any column it reads goes
 //! (`knapsack.rs`).
 //!
-//! Candidates are bounded so a decision stays cheap: classes are visited by the loss of
-//! a whole chunk of theirs (keepRelevance of their scan set), each offering its
-//! [`PER_CLASS`] least recently used unguarded chunks with an evictable piece (chunks of
-//! a class differ only in their resident columns; found as the greedy finds its LRU
+//! Candidates are bounded so a decision stays cheap: groups (relevance: equivalence
+//! classes) are visited by the loss of a whole chunk of theirs (keepRelevance of their
+//! scan set), each offering its [`PER_CLASS`] least recently used unguarded chunks with
+//! an evictable piece (chunks of a group differ only in their resident columns; found
+//! as the greedy finds its LRU
 //! ties, `Context::least_recent`), until [`MAX_GROUPS`] chunks are offered; the solver
 //! sees them by their cheapest option's loss (least recently used first on ties). If they
 //! cannot free enough, the greedy plan is used, so the knapsack never blocks a load the
 //! greedy loop would make.
+//!
+//! What only the scheduler knows (groups, their scans and weights, what is held or
+//! guarded) comes from the policy's [`KeepRanking`], as for the greedy replacer.
 
 use super::keep_relevance::Context;
 use super::knapsack::{self, Candidate, EvictOption};
-use super::{plan_eviction, EvictionRequest, KeepRelevanceReplacer};
-use crate::config::MAX_SCANS;
-use crate::policy::keep_relevance;
-use crate::state::bits;
-use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet};
+use super::{plan_eviction, EvictionRequest, KeepRanking, KeepRelevanceReplacer};
+use crate::{ChunkId, PieceId, Pool};
 
-/// Chunks per equivalence class offered to the knapsack.
+/// Chunks per group offered to the knapsack.
 pub const PER_CLASS: usize = 4;
 /// Chunks offered to the knapsack in all.
 pub const MAX_GROUPS: usize = 32;
-/// Weight of an almost-starved scan (Figure 3's Qmax); other interested scans weigh 1.
-const ALMOST_STARVED_WEIGHT: u64 = MAX_SCANS as u64;
 
 /// The victims that make `request` fit, chosen as a set; `None` when nothing can.
-pub fn plan_knapsack(state: &AbmState, request: &EvictionRequest) -> Option<Vec<PieceId>> {
-    let pool = state.pool();
+pub fn plan_knapsack<K: KeepRanking>(
+    pool: &Pool,
+    ranking: &K,
+    request: &EvictionRequest,
+) -> Option<Vec<PieceId>> {
     let mut free = pool.free_bytes();
     let mut chosen = Vec::new();
     while free < request.bytes {
-        let Some(spare) = Context::new(state, request, &chosen).unneeded_piece() else {
+        let ctx = Context {
+            pool,
+            ranking,
+            request,
+            chosen: &chosen,
+        };
+        let Some(spare) = ctx.unneeded_piece() else {
             break;
         };
         free = free.saturating_add(pool.bytes(spare)?);
@@ -48,11 +56,16 @@ pub fn plan_knapsack(state: &AbmState, request: &EvictionRequest) -> Option<Vec<
         return Some(chosen);
     }
     let need = request.bytes - free;
-    let ctx = Context::new(state, request, &chosen);
+    let ctx = Context {
+        pool,
+        ranking,
+        request,
+        chosen: &chosen,
+    };
     let (offered, complete) = candidates(&ctx);
     let freeable = offered
         .iter()
-        .flat_map(|(_, c, _)| c.evictable.iter())
+        .flat_map(|o| o.candidate.evictable.iter())
         .fold(0u64, |a, (_, b)| a.saturating_add(*b));
     if complete && freeable < need {
         // Every evictable piece was offered: the greedy loop cannot free more.
@@ -60,85 +73,94 @@ pub fn plan_knapsack(state: &AbmState, request: &EvictionRequest) -> Option<Vec<
     }
     let planned = (freeable >= need)
         .then(|| {
-            let (chunks, described, groups) = split(offered);
-            let pieces = knapsack::plan_with(&described, &groups, need)?;
-            Some((chunks, pieces))
+            let (pieces, described, groups) = split(offered);
+            let picked = knapsack::plan_with(&described, &groups, need)?;
+            Some((pieces, picked))
         })
         .flatten();
-    let Some((chunks, pieces)) = planned else {
-        return plan_eviction(&mut KeepRelevanceReplacer, state, request);
+    let Some((pieces, picked)) = planned else {
+        return plan_eviction(&mut KeepRelevanceReplacer, pool, ranking, request);
     };
+    // A pick's columns are among its candidate's evictable ones, each one piece.
     chosen.extend(
-        pieces
+        picked
             .into_iter()
-            .map(|(k, col)| state.piece_of(chunks[k], col)),
+            .filter_map(|(k, col)| pieces[k].iter().find(|(_, c)| *c == col))
+            .map(|(piece, _)| *piece),
     );
     Some(chosen)
 }
 
-type Offered = (ChunkId, Candidate, Vec<EvictOption>);
+/// A chunk offered to the knapsack: its evictable pieces with their column numbers,
+/// described as a [`Candidate`], and the candidate's options.
+struct Offered {
+    chunk: ChunkId,
+    pieces: Vec<(PieceId, u32)>,
+    candidate: Candidate,
+    options: Vec<EvictOption>,
+}
 
-fn split(offered: Vec<Offered>) -> (Vec<ChunkId>, Vec<Candidate>, Vec<Vec<EvictOption>>) {
+type Split = (
+    Vec<Vec<(PieceId, u32)>>,
+    Vec<Candidate>,
+    Vec<Vec<EvictOption>>,
+);
+
+fn split(offered: Vec<Offered>) -> Split {
     let mut out = (Vec::new(), Vec::new(), Vec::new());
-    for (chunk, candidate, options) in offered {
-        out.0.push(chunk);
-        out.1.push(candidate);
-        out.2.push(options);
+    for o in offered {
+        out.0.push(o.pieces);
+        out.1.push(o.candidate);
+        out.2.push(o.options);
     }
     out
 }
 
 /// The chunks offered to the knapsack, described, with their options (see the module
-/// doc). Classes are visited cheapest first by the loss of a whole chunk of them (Figure
-/// 3's keepRelevance of their scan set, O(1) per class), and the walk stops once
-/// [`MAX_GROUPS`] chunks are offered, so a decision does not describe every class.
+/// doc). Groups are visited cheapest first by the loss of a whole chunk of them (Figure
+/// 3's keepRelevance of their scan set, O(1) per group), and the walk stops once
+/// [`MAX_GROUPS`] chunks are offered, so a decision does not describe every group.
 /// `complete` when every unguarded chunk with an evictable piece was offered.
-fn candidates(ctx: &Context<'_>) -> (Vec<Offered>, bool) {
-    let state = ctx.state;
-    let almost = state.almost_starved_mask();
-    let mut classes: Vec<(u32, &ChunkClass)> = state
-        .classes()
-        .map(|c| (keep_relevance(c.mask(), almost), c))
+fn candidates<K: KeepRanking>(ctx: &Context<'_, K>) -> (Vec<Offered>, bool) {
+    let ranking = ctx.ranking;
+    let mut groups: Vec<(u32, K::Group)> = ranking
+        .groups()
+        .map(|g| (ranking.keep_whole(g), g))
         .collect();
-    classes.sort_by_key(|(key, _)| *key);
+    groups.sort_by_key(|(key, _)| *key);
     let mut ranked: Vec<(u64, u64, Offered)> = Vec::new();
     let mut complete = true;
-    for (_, class) in classes {
+    for (_, group) in groups {
         if ranked.len() >= MAX_GROUPS {
             complete = false;
             break;
         }
-        complete &= offer_class(ctx, class, &mut ranked);
+        complete &= offer_group(ctx, group, &mut ranked);
     }
     complete &= ranked.len() <= MAX_GROUPS;
-    ranked.sort_by_key(|(loss, oldest, (ch, ..))| (*loss, *oldest, *ch));
+    ranked.sort_by_key(|(loss, oldest, o)| (*loss, *oldest, o.chunk));
     ranked.truncate(MAX_GROUPS);
     let offered = ranked.into_iter().map(|(_, _, offered)| offered).collect();
     (offered, complete)
 }
 
-/// The [`PER_CLASS`] least recently used unguarded chunks of `class` with an evictable
+/// The [`PER_CLASS`] least recently used unguarded chunks of `group` with an evictable
 /// piece (by their least recently used evictable piece), ranked by their cheapest
-/// option's loss and that piece. False if the class has more such chunks than it
-/// offered. (The first version offered the class's first chunks by id, so among
+/// option's loss and that piece. False if the group has more such chunks than it
+/// offered. (The first version offered the group's first chunks by id, so among
 /// chunks nobody needs the knapsack too kept stale high chunks and evicted the ones a
 /// finished scan had just read, `tests/keep_relevance_ties.rs`.)
-fn offer_class(
-    ctx: &Context<'_>,
-    class: &ChunkClass,
+fn offer_group<K: KeepRanking>(
+    ctx: &Context<'_, K>,
+    group: K::Group,
     ranked: &mut Vec<(u64, u64, Offered)>,
 ) -> bool {
-    let state = ctx.state;
-    let almost = state.almost_starved_mask();
-    let mask = class.mask();
-    let size = class.resident().len() + class.partial_len();
-    let walk = ctx
-        .unguarded(class)
-        .flat_map(|ch| bits(state.resident_cols(ch)).map(move |col| state.piece_of(ch, col)));
-    let in_set = |p: PieceId| state.interest(p.chunk) == mask && !ctx.guarded(mask, p.chunk);
+    let (pool, ranking) = (ctx.pool, ctx.ranking);
+    let size = ranking.span(group);
+    let walk = ranking.chunks(group).flat_map(|ch| ranking.pieces(ch));
+    let in_set = |p: PieceId| ranking.member(p.chunk) == Some(group);
     // Chunks nobody needs hold only spare pieces, which the pool also keeps in LRU order.
-    let pool = state.pool();
-    let lru: Box<dyn Iterator<Item = PieceId>> = if mask.is_empty() {
+    let lru: Box<dyn Iterator<Item = PieceId>> = if ranking.unneeded(group) {
         Box::new(pool.spare_lru())
     } else {
         Box::new(pool.lru())
@@ -146,16 +168,20 @@ fn offer_class(
     let oldest = ctx.least_recent(size, walk, lru, in_set, PER_CLASS + 1, true);
     let mut scans: Option<Vec<(u64, u64)>> = None;
     for piece in oldest.iter().take(PER_CLASS) {
-        let ch = piece.chunk;
-        let Some(used) = state.pool().last_use(*piece) else {
+        let chunk = piece.chunk;
+        let Some(used) = pool.last_use(*piece) else {
             continue;
         };
-        let evictable: Vec<(u32, u64)> = bits(state.resident_cols(ch))
-            .map(|col| state.piece_of(ch, col))
+        let pieces: Vec<(PieceId, u32)> = ranking
+            .pieces(chunk)
             .filter(|p| ctx.evictable(*p))
-            .map(|p| (state.col_bit(p).trailing_zeros(), state.piece_bytes(p)))
+            .map(|p| (p, ranking.column(p)))
             .collect();
-        let scans = scans.get_or_insert_with(|| merged_scans(state, class, almost));
+        let evictable: Vec<(u32, u64)> = pieces
+            .iter()
+            .filter_map(|&(p, col)| Some((col, pool.bytes(p)?)))
+            .collect();
+        let scans = scans.get_or_insert_with(|| ranking.scans(group));
         let candidate = Candidate {
             evictable,
             scans: scans.clone(),
@@ -164,25 +190,13 @@ fn offer_class(
         let Some(cheapest) = options.iter().map(|o| o.loss).min() else {
             continue;
         };
-        ranked.push((cheapest, used, (ch, candidate, options)));
+        let offered = Offered {
+            chunk,
+            pieces,
+            candidate,
+            options,
+        };
+        ranked.push((cheapest, used, offered));
     }
     oldest.len() <= PER_CLASS
-}
-
-/// The class's scans as (columns, summed weight), one entry per distinct column set.
-fn merged_scans(state: &AbmState, class: &ChunkClass, almost: ScanSet) -> Vec<(u64, u64)> {
-    let mut sets: Vec<(u64, u64)> = Vec::new();
-    for s in class.mask().iter() {
-        let cols = state.active_scan(s).cols;
-        let weight = if almost.contains(s) {
-            ALMOST_STARVED_WEIGHT
-        } else {
-            1
-        };
-        match sets.iter_mut().find(|(c, _)| *c == cols) {
-            Some((_, w)) => *w = w.saturating_add(weight),
-            None => sets.push((cols, weight)),
-        }
-    }
-    sets
 }

@@ -8,17 +8,18 @@
 //! one piece per chunk of equal size this is Figure 3's `starved × Qmax + interested`.
 //!
 //! keepRelevance depends on a chunk only through its interest set and its cached
-//! bytes, so the walk is over the live equivalence classes, not the chunks.
+//! bytes, so the walk is over groups of chunks (the live equivalence classes), not the
+//! chunks. The policy knows the interest, starvation and columns; it supplies them as a
+//! [`KeepRanking`] for one decision (relevance: `policy/keep_ranking.rs`), answering
+//! only what the walk asks. This file keeps what is the pool's: evictability, recency
+//! and the walk.
 //!
-//! "Useful for a starved scan" means available or arriving for it: a chunk holding only
-//! some of a starved scan's columns is not protected. An in-order scan can only use its
-//! next chunks, so for it "useful" means its window (the chunks its starvation counts),
-//! not every chunk it still needs: protecting all of those would let chunks it reaches
-//! much later fill the buffer while the one it needs now cannot be loaded (found by the
-//! randomized ABM test: a deadlock with an in-order scan over chunks of unequal size).
+//! Which chunks a starved or loading scan protects ("useful" to it now: available or
+//! arriving; for an in-order scan, its window) is the ranking's to say, and why is
+//! explained there (`policy/keep_ranking.rs`).
 //!
 //! The pool keeps the spare pieces (columns no scan needs for their chunk) in LRU order
-//! of their own (`Pool::spare_lru`, marked by the state), so the first step is a walk
+//! of their own (`Pool::spare_lru`, marked by the scheduler), so the first step is a walk
 //! from that order's old end. Least recently used among another set of pieces
 //! ([`Context::least_recent`], shared with the knapsack's candidates): by walking the
 //! set when it spans at most [`WALK_CHUNKS_UP_TO`] chunks, else by walking the pool from
@@ -27,8 +28,7 @@
 //! decision (100k chunks × 16 columns, 256 scans): they are mostly recently used.
 
 use super::{EvictionRequest, Replacer};
-use crate::state::bits;
-use crate::{AbmState, ChunkClass, ChunkId, PieceId, ScanSet};
+use crate::{ChunkId, PieceId, Pool};
 use std::cmp::Ordering;
 
 /// Up to this many chunks in a set of candidates, its least recently used pieces are
@@ -36,60 +36,94 @@ use std::cmp::Ordering;
 /// (both find the same pieces; each is the cheaper one on its side, decisions.rs bench).
 pub(super) const WALK_CHUNKS_UP_TO: usize = 256;
 
+/// keepRelevance's view of the pool's chunks for one load, from the policy's state.
+/// Lazy: the replacer asks about the groups and chunks it walks, and nothing else.
+///
+/// A *group* is a set of chunks ranked alike but for their cached bytes (relevance:
+/// the chunks the same scans still need). A chunk is *held* when no piece of it may go
+/// for this load (relevance: the window of an in-order scan the load is for or that is
+/// starved), and *guarded* when its spare pieces may go but by rank none of its pieces
+/// (relevance: such an any-order scan can use it now).
+pub trait KeepRanking {
+    /// Ordered so that a set of groups can be searched (relevance: by scan set).
+    type Group: Copy + Ord;
+
+    /// Whether `chunk` is held (see the trait docs).
+    fn held(&self, chunk: ChunkId) -> bool;
+
+    /// The resident pieces of `chunk`, column by column.
+    fn pieces(&self, chunk: ChunkId) -> impl Iterator<Item = PieceId> + '_;
+
+    /// Every group (that has chunks), in a fixed order.
+    fn groups(&self) -> impl Iterator<Item = Self::Group> + '_;
+
+    /// The resident and partially resident chunks of `group` that are not guarded.
+    fn chunks(&self, group: Self::Group) -> impl Iterator<Item = ChunkId> + '_;
+
+    /// How many resident and partially resident chunks `group` has (at least the
+    /// length of [`Self::chunks`]).
+    fn span(&self, group: Self::Group) -> usize;
+
+    /// The group whose [`Self::chunks`] include `chunk`, given it has a resident piece:
+    /// `None` when `chunk` is guarded.
+    fn member(&self, chunk: ChunkId) -> Option<Self::Group>;
+
+    /// keepRelevance of `chunk` in `group` (paper: `E / Pe`); lowest goes first.
+    fn keep(&self, group: Self::Group, chunk: ChunkId) -> f64;
+
+    /// The scans that still need `group`'s chunks; fewest goes first among equal
+    /// [`Self::keep`].
+    fn interested(&self, group: Self::Group) -> u32;
+
+    /// The knapsack's visiting order (`keep_knapsack.rs`): Figure 3's integer
+    /// keepRelevance of a whole chunk of `group`, lowest first.
+    fn keep_whole(&self, group: Self::Group) -> u32;
+
+    /// Whether no scan needs `group`'s chunks (all their pieces are spare).
+    fn unneeded(&self, group: Self::Group) -> bool;
+
+    /// The scans that need `group`'s chunks, as (column bits read, weight), one entry
+    /// per distinct column set (the knapsack's `Candidate::scans`).
+    fn scans(&self, group: Self::Group) -> Vec<(u64, u64)>;
+
+    /// The column bit number of `piece`, counted as [`Self::scans`] counts them.
+    fn column(&self, piece: PieceId) -> u32;
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeepRelevanceReplacer;
 
-impl Replacer for KeepRelevanceReplacer {
+impl<K: KeepRanking> Replacer<K> for KeepRelevanceReplacer {
     fn victim(
         &mut self,
-        state: &AbmState,
+        pool: &Pool,
+        ranking: &K,
         request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
-        let ctx = Context::new(state, request, chosen);
+        let ctx = Context {
+            pool,
+            ranking,
+            request,
+            chosen,
+        };
         ctx.unneeded_piece().or_else(|| ctx.ranked_victim())
     }
 }
 
-/// What one eviction decision protects (shared with the knapsack, `keep_knapsack.rs`).
-pub(super) struct Context<'a> {
-    pub(super) state: &'a AbmState,
-    request: &'a EvictionRequest,
-    chosen: &'a [PieceId],
-    /// Next chunks of protected in-order scans.
-    window: Vec<ChunkId>,
-    /// Protected any-order scans.
-    protected: ScanSet,
+/// One eviction decision (shared with the knapsack, `keep_knapsack.rs`).
+pub(super) struct Context<'a, K> {
+    pub(super) pool: &'a Pool,
+    pub(super) ranking: &'a K,
+    pub(super) request: &'a EvictionRequest,
+    pub(super) chosen: &'a [PieceId],
 }
 
-impl<'a> Context<'a> {
-    pub(super) fn new(
-        state: &'a AbmState,
-        request: &'a EvictionRequest,
-        chosen: &'a [PieceId],
-    ) -> Self {
-        let mut protected = state.starved_mask();
-        if let Some(q) = request.for_scan {
-            protected = protected | ScanSet::single(q);
-        }
-        let in_order = protected & state.in_order_mask();
-        let window: Vec<ChunkId> = in_order
-            .iter()
-            .flat_map(|s| state.active_scan(s).in_order_window())
-            .collect();
-        Context {
-            state,
-            request,
-            chosen,
-            window,
-            protected: protected - in_order,
-        }
-    }
-
+impl<K: KeepRanking> Context<'_, K> {
     pub(super) fn evictable(&self, piece: PieceId) -> bool {
-        self.state.pool().is_evictable(piece)
+        self.pool.is_evictable(piece)
             && self.request.may_choose(&piece, self.chosen)
-            && !self.window.contains(&piece.chunk)
+            && !self.ranking.held(piece.chunk)
     }
 
     /// The evictable pieces of a set, least recently used first: at most `take`, and
@@ -108,7 +142,7 @@ impl<'a> Context<'a> {
         take: usize,
         per_chunk: bool,
     ) -> Vec<PieceId> {
-        let pool = self.state.pool();
+        let pool = self.pool;
         if size <= WALK_CHUNKS_UP_TO {
             let found = walk
                 .filter(|p| self.evictable(*p))
@@ -143,109 +177,62 @@ impl<'a> Context<'a> {
     /// the chunks nobody needs any more, all spare, then left lowest first, not least
     /// recently used first, `tests/keep_relevance_ties.rs`.)
     pub(super) fn unneeded_piece(&self) -> Option<PieceId> {
-        self.state.pool().spare_lru().find(|p| self.evictable(*p))
+        self.pool.spare_lru().find(|p| self.evictable(*p))
     }
 
-    /// Lowest `E / Pe`, then fewest interested scans, then least recently used. A class
+    /// Lowest `E / Pe`, then fewest interested scans, then least recently used. A group
     /// is ranked by its first unguarded chunk with an evictable piece (its `E / Pe`
-    /// depends on the chunk's cached bytes); among the classes ranked lowest, the
+    /// depends on the chunk's cached bytes); among the groups ranked lowest, the
     /// victim is the least recently used evictable piece of their unguarded chunks with
     /// that same `E / Pe`. (The first version took the ranking chunk's lowest column, so
-    /// ties within a class went to the lowest chunk id.)
+    /// ties within a group went to the lowest chunk id.)
     fn ranked_victim(&self) -> Option<PieceId> {
-        let state = self.state;
+        let ranking = self.ranking;
         let mut lowest: Option<(f64, u32)> = None;
-        let mut tied: Vec<&ChunkClass> = Vec::new();
-        for c in state.classes() {
-            let Some(chunk) = self.candidate(c) else {
+        let mut tied: Vec<K::Group> = Vec::new();
+        for g in ranking.groups() {
+            let Some(chunk) = self.candidate(g) else {
                 continue;
             };
-            let key = (self.keep_score(c.mask(), chunk), c.mask().len());
+            let key = (ranking.keep(g, chunk), ranking.interested(g));
             let order = lowest.map(|(s, n)| key.0.total_cmp(&s).then(key.1.cmp(&n)));
             match order {
                 None | Some(Ordering::Less) => {
                     lowest = Some(key);
                     tied.clear();
-                    tied.push(c);
+                    tied.push(g);
                 }
-                Some(Ordering::Equal) => tied.push(c),
+                Some(Ordering::Equal) => tied.push(g),
                 Some(Ordering::Greater) => {}
             }
         }
         let (score, _) = lowest?;
-        let ties = |mask: ScanSet, ch: ChunkId| {
-            self.keep_score(mask, ch).total_cmp(&score) == Ordering::Equal
-        };
-        let size = tied
-            .iter()
-            .map(|c| c.resident().len() + c.partial_len())
-            .sum();
-        let mut masks: Vec<ScanSet> = tied.iter().map(|c| c.mask()).collect();
-        masks.sort_unstable();
-        let walk = tied.iter().flat_map(|c| {
-            self.unguarded(c)
-                .filter(move |ch| ties(c.mask(), *ch))
-                .flat_map(|ch| {
-                    bits(state.resident_cols(ch)).map(move |col| state.piece_of(ch, col))
-                })
+        let ties =
+            |g: K::Group, ch: ChunkId| ranking.keep(g, ch).total_cmp(&score) == Ordering::Equal;
+        let size = tied.iter().map(|g| ranking.span(*g)).sum();
+        let mut sorted = tied.clone();
+        sorted.sort_unstable();
+        let walk = tied.iter().flat_map(|&g| {
+            ranking
+                .chunks(g)
+                .filter(move |ch| ties(g, *ch))
+                .flat_map(|ch| ranking.pieces(ch))
         });
         let in_set = |p: PieceId| {
-            let mask = state.interest(p.chunk);
-            masks.binary_search(&mask).is_ok()
-                && !self.guarded(mask, p.chunk)
-                && ties(mask, p.chunk)
+            ranking
+                .member(p.chunk)
+                .is_some_and(|g| sorted.binary_search(&g).is_ok() && ties(g, p.chunk))
         };
-        self.least_recent(size, walk, state.pool().lru(), in_set, 1, false)
+        self.least_recent(size, walk, self.pool.lru(), in_set, 1, false)
             .first()
             .copied()
     }
 
-    /// The first chunk of the class no protected scan can use now with an evictable
-    /// piece.
-    fn candidate(&self, class: &ChunkClass) -> Option<ChunkId> {
-        let state = self.state;
-        self.unguarded(class).find(|ch| {
-            bits(state.resident_cols(*ch))
-                .map(|col| state.piece_of(*ch, col))
-                .any(|p| self.evictable(p))
-        })
-    }
-
-    /// Can a protected scan of `mask` (a chunk's interest set) use `chunk` now?
-    pub(super) fn guarded(&self, mask: ScanSet, chunk: ChunkId) -> bool {
-        let state = self.state;
-        (mask & self.protected).iter().any(|s| {
-            let cols = state.active_scan(s).cols;
-            state.missing_cols(chunk, cols) == 0
-        })
-    }
-
-    /// The resident and partial chunks of `class` no protected scan can use now.
-    pub(super) fn unguarded<'c>(
-        &'c self,
-        class: &'c ChunkClass,
-    ) -> impl Iterator<Item = ChunkId> + 'c {
-        let mask = class.mask();
-        class
-            .resident()
-            .iter()
-            .copied()
-            .chain(class.partial())
-            .filter(move |ch| !self.guarded(mask, *ch))
-    }
-
-    /// Paper: keepRelevance(c) = E / Pe.
-    fn keep_score(&self, mask: ScanSet, chunk: ChunkId) -> f64 {
-        let state = self.state;
-        let almost = mask & state.almost_starved_mask();
-        let cols = almost
-            .iter()
-            .map(|s| state.active_scan(s).cols)
-            .fold(0, |a, b| a | b);
-        let cached = state.bytes_of(chunk, cols & state.resident_cols(chunk));
-        if almost.is_empty() || cached == 0 {
-            return 0.0;
-        }
-        f64::from(almost.len()) / cached as f64
+    /// The first unguarded chunk of the group with an evictable piece.
+    fn candidate(&self, group: K::Group) -> Option<ChunkId> {
+        let ranking = self.ranking;
+        ranking
+            .chunks(group)
+            .find(|ch| ranking.pieces(*ch).any(|p| self.evictable(p)))
     }
 }

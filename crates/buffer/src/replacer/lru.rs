@@ -1,18 +1,20 @@
-//! LRU: evict the piece unused for longest (the 2007 paper's normal and attach).
+//! LRU: evict the piece unused for longest (the 2007 paper's normal and attach). The
+//! pool's recency is all it reads, so it takes any ranking and ignores it.
 
 use super::{EvictionRequest, Replacer};
-use crate::{AbmState, PieceId};
+use crate::{PieceId, Pool};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LruReplacer;
 
-impl Replacer for LruReplacer {
+impl<R: ?Sized> Replacer<R> for LruReplacer {
     fn victim(
         &mut self,
-        state: &AbmState,
+        pool: &Pool,
+        _ranking: &R,
         request: &EvictionRequest,
         chosen: &[PieceId],
     ) -> Option<PieceId> {
-        state.pool().lru().find(|p| request.may_choose(p, chosen))
+        pool.lru().find(|p| request.may_choose(p, chosen))
     }
 }

@@ -17,50 +17,48 @@
 //!
 //! (The prediction itself is `next_consumption.rs`, shared with PBM and the replay.)
 //!
-//! Pieces no active scan needs go first, least recently used first. The ranking is
-//! computed once per eviction (on the first victim asked for): O(pieces × scans) plus a
-//! sort per CScan of its resident chunks — fine for the simulator and for pools of
-//! hundreds of chunks, not yet the O(1) bucket timeline PBM uses.
+//! Pieces no active scan needs go first, least recently used first. This is mixed's
+//! ranking, not a replacer: [`NextUseOrder`] hands it to the `OrderReplacer`
+//! (`replacer/order.rs`), which walks it to the first piece that may go. It is computed
+//! once per decision, on the first victim asked for (so a load that fits costs
+//! nothing): O(pieces × scans) plus a sort per CScan of its resident chunks — fine for
+//! the simulator and for pools of hundreds of chunks, not yet the O(1) bucket timeline
+//! PBM uses.
 
-use super::{EvictionRequest, Replacer};
+use super::use_relevance;
 use crate::next_consumption::{self, Paces};
-use crate::policy::use_relevance;
+use crate::replacer::EvictionOrder;
 use crate::{AbmState, ChunkId, Nanos, PieceId, ScanOrder, ScanSlot};
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
-/// See the module docs. Built per load decision.
+/// Pieces by predicted next consumption, for one decision (see the module docs).
 #[derive(Debug)]
-pub struct NextUseReplacer<'a> {
+pub struct NextUseOrder<'a> {
+    state: &'a AbmState,
     paces: Paces<'a>,
     now: Nanos,
-    /// Evictable pieces, furthest next use first (computed on the first victim asked).
-    order: Option<Vec<PieceId>>,
+    /// [`ranking`], computed when first walked.
+    order: OnceCell<Vec<PieceId>>,
 }
 
-impl<'a> NextUseReplacer<'a> {
-    pub fn new(paces: Paces<'a>, now: Nanos) -> Self {
-        NextUseReplacer {
+impl<'a> NextUseOrder<'a> {
+    pub fn new(state: &'a AbmState, paces: Paces<'a>, now: Nanos) -> Self {
+        NextUseOrder {
+            state,
             paces,
             now,
-            order: None,
+            order: OnceCell::new(),
         }
     }
 }
 
-impl Replacer for NextUseReplacer<'_> {
-    fn victim(
-        &mut self,
-        state: &AbmState,
-        request: &EvictionRequest,
-        chosen: &[PieceId],
-    ) -> Option<PieceId> {
-        let (paces, now) = (self.paces, self.now);
-        let order = self.order.get_or_insert_with(|| ranking(state, paces, now));
-        let pool = state.pool();
-        order
+impl EvictionOrder for NextUseOrder<'_> {
+    fn eviction_order(&self) -> impl Iterator<Item = PieceId> + '_ {
+        self.order
+            .get_or_init(|| ranking(self.state, self.paces, self.now))
             .iter()
             .copied()
-            .find(|p| request.may_choose(p, chosen) && pool.is_evictable(*p))
     }
 }
 
