@@ -1,11 +1,14 @@
-//! The timeline picture of the 2004 report's Figures 3 and 4, hand-written SVG: for each
-//! policy, chunks (rows) × time with loads (dark), cached intervals (white) and which
-//! query processes what (coloured lines); below it waiting queries, busy CPUs, busy disk.
+//! The timeline picture of the 2004 report's Figures 3 and 4, drawn with the reports'
+//! one renderer (`coopscan_render`): for each policy, chunks (rows) × time with loads
+//! (dark), cached intervals (white) and which query processes what (coloured lines);
+//! below it waiting queries, busy CPUs, busy disk, and the time axis.
 
 use crate::report::PresetReport;
 use crate::result::RunResult;
 use crate::timeline::{Series, Timeline};
-use std::fmt::Write;
+use coopscan_render::axis::{tick_label, Axis};
+use coopscan_render::palette::{nth_color, SERIES_COLORS};
+use coopscan_render::svg::Svg;
 
 const WIDTH: f64 = 1100.0;
 const LEFT: f64 = 70.0;
@@ -15,9 +18,20 @@ const ROW_MAX_H: f64 = 16.0;
 const SERIES_H: f64 = 34.0;
 const PANEL_GAP: f64 = 40.0;
 const TITLE_H: f64 = 24.0;
-const PALETTE: [&str; 8] = [
-    "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
-];
+/// The narrowest interval drawn, so an instant still shows.
+const MIN_W: f64 = 0.3;
+
+/// One panel's chunk rows: where they start and how tall each is.
+struct Rows {
+    top: f64,
+    height: f64,
+}
+
+impl Rows {
+    fn y(&self, chunk: u32) -> f64 {
+        self.top + self.height * f64::from(chunk)
+    }
+}
 
 /// One SVG document with a panel per policy run, on a shared time axis.
 pub fn timeline_svg(report: &PresetReport) -> String {
@@ -27,109 +41,75 @@ pub fn timeline_svg(report: &PresetReport) -> String {
         .map(|r| r.total_time_s)
         .fold(0.0, f64::max)
         .max(1e-9);
+    let time = Axis::linear(t_max);
     let chunks = report.config.chunk_count;
     let row_h = (CHUNK_AREA_MAX_H / f64::from(chunks)).min(ROW_MAX_H);
-    let chunk_h = row_h * f64::from(chunks);
-    let panel_h = TITLE_H + chunk_h + 3.0 * (SERIES_H + 6.0) + 20.0;
+    let panel_h = TITLE_H + row_h * f64::from(chunks) + 3.0 * (SERIES_H + 6.0) + 20.0;
     let height = PANEL_GAP + panel_h * report.runs.len() as f64;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{LEFT}" y="20" font-size="14">preset {} — chunk × time per policy</text>"#,
-        report.preset
-    );
+    let mut svg = Svg::new(WIDTH, height.ceil());
+    svg.rect(0.0, 0.0, WIDTH, height.ceil(), "white");
+    let title = format!("preset {} — chunk × time per policy", report.preset);
+    svg.heading(LEFT, 20.0, 14.0, &title);
     for (i, run) in report.runs.iter().enumerate() {
         let top = PANEL_GAP + panel_h * i as f64;
-        panel(&mut s, run, top, row_h, chunks, t_max);
+        panel(&mut svg, run, top, row_h, chunks, time);
     }
-    s.push_str("</svg>\n");
-    s
+    svg.finish()
 }
 
-fn panel(s: &mut String, run: &RunResult, top: f64, row_h: f64, chunks: u32, t_max: f64) {
-    let x = |t: f64| LEFT + PLOT_W * t / t_max;
-    let _ = writeln!(
-        s,
-        r#"<text x="{LEFT}" y="{:.1}" font-size="13">{}: {} chunk loads, finished at {:.2} s</text>"#,
-        top + 14.0,
-        run.policy,
-        run.chunk_loads,
-        run.total_time_s
+fn panel(svg: &mut Svg, run: &RunResult, top: f64, row_h: f64, chunks: u32, time: Axis) {
+    let x = |t: f64| LEFT + PLOT_W * time.fraction(t);
+    let title = format!(
+        "{}: {} chunk loads, finished at {:.2} s",
+        run.policy, run.chunk_loads, run.total_time_s
     );
+    svg.heading(LEFT, top + 14.0, 13.0, &title);
     let Some(tl) = run.timeline.as_ref() else {
         return;
     };
-    let y0 = top + TITLE_H;
-    let row_y = |c: u32| y0 + row_h * f64::from(c);
-    let _ = writeln!(
-        s,
-        r##"<rect x="{LEFT}" y="{y0:.1}" width="{PLOT_W}" height="{:.1}" fill="#eeeeee"/>"##,
-        row_h * f64::from(chunks)
-    );
+    let rows = Rows {
+        top: top + TITLE_H,
+        height: row_h,
+    };
+    let chunk_h = row_h * f64::from(chunks);
+    svg.rect(LEFT, rows.top, PLOT_W, chunk_h, "#eeeeee");
     for c in &tl.cached {
-        let _ = writeln!(
-            s,
-            r##"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="white" stroke="#999" stroke-width="0.4"/>"##,
-            x(c.from_s),
-            row_y(c.chunk),
-            (x(c.to_s) - x(c.from_s)).max(0.3),
-            row_h
-        );
+        let w = (x(c.to_s) - x(c.from_s)).max(MIN_W);
+        let area = (x(c.from_s), rows.y(c.chunk), w, row_h);
+        svg.outlined_rect(area, "white", ("#999", 0.4));
     }
     for l in &tl.loads {
-        let _ = writeln!(
-            s,
-            r##"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="#333"/>"##,
-            x(l.from_s),
-            row_y(l.chunk),
-            (x(l.to_s) - x(l.from_s)).max(0.3),
-            row_h
-        );
+        let w = (x(l.to_s) - x(l.from_s)).max(MIN_W);
+        svg.rect(x(l.from_s), rows.y(l.chunk), w, row_h, "#333");
     }
-    processing_lines(s, tl, &x, &row_y, row_h);
-    let _ = writeln!(s, r#"<text x="4" y="{:.1}">chunks</text>"#, y0 + 10.0);
-    let mut y = y0 + row_h * f64::from(chunks) + 6.0;
+    processing_lines(svg, tl, &x, &rows);
+    svg.text(4.0, rows.top + 10.0, "start", "chunks");
+    let mut y = rows.top + chunk_h + 6.0;
     let series: [(&str, &Series); 3] = [
         ("I/O wait", &tl.io_waiting),
         ("CPU", &tl.cpu_busy),
         ("disk", &tl.disk_busy),
     ];
     for (label, data) in series {
-        step_chart(s, label, data, y, &x, run.total_time_s);
+        step_chart(svg, label, data, y, &x, run.total_time_s);
         y += SERIES_H + 6.0;
     }
-    axis(s, y, t_max);
+    time_axis(svg, y, time);
 }
 
-fn processing_lines(
-    s: &mut String,
-    tl: &Timeline,
-    x: &impl Fn(f64) -> f64,
-    row_y: &impl Fn(u32) -> f64,
-    row_h: f64,
-) {
-    let lanes = PALETTE.len() as f64;
+/// A line per (query, chunk) processed, in the query's lane of the chunk's row.
+fn processing_lines(svg: &mut Svg, tl: &Timeline, x: &impl Fn(f64) -> f64, rows: &Rows) {
+    let lanes = SERIES_COLORS as f64;
+    let width = (rows.height / lanes).clamp(0.3, 2.0);
     for p in &tl.processing {
-        let lane = (p.query % PALETTE.len()) as f64;
-        let y = row_y(p.chunk) + row_h * (lane + 0.5) / lanes;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{:.2}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="{}" stroke-width="{:.2}"/>"#,
-            x(p.from_s),
-            x(p.to_s),
-            PALETTE[p.query % PALETTE.len()],
-            (row_h / lanes).clamp(0.3, 2.0)
-        );
+        let lane = (p.query % SERIES_COLORS) as f64;
+        let y = rows.y(p.chunk) + rows.height * (lane + 0.5) / lanes;
+        svg.wide_line((x(p.from_s), y), (x(p.to_s), y), nth_color(p.query), width);
     }
 }
 
 fn step_chart(
-    s: &mut String,
+    svg: &mut Svg,
     label: &str,
     data: &Series,
     top: f64,
@@ -138,60 +118,25 @@ fn step_chart(
 ) {
     let max = data.iter().map(|(_, v)| *v).max().unwrap_or(0).max(1);
     let y = |v: u32| top + SERIES_H - SERIES_H * f64::from(v) / f64::from(max);
-    let _ = writeln!(
-        s,
-        r##"<rect x="{LEFT}" y="{top:.1}" width="{PLOT_W}" height="{SERIES_H}" fill="#f6f6f6"/>"##
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="4" y="{:.1}">{label} (max {max})</text>"#,
-        top + SERIES_H / 2.0 + 4.0
-    );
-    let mut points = String::new();
+    svg.rect(LEFT, top, PLOT_W, SERIES_H, "#f6f6f6");
+    let name = format!("{label} (max {max})");
+    svg.text(4.0, top + SERIES_H / 2.0 + 4.0, "start", &name);
+    let mut points = Vec::with_capacity(2 * data.len() + 1);
     let mut last = 0;
     for &(t, v) in data {
-        let _ = write!(
-            points,
-            "{:.2},{:.2} {:.2},{:.2} ",
-            x(t),
-            y(last),
-            x(t),
-            y(v)
-        );
+        points.push((x(t), y(last)));
+        points.push((x(t), y(v)));
         last = v;
     }
-    let _ = write!(points, "{:.2},{:.2}", x(end), y(last));
-    let _ = writeln!(
-        s,
-        r##"<polyline points="{points}" fill="none" stroke="#1f77b4" stroke-width="1"/>"##
-    );
+    points.push((x(end), y(last)));
+    svg.polyline(&points, "#1f77b4", label);
 }
 
-fn axis(s: &mut String, top: f64, t_max: f64) {
-    let step = nice_step(t_max / 10.0);
-    let mut t = 0.0;
-    while t <= t_max + 1e-9 {
-        let x = LEFT + PLOT_W * t / t_max;
-        let _ = writeln!(
-            s,
-            r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{:.1}" stroke="#666"/>"##,
-            top + 4.0
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{t}s</text>"#,
-            top + 15.0
-        );
-        t += step;
+/// Ticks and labels of the time axis (the renderer's, as every chart's).
+fn time_axis(svg: &mut Svg, top: f64, time: Axis) {
+    for t in time.ticks() {
+        let x = LEFT + PLOT_W * time.fraction(t);
+        svg.line(x, top, x, top + 4.0, "#666");
+        svg.text(x, top + 15.0, "middle", &format!("{}s", tick_label(t)));
     }
-}
-
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
-    let p = 10f64.powf(raw.max(1e-9).log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * p)
 }

@@ -6,20 +6,16 @@
 //! mixed pool's table (`mixed_pool`). A `pbm-sharing` run adds the 2012 paper's Figure
 //! 17 to each format (`sharing`).
 
-pub mod axis;
 pub mod fig4;
 pub mod fig5_chart;
 pub mod fig5_table;
 pub mod figures;
 pub mod findings;
 pub mod html;
-pub mod html_table;
 pub mod json;
 pub mod line_chart;
 pub mod mixed_pool;
-pub mod palette;
 pub mod sharing;
-pub mod svg;
 pub mod sweep;
 pub mod sweep_html;
 pub mod sweep_json;
@@ -27,3 +23,6 @@ pub mod sweep_text;
 pub mod table2_html;
 pub mod table4;
 pub mod text;
+
+// The renderer both the simulator and the benchmark draw with.
+pub use coopscan_render::{axis, html_table, palette, svg};

@@ -1,7 +1,7 @@
 //! A minimal SVG writer (no dependencies, no JS): the few shapes Figures 4-8 need,
 //! with every text XML-escaped.
 
-use super::axis::{tick_label, Axis};
+use crate::axis::{tick_label, Axis};
 use std::fmt::Write;
 
 pub struct Svg {
@@ -30,6 +30,43 @@ impl Svg {
         let _ = writeln!(
             self.out,
             r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}"/>"#
+        );
+    }
+
+    /// A rectangle with an outline `stroke_width` wide.
+    pub fn outlined_rect(
+        &mut self,
+        (x, y, w, h): (f64, f64, f64, f64),
+        fill: &str,
+        stroke: (&str, f64),
+    ) {
+        let (stroke, width) = stroke;
+        let _ = writeln!(
+            self.out,
+            r#"<rect x="{x:.2}" y="{y:.2}" width="{w:.2}" height="{h:.2}" fill="{fill}" stroke="{stroke}" stroke-width="{width:.2}"/>"#
+        );
+    }
+
+    /// A line `width` wide.
+    pub fn wide_line(
+        &mut self,
+        (x1, y1): (f64, f64),
+        (x2, y2): (f64, f64),
+        stroke: &str,
+        width: f64,
+    ) {
+        let _ = writeln!(
+            self.out,
+            r#"<line x1="{x1:.2}" y1="{y1:.2}" x2="{x2:.2}" y2="{y2:.2}" stroke="{stroke}" stroke-width="{width:.2}"/>"#
+        );
+    }
+
+    /// A heading of `size` px starting at (`x`, `y`).
+    pub fn heading(&mut self, x: f64, y: f64, size: f64, text: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<text x="{x:.1}" y="{y:.1}" font-size="{size}">{}</text>"#,
+            escape(text)
         );
     }
 

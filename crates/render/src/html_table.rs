@@ -2,7 +2,7 @@
 //! right-aligned, the paper's published number (where there is one) beside ours in
 //! grey. [`STYLE`] is the report's whole stylesheet.
 
-use super::svg::escape;
+use crate::svg::escape;
 use std::fmt::Write;
 
 /// The report's inline stylesheet: readable tables, grey paper numbers and notes.

@@ -31,6 +31,19 @@ pub fn policy_color(policy: &str) -> &'static str {
     OTHERS[sum % OTHERS.len()]
 }
 
+/// Colours told apart by position (the queries of a timeline): `nth_color(i)` cycles.
+const SERIES: [&str; 8] = [
+    "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+];
+
+/// How many colours [`nth_color`] cycles through.
+pub const SERIES_COLORS: usize = SERIES.len();
+
+/// The `i`-th of a fixed cycle of colours.
+pub fn nth_color(i: usize) -> &'static str {
+    SERIES[i % SERIES.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
