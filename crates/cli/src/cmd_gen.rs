@@ -3,13 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use coopscan_storage::write::{MAX_CHUNK_BYTES, MIB, MIN_CHUNK_BYTES};
-use coopscan_storage::{Layout, Manifest};
-use coopscan_tpch::{import_table, ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
+use coopscan_storage::Layout;
+use coopscan_tpch::{ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
 
-use crate::data_dir::{check_same_table, dataset_dir, rows_bar};
-use crate::gen_synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
+use coopscan_lab::data_dir::{check_same_table, dataset_dir};
+use coopscan_lab::dataset::{has_table, import_with_progress};
+use coopscan_lab::synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
 
 #[derive(clap::Args, Debug)]
 pub struct GenArgs {
@@ -103,12 +103,6 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn has_table(dir: &Path, table: TpchTable) -> bool {
-    dir.join(table.name())
-        .join(coopscan_storage::manifest::MANIFEST_FILE)
-        .exists()
-}
-
 /// An existing table (without `--force`) is kept only if it is the one these options
 /// would generate; otherwise the user asked for something else and must be told.
 fn check_reusable(out: &Path, table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
@@ -117,59 +111,6 @@ fn check_reusable(out: &Path, table: TpchTable, opts: &ImportOptions) -> anyhow:
     check_same_table(&dir, opts.layout, opts.chunk_bytes, &wanted)?;
     eprintln!("{table}: reusing the matching table in {}", dir.display());
     Ok(())
-}
-
-/// Generates one table with a progress bar and a one-line summary on stderr.
-fn import_with_progress(table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
-    let bar = rows_bar(table.estimated_rows(opts.sf), table.name())?;
-    let summary = import_table(table, opts, &|rows| bar.set_position(rows))
-        .with_context(|| format!("generating {table}"))?;
-    bar.finish_and_clear();
-    let m = &summary.manifest;
-    eprintln!(
-        "{table}: {} rows, {} chunks, {} layout, in {:.1} s -> {}",
-        m.rows,
-        m.chunks.len(),
-        m.layout,
-        summary.elapsed.as_secs_f64(),
-        opts.out_dir.join(table.name()).display()
-    );
-    Ok(())
-}
-
-/// The default lineitem dataset for `sf`, `layout` and `chunk_mb` (fractions allowed,
-/// down to one page, for the chunk-size sweep of Figure 8), generated into the cache
-/// directory if it is not there yet. Returns the lineitem table directory.
-pub fn ensure_dataset(sf: f64, layout: Layout, chunk_mb: f64) -> anyhow::Result<PathBuf> {
-    anyhow::ensure!(
-        chunk_mb > 0.0 && chunk_mb * MIB as f64 <= MAX_CHUNK_BYTES as f64,
-        "chunk size {chunk_mb} MB outside (0, {}]",
-        MAX_CHUNK_BYTES / MIB
-    );
-    let out = dataset_dir(sf, layout, chunk_mb);
-    let dir = out.join(TpchTable::Lineitem.name());
-    let present = has_table(&out, TpchTable::Lineitem);
-    // The cache is ours: a table there that this build cannot read (an older format,
-    // or damage) is regenerated rather than reported as the user's problem.
-    let stale = present.then(|| Manifest::load(&dir).err()).flatten();
-    if let Some(why) = &stale {
-        eprintln!(
-            "note: the cached dataset {} cannot be used ({why}); regenerating it",
-            dir.display()
-        );
-    }
-    if !present || stale.is_some() {
-        let opts = ImportOptions {
-            sf,
-            layout,
-            chunk_bytes: (chunk_mb * MIB as f64).round() as u64,
-            out_dir: out.clone(),
-            overwrite: stale.is_some(),
-            threads: 2,
-        };
-        import_with_progress(TpchTable::Lineitem, &opts)?;
-    }
-    Ok(dir)
 }
 
 fn parse_tables(spec: &str) -> anyhow::Result<Vec<TpchTable>> {

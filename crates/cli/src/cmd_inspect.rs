@@ -7,7 +7,7 @@ use coopscan_storage::zonemap::Zonemap;
 use coopscan_storage::{Layout, Table};
 use serde_json::{json, Value};
 
-use crate::data_dir::dataset_dir;
+use coopscan_lab::data_dir::dataset_dir;
 
 #[derive(clap::Args, Debug)]
 pub struct InspectArgs {

@@ -12,8 +12,8 @@ use coopscan_storage::{Layout, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::data_dir::dataset_dir;
 use crate::device_args::DeviceArgs;
+use coopscan_lab::data_dir::dataset_dir;
 
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {

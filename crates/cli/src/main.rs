@@ -1,19 +1,13 @@
 //! `coopscan`: generate, inspect, verify and simulate cooperative scans.
 
-mod bench_engine;
-mod bench_peers;
-mod bench_table;
-mod cmd_bench;
 mod cmd_gen;
 mod cmd_inspect;
 mod cmd_opt;
 mod cmd_sim;
 mod cmd_sql;
 mod cmd_verify;
-mod data_dir;
 mod device_args;
 mod error_report;
-mod gen_synthetic;
 mod table_printer;
 
 use clap::{Parser, Subcommand};
@@ -45,7 +39,7 @@ enum Command {
     Sql(cmd_sql::SqlArgs),
     /// The concurrent-stream benchmark (Tables 2-4, Figures 4-8) under every policy.
     /// Boxed: its many flags would make every command as large as it.
-    Bench(Box<cmd_bench::BenchArgs>),
+    Bench(Box<coopscan_lab::bench_cmd::BenchArgs>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -57,7 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::Sim(a) => cmd_sim::run(&a),
         Command::Opt(a) => cmd_opt::run(&a),
         Command::Sql(a) => cmd_sql::run(&a),
-        Command::Bench(a) => cmd_bench::run(&a),
+        Command::Bench(a) => coopscan_lab::bench_cmd::run(&a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

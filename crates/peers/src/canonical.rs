@@ -1,5 +1,5 @@
 //! The benchmark's SQL as a peer runs it, and a peer's raw result in the canonical form
-//! DataFusion's results are compared in (`crates/cli/src/bench_engine.rs`,
+//! DataFusion's results are compared in (`crates/lab/src/engine.rs`,
 //! `canonical_rows`: cells joined by `|`, rows sorted; decimals at the scale
 //! DataFusion's types give them).
 //!

@@ -19,7 +19,7 @@ use coopscan_peers::postgres::PgPeer;
 use coopscan_peers::{PeerSetup, Regime, SqlFor};
 use coopscan_storage::Table;
 
-use crate::bench_engine::sql_of;
+use crate::engine::sql_of;
 
 /// Engines `--engines` accepts.
 pub const ENGINES: [&str; 3] = ["coopscan", "duckdb", "postgres"];

@@ -17,12 +17,12 @@ use coopscan_bench::presets::Dataset;
 use coopscan_exec::{SLOW_EXTRA_DEFAULT, SLOW_EXTRA_MAX};
 use coopscan_storage::{Layout, Table};
 
-use crate::bench_engine::{resident_engine, scan_engine, DfFactory, QueryShape};
-use crate::bench_peers;
-use crate::bench_table::{
+use crate::data_dir::data_root;
+use crate::engine::{resident_engine, scan_engine, DfFactory, QueryShape};
+use crate::peers;
+use crate::table::{
     dataset_of, projected_bytes, reference_columns, table_bytes, warn_if_not_all_admitted,
 };
-use crate::data_dir::data_root;
 use coopscan_bench::BenchReport;
 use coopscan_peers::Regime;
 
@@ -125,14 +125,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         .iter()
         .flat_map(|p| p.policies.iter().chain([&p.standalone_policy]))
     {
-        crate::bench_engine::parse_policy(policy)
-            .with_context(|| format!("--policies {policy}"))?;
+        crate::engine::parse_policy(policy).with_context(|| format!("--policies {policy}"))?;
     }
     // So does an engine asked for that cannot run here, or a calibration file that
     // is not one.
-    let engines = bench_peers::parse_engines(&args.engines)?;
-    let regimes = bench_peers::parse_regimes(&args.regimes)?;
-    bench_peers::check_installed(&engines)?;
+    let engines = peers::parse_engines(&args.engines)?;
+    let regimes = peers::parse_regimes(&args.regimes)?;
+    peers::check_installed(&engines)?;
     let mut calibration = args
         .calibration
         .as_deref()
@@ -153,8 +152,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     );
     let with_coopscan = engines.iter().any(|e| e == "coopscan");
     let with_peers = engines.iter().any(|e| e != "coopscan");
-    let use_cgroups =
-        with_peers && regimes.contains(&Regime::IoBound) && bench_peers::cgroups_usable();
+    let use_cgroups = with_peers && regimes.contains(&Regime::IoBound) && peers::cgroups_usable();
     let mut reports = Vec::new();
     for (index, params) in runs.iter().enumerate() {
         eprintln!("[run {}/{}] {}", index + 1, runs.len(), params.label);
@@ -171,7 +169,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             threads: params.query_threads,
         };
         let reference = scan_engine(&table, Arc::clone(&tokio), shape)?;
-        let checked = bench_peers::CachedReference::new(&reference);
+        let checked = peers::CachedReference::new(&reference);
         let info = TableInfo {
             rows: table.rows(),
             bytes: table_bytes(&table),
@@ -209,9 +207,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             let start = |setup: PolicySetup<'_>| factory.start_run(setup);
             let peers = if with_peers {
                 let cache = data_root().join("peers").join(dataset_name(&table_dir));
-                bench_peers::prepare_peers(
+                peers::prepare_peers(
                     &engines,
-                    &bench_peers::PeerContext {
+                    &peers::PeerContext {
                         table: &table,
                         cache: &cache,
                         table_bytes: info.bytes,
@@ -229,13 +227,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     coopscan_bench::bench::resolve_bandwidth(&params, calibration.as_ref())?;
                 let mut lines = Vec::new();
                 if with_coopscan {
-                    lines.push(bench_peers::device_check(
+                    lines.push(peers::device_check(
                         "coopscan", &start, "normal", &params, bandwidth, info.rows,
                     )?);
                 }
                 for peer in &peers {
                     let start = |setup: PolicySetup<'_>| peer.start(setup);
-                    lines.push(bench_peers::device_check(
+                    lines.push(peers::device_check(
                         peer.name(),
                         &start,
                         peer.name(),
@@ -267,9 +265,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                 );
             }
             for peer in &peers {
-                let r = bench_peers::run_peer(peer, &params, info, calibration.clone(), &checked)?;
+                let r = peers::run_peer(peer, &params, info, calibration.clone(), &checked)?;
                 match report.as_mut() {
-                    Some(main) => bench_peers::merge(main, r),
+                    Some(main) => peers::merge(main, r),
                     None => report = Some(r),
                 }
             }

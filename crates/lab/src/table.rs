@@ -11,8 +11,8 @@ use coopscan_exec::{attribute_name, COLUMNS_PER_QUERY, FAST_COLUMNS, SLOW_COLUMN
 use coopscan_runtime::ADMISSION_CHUNKS_PER_SCAN;
 use coopscan_storage::{Layout, Table};
 
-use crate::cmd_gen::ensure_dataset;
-use crate::gen_synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
+use crate::dataset::ensure_dataset;
+use crate::synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
 
 /// The table `params` scans, generated into the cache if it is not there yet.
 pub fn dataset_of(params: &Params, sf: f64) -> anyhow::Result<PathBuf> {
@@ -107,7 +107,7 @@ pub fn table_bytes(table: &Table) -> u64 {
 /// some queries wait for others to finish (Figure 7's runs must not, or concurrency is
 /// capped below what the run says).
 pub fn warn_if_not_all_admitted(table: &Table, params: &Params) -> anyhow::Result<()> {
-    let frames = crate::bench_engine::frames_for(table, params.buffer_pct);
+    let frames = crate::engine::frames_for(table, params.buffer_pct);
     let widest = widest_columns(&params.mix);
     let at_once = admitted_at_once(table, frames, &column_indexes(table, &widest)?);
     if at_once < params.streams as u64 {

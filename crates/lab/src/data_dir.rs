@@ -31,7 +31,7 @@ pub fn dataset_dir(sf: f64, layout: Layout, chunk_mb: f64) -> PathBuf {
 
 /// Fails unless the table in `dir` has this layout, chunk size and source (what
 /// generated it): a different table there is the user's, not ours to replace.
-pub(crate) fn check_same_table(
+pub fn check_same_table(
     dir: &Path,
     layout: Layout,
     chunk_bytes: u64,
@@ -56,7 +56,7 @@ pub(crate) fn check_same_table(
 }
 
 /// A progress bar of `rows` generated rows, labelled `prefix`.
-pub(crate) fn rows_bar(rows: u64, prefix: &str) -> anyhow::Result<ProgressBar> {
+pub fn rows_bar(rows: u64, prefix: &str) -> anyhow::Result<ProgressBar> {
     let bar = ProgressBar::new(rows);
     bar.set_style(
         ProgressStyle::with_template(
