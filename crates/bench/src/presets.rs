@@ -50,6 +50,9 @@ pub const PAPER_QUERY_THREADS: usize = 1;
 /// Most cores a query may be given: far more than any machine here has, few enough
 /// that a typo cannot plan thousands of partitions.
 pub const MAX_QUERY_THREADS: usize = 256;
+/// Most workers of one cooperative scan: the buffer manager's `MAX_WORKERS` (equal by
+/// a test of `coopscan-lab`, which sees both crates).
+pub const MAX_SCAN_WORKERS: usize = 64;
 /// Longest stagger between stream starts: an hour, 1200× the paper's 3 s (the scaled
 /// default is a fraction of one full read, under a second on SF1). At the bound the
 /// last of 16 streams already starts 15 h in; far beyond it a value near `Duration`'s
@@ -117,6 +120,10 @@ pub struct Params {
     /// partition and the scan decodes only while the operators wait for it, so a
     /// query keeps one core busy; more spreads a query over that many partitions.
     pub query_threads: usize,
+    /// Workers of each query's cooperative scan (2012 paper §2.2, parallel CScans): 1,
+    /// the default, is one scan on one partition; N makes it N partitions of one ABM
+    /// scan with one interest and one exactly-once ledger (`coopscan_exec::ScanWorkers`).
+    pub scan_workers: usize,
     /// Storage layout of the table: `nsm`, `pax` or `dsm` (Table 3 is Table 2 in DSM).
     pub layout: String,
     pub dataset: Dataset,
@@ -145,6 +152,7 @@ pub struct Overrides {
     pub policies: Option<Vec<String>>,
     pub standalone_runs: Option<usize>,
     pub query_threads: Option<usize>,
+    pub scan_workers: Option<usize>,
     pub layout: Option<String>,
     /// Tuples of the synthetic relation (runs over lineitem ignore it).
     pub synthetic_rows: Option<u64>,
@@ -160,6 +168,7 @@ impl Overrides {
         set(&mut params.seed, self.seed);
         set(&mut params.standalone_runs, self.standalone_runs);
         set(&mut params.query_threads, self.query_threads);
+        set(&mut params.scan_workers, self.scan_workers);
         set(&mut params.in_order_pct, self.in_order_pct);
         if self.bandwidth_mb.is_some() {
             params.bandwidth_mb = self.bandwidth_mb;
@@ -268,6 +277,7 @@ fn run_of(e: &Experiment, point: &Point) -> Result<Option<Params>, BenchError> {
         standalone_policy: "normal".to_string(),
         standalone_runs: DEFAULT_STANDALONE_RUNS,
         query_threads: PAPER_QUERY_THREADS,
+        scan_workers: 1,
         layout: e.layout.to_string(),
         dataset,
         slow_cpu_over_fast_read: if table3 {
@@ -355,6 +365,9 @@ pub fn check_params(params: &Params) -> Result<(), BenchError> {
     }
     if !(1..=MAX_QUERY_THREADS).contains(&params.query_threads) {
         return bad(&format!("query_threads must be in 1..={MAX_QUERY_THREADS}"));
+    }
+    if !(1..=MAX_SCAN_WORKERS).contains(&params.scan_workers) {
+        return bad(&format!("scan_workers must be in 1..={MAX_SCAN_WORKERS}"));
     }
     if params.in_order_pct > MAX_IN_ORDER_PCT {
         return bad(&format!("in_order_pct must be in 0..={MAX_IN_ORDER_PCT}"));

@@ -17,7 +17,7 @@ use coopscan_sim::experiments::{
 use coopscan_sim::{
     fig8, fig8_default_chunks, mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text,
     pbm_buffer, pbm_buffer_text, pbm_sharing, pbm_sharing_text, pbm_streams, pbm_streams_text,
-    run_preset_traced, svg, table4, table4_text, PresetName,
+    run_preset_traced, run_sweep, svg, sweep_text, table4, table4_text, PresetName,
 };
 use std::path::{Path, PathBuf};
 
@@ -82,7 +82,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if args.trace.is_some()
         && matches!(
             args.preset,
-            PresetName::Fig8
+            PresetName::Fig5
+                | PresetName::Fig6
+                | PresetName::Fig7
+                | PresetName::Fig8
                 | PresetName::Table4
                 | PresetName::PbmBuffer
                 | PresetName::PbmBandwidth
@@ -148,6 +151,16 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             &in_order_points(&defs::MIXED_POOL),
         )?;
         without_picture(&report, mixed_pool_text)?
+    } else if matches!(
+        args.preset,
+        PresetName::Fig5 | PresetName::Fig6 | PresetName::Fig7
+    ) {
+        let experiment = defs::by_name(args.preset.name())
+            .with_context(|| format!("{} has no definition", args.preset))?;
+        without_picture(
+            &run_sweep(experiment, &args.policies, args.seed)?,
+            sweep_text,
+        )?
     } else if args.preset == PresetName::Table4 {
         without_picture(&table4(&args.policies, args.seed)?, table4_text)?
     } else {
@@ -194,7 +207,10 @@ fn output_paths(args: &SimArgs) -> anyhow::Result<(Option<PathBuf>, Option<PathB
         json.get_or_insert_with(|| dir.join(format!("{}.json", args.preset)));
         if !matches!(
             args.preset,
-            PresetName::Fig8
+            PresetName::Fig5
+                | PresetName::Fig6
+                | PresetName::Fig7
+                | PresetName::Fig8
                 | PresetName::Table4
                 | PresetName::PbmBuffer
                 | PresetName::PbmBandwidth

@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use coopscan_buffer::{BufferBudget, TableId};
-use coopscan_exec::datafusion::prelude::SessionContext;
-use coopscan_exec::{plan_read_only, session_context, CoopTable, ScanMode};
+use coopscan_buffer::{BufferBudget, TableId, MAX_WORKERS};
+use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
+use coopscan_exec::{plan_read_only, query_session, CoopTable, ScanMode, ScanWorkers};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::Device;
 use coopscan_storage::Table;
@@ -78,6 +78,10 @@ pub struct SqlArgs {
     /// The buffer for all tables together, in MiB (instead of --frames).
     #[arg(long, value_name = "MB", conflicts_with = "frames", value_parser = clap::value_parser!(u64).range(1..=MAX_BUFFER_MB))]
     pub buffer_mb: Option<u64>,
+    /// Workers of each cooperative scan, 1 to 64: more makes every CScan a parallel
+    /// CScan of that many partitions sharing one ABM scan (2012 paper §2.2).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_WORKERS)))]
+    pub scan_workers: u16,
     #[command(flatten)]
     pub device: DeviceArgs,
     /// The statement to run; without it, read statements from stdin.
@@ -86,7 +90,11 @@ pub struct SqlArgs {
 
 pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
     let device = Arc::new(Device::new(args.device.config()?));
-    let ctx = session_context();
+    let mut config = SessionConfig::new();
+    if args.scan_workers > 1 {
+        config = config.with_extension(Arc::new(ScanWorkers(usize::from(args.scan_workers))));
+    }
+    let ctx = query_session(config);
     let mut names = Vec::with_capacity(args.tables.len());
     let mut tables = Vec::with_capacity(args.tables.len());
     for spec in &args.tables {

@@ -209,6 +209,34 @@ fn bench_json(args: &[&str], dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse")
 }
 
+/// `--scan-workers 2`: every query's CScan two partitions of one ABM scan; every result
+/// still checked against the in-order Scan's, and the report says how it ran.
+#[test]
+fn a_bench_of_parallel_cscans_checks_every_result() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let args = tiny_bench(&[
+        "--policies",
+        "relevance,pbm",
+        "--query-threads",
+        "2",
+        "--scan-workers",
+        "2",
+        "--standalone-runs",
+        "1",
+    ]);
+    let report = bench_json(&args, tmp.path());
+    assert_eq!(report["parameters"]["scan_workers"], 2);
+    for policy in ["relevance", "pbm"] {
+        assert_eq!(report["policies"][policy]["results_checked"], 6, "{policy}");
+    }
+    let bad = coopscan(&tiny_bench(&["--scan-workers", "65"]), tmp.path());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("scan_workers must be in 1..=64"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn table3_runs_lineitem_in_dsm_beside_table3() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -570,6 +598,21 @@ fn one_buffer_for_two_tables_gives_the_scan_answer_under_every_policy() {
         assert!(out.status.success(), "{policy}: {stderr}");
         assert_eq!(String::from_utf8_lossy(&out.stdout), reference, "{policy}");
     }
+    // Parallel CScans: each scan three partitions of one ABM scan, the same answer.
+    for policy in ["relevance", "pbm"] {
+        let extra = [
+            "--policy",
+            policy,
+            "--buffer-mb",
+            "8",
+            "--scan-workers",
+            "3",
+        ];
+        let out = sql(&tables, &extra, tmp.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{policy}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), reference, "{policy}");
+    }
 }
 
 #[test]
@@ -579,6 +622,8 @@ fn a_buffer_out_of_range_is_a_clean_error() {
     for bad in [
         &["--buffer-mb", "0"][..],
         &["--buffer-mb", "4", "--frames", "8"],
+        &["--scan-workers", "0"],
+        &["--scan-workers", "65"],
     ] {
         let out = sql(&tables, bad, tmp.path());
         let stderr = String::from_utf8_lossy(&out.stderr);

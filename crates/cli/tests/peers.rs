@@ -148,3 +148,135 @@ fn peers_return_datafusions_results_for_every_query_in_both_regimes() {
         );
     }
 }
+
+/// The changes a running bench has written down (`coopscan_peers::leftovers`), as JSON.
+fn records(journal: &Path) -> Vec<serde_json::Value> {
+    let Ok(dir) = std::fs::read_dir(journal) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "change"))
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect()
+}
+
+/// Whether `pid` still runs (a zombie does not).
+fn running(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        let state = s
+            .rfind(')')
+            .and_then(|i| s[i + 1..].split_whitespace().next());
+        !matches!(state, Some("Z" | "X"))
+    })
+}
+
+/// A bench stopped by SIGTERM (what `timeout` and CI send) undoes what it changed on
+/// the machine before it exits; one killed by SIGKILL has it undone by the next run.
+/// Either way no PostgreSQL server, cgroup or changed readahead is left behind (all of
+/// them were, before).
+#[test]
+fn a_stopped_or_killed_bench_leaves_nothing_behind() {
+    if !available_peers().contains(&"postgres") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    make_traversable(tmp.path());
+    let journal = tmp.path().join("leftovers");
+    let bench = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_coopscan"));
+        cmd.arg("bench")
+            .args(args)
+            .env("COOPSCAN_DATA", tmp.path())
+            .stdin(Stdio::null());
+        cmd
+    };
+    let run = [
+        "--sf",
+        "0.01",
+        "--chunk-mb",
+        "1",
+        "--streams",
+        "2",
+        "--queries",
+        "2",
+        "--policies",
+        "relevance",
+        "--engines",
+        "coopscan,postgres",
+        "--regimes",
+        "io",
+    ];
+    for signal in ["TERM", "KILL"] {
+        let mut child = bench(&run)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start bench");
+        // Wait until the run has started a server (and, where cgroups work, confined it).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+        let changes = loop {
+            let changes = records(&journal);
+            let server = changes.iter().any(|c| c["kind"] == "process");
+            let group = changes.iter().any(|c| c["kind"] == "cgroup");
+            if server
+                && (group
+                    || std::time::Instant::now() + std::time::Duration::from_secs(200) > deadline)
+            {
+                break changes;
+            }
+            assert!(
+                child.try_wait().expect("poll").is_none(),
+                "the bench ended before its server started"
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no server within 240 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let status = child.wait().expect("wait");
+        if signal == "TERM" {
+            assert_eq!(status.code(), Some(128 + 15), "{signal}: {status:?}");
+        } else {
+            // The next bench undoes the killed one's changes first, whatever it runs.
+            let next = bench(&["--preset", "no-such-preset"])
+                .output()
+                .expect("next bench");
+            let stderr = String::from_utf8_lossy(&next.stderr);
+            assert!(stderr.contains("a previous run's leftover"), "{stderr}");
+        }
+        for change in &changes {
+            match change["kind"].as_str() {
+                Some("process") => {
+                    let pid = change["pid"].as_u64().expect("pid");
+                    // Reparented and reaped once the bench is gone; give it a moment.
+                    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                    while running(pid) && std::time::Instant::now() < until {
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                    assert!(!running(pid), "{signal}: server {pid} still runs");
+                }
+                Some("cgroup") => {
+                    let dir = change["dir"].as_str().expect("dir");
+                    assert!(!Path::new(dir).exists(), "{signal}: cgroup {dir} left");
+                }
+                Some("setting") => {
+                    let control = change["control"].as_str().expect("control");
+                    let now = std::fs::read_to_string(control).unwrap_or_default();
+                    assert_eq!(
+                        now.trim(),
+                        change["original"].as_str().unwrap_or(""),
+                        "{control}"
+                    );
+                }
+                other => panic!("unknown change {other:?}"),
+            }
+        }
+        assert!(records(&journal).is_empty(), "{signal}: records left");
+    }
+}

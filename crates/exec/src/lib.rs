@@ -29,6 +29,7 @@
 //! # let _ = batches; Ok(()) }
 //! ```
 
+mod checked_arithmetic;
 mod counters;
 mod cscan_exec;
 mod error;
@@ -48,6 +49,7 @@ mod shape;
 /// The DataFusion this crate is built against, for callers that need its types.
 pub use datafusion;
 
+pub use checked_arithmetic::CheckedArithmetic;
 pub use counters::ScanCountersSnapshot;
 pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers};
 pub use error::{ExecError, Result};

@@ -8,6 +8,7 @@ use datafusion::execution::context::SQLOptions;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
+use crate::checked_arithmetic::CheckedArithmetic;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
 use crate::narrow_decimal::NarrowDecimals;
@@ -18,13 +19,15 @@ pub fn session_context() -> SessionContext {
     query_session(SessionConfig::new())
 }
 
-/// A session with `config`, DataFusion's default rules and ours: decimal arithmetic in
-/// 64 bits where the values fit ([`NarrowDecimals`]). Every coopscan session is made
-/// here; the tests' in-memory reference is plain DataFusion.
+/// A session with `config`, DataFusion's default rules and ours: integer arithmetic
+/// that fails on overflow instead of wrapping ([`CheckedArithmetic`]), then decimal
+/// arithmetic in 64 bits where the values fit ([`NarrowDecimals`]). Every coopscan
+/// session is made here; the tests' in-memory reference is plain DataFusion.
 pub fn query_session(config: SessionConfig) -> SessionContext {
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(CheckedArithmetic))
         .with_physical_optimizer_rule(Arc::new(NarrowDecimals))
         .build();
     SessionContext::new_with_state(state)

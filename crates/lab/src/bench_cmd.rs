@@ -70,6 +70,11 @@ pub struct BenchArgs {
     /// one core busy and concurrent queries share the machine's cores.
     #[arg(long)]
     pub query_threads: Option<usize>,
+    /// Workers of each query's cooperative scan, 1 to 64 (default 1): more makes every
+    /// CScan a parallel CScan of that many partitions sharing one ABM scan (2012 paper
+    /// §2.2), which the buffer hands chunks to whichever is free.
+    #[arg(long)]
+    pub scan_workers: Option<usize>,
     /// Standalone cold runs per query type (default 3); their median normalizes latency.
     #[arg(long)]
     pub standalone_runs: Option<usize>,
@@ -119,6 +124,12 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    // What a killed run left on the machine (a server, cgroups, a disk's readahead) is
+    // undone first; this run's own changes are undone on SIGINT and SIGTERM too.
+    for line in coopscan_peers::leftovers::init(&data_root().join("leftovers"))? {
+        eprintln!("note: a previous run's leftover: {line}");
+    }
+    crate::signals::undo_on_signal()?;
     let runs = preset(&args.preset, &overrides(args)?)?;
     // A misspelt policy fails now, not after the calibration and earlier runs.
     for policy in runs
@@ -167,6 +178,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         let shape = QueryShape {
             slow_extra: args.slow_extra,
             threads: params.query_threads,
+            scan_workers: params.scan_workers,
         };
         let reference = scan_engine(&table, Arc::clone(&tokio), shape)?;
         let checked = peers::CachedReference::new(&reference);
@@ -337,6 +349,7 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         policies,
         standalone_runs: args.standalone_runs,
         query_threads: args.query_threads,
+        scan_workers: args.scan_workers,
         layout: args.layout.map(|l| l.to_string()),
         synthetic_rows: args.rows,
         in_order_pct: args.in_order_pct,

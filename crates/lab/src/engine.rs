@@ -15,7 +15,8 @@ use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
-    query_session, query_session_config, run_sql, CoopTable, InOrderHint, Query, QueryTag, ScanMode,
+    query_session, query_session_config, run_sql, CoopTable, InOrderHint, Query, QueryTag,
+    ScanMode, ScanWorkers,
 };
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
@@ -54,6 +55,8 @@ pub struct QueryShape {
     pub slow_extra: u32,
     /// Cores one query may use ([`query_session_config`]).
     pub threads: usize,
+    /// Workers of each cooperative scan (`ScanWorkers`; 1: one partition).
+    pub scan_workers: usize,
 }
 
 /// Which optimizer rules a [`DfEngine`]'s sessions have.
@@ -100,6 +103,9 @@ impl QueryEngine for DfEngine {
             query_session_config(self.shape.threads).with_extension(Arc::new(QueryTag(q.id)));
         if q.in_order {
             config = config.with_extension(Arc::new(InOrderHint));
+        }
+        if self.shape.scan_workers > 1 {
+            config = config.with_extension(Arc::new(ScanWorkers(self.shape.scan_workers)));
         }
         let ctx = match self.rules {
             Rules::Coopscan => query_session(config),
@@ -255,6 +261,7 @@ impl DfFactory {
         let shape = QueryShape {
             slow_extra: self.slow_extra,
             threads: setup.params.query_threads,
+            scan_workers: setup.params.scan_workers,
         };
         let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape, Rules::Coopscan);
         Ok(Box::new(DfRun {

@@ -14,5 +14,6 @@ pub mod data_dir;
 pub mod dataset;
 pub mod engine;
 pub mod peers;
+pub mod signals;
 pub mod synthetic;
 pub mod table;

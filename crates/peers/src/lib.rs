@@ -15,6 +15,7 @@ pub mod canonical;
 pub mod duckdb;
 pub mod error;
 pub mod export;
+pub mod leftovers;
 pub mod page_cache;
 pub mod postgres;
 pub mod run;

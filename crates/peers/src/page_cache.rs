@@ -15,6 +15,7 @@
 //! kernel's default 128 KB window 6.6 % more, at this disk's 8 MiB 2×.
 
 use crate::error::PeerError;
+use crate::leftovers::{self, Change, Record};
 use std::fs::File;
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
@@ -81,11 +82,12 @@ impl Drop for Evictor {
 /// A disk's readahead set to 0 KB, restored to what it was on drop. It is the whole
 /// disk's setting (`/sys/dev/block/M:m/queue/read_ahead_kb`): coopscan reads with
 /// `O_DIRECT` and is unaffected, other processes on the machine read without readahead
-/// while a peer runs. A bench killed meanwhile leaves it at 0; restore with `echo 8192 >`
-/// the file (this machine's default; `blockdev --getra` shows it in sectors).
+/// while a peer runs. The change is recorded first (`leftovers`): a bench killed
+/// meanwhile is undone by the next one, a bench stopped by a signal undoes it itself.
 pub struct ReadaheadOff {
     control: PathBuf,
     original: String,
+    _record: Record,
 }
 
 impl ReadaheadOff {
@@ -102,8 +104,16 @@ impl ReadaheadOff {
             .map_err(|e| PeerError::io(&control, e))?
             .trim()
             .to_string();
+        let record = leftovers::record(&Change::Setting {
+            control: control.clone(),
+            original: original.clone(),
+        })?;
         std::fs::write(&control, "0").map_err(|e| PeerError::io(&control, e))?;
-        Ok(ReadaheadOff { control, original })
+        Ok(ReadaheadOff {
+            control,
+            original,
+            _record: record,
+        })
     }
 }
 

@@ -18,6 +18,7 @@
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
+use crate::leftovers::{self, Change, Record};
 use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::sys::{self, Cgroup};
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
@@ -150,6 +151,8 @@ pub struct Server {
     child: Child,
     socket_dir: PathBuf,
     log: PathBuf,
+    /// The server written down (`leftovers`) until it has stopped.
+    record: Option<Record>,
 }
 
 impl Server {
@@ -178,11 +181,17 @@ impl Server {
             .stderr(log_err)
             .spawn()
             .map_err(|e| PeerError::engine(PEER, format!("cannot start the server: {e}")))?;
+        let record = leftovers::record(&Change::Process {
+            pid: child.id(),
+            program: bins.postgres.clone(),
+        });
         let mut server = Server {
             child,
             socket_dir,
             log,
+            record: None,
         };
+        server.record = Some(record?);
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             if let Ok(Some(status)) = server.child.try_wait() {
@@ -192,7 +201,10 @@ impl Server {
                 ));
             }
             match server.connect() {
-                Ok(_) => return Ok(server),
+                Ok(mut client) => {
+                    server.check_ours(&mut client)?;
+                    return Ok(server);
+                }
                 Err(e) if Instant::now() > deadline => {
                     return Err(PeerError::engine(PEER, format!("the server did not accept connections within {START_TIMEOUT:?}: {e}; {}", server.log_tail())));
                 }
@@ -213,6 +225,30 @@ impl Server {
         self.child.id()
     }
 
+    /// Fails unless `client` is served by this server: a server left running by an
+    /// earlier, killed run holds the data directory's lock, so ours exits at once, but
+    /// the old one still answers on the same socket and would be measured in its place.
+    /// A backend's parent is its postmaster, and ours is `child` (`sh -c exec` keeps the
+    /// pid through `setpriv`).
+    fn check_ours(&self, client: &mut Client) -> Result<(), PeerError> {
+        let backend: i32 = client.query_one("SELECT pg_backend_pid()", &[])?.get(0);
+        let postmaster = u32::try_from(backend).ok().and_then(sys::parent_pid);
+        if postmaster == Some(self.pid()) {
+            return Ok(());
+        }
+        let theirs = postmaster.map_or_else(|| "unknown".to_string(), |p| p.to_string());
+        Err(PeerError::engine(
+            PEER,
+            format!(
+                "a server this run did not start answers on {} (its postmaster: pid {theirs}; \
+                 ours: {}), probably left by a killed run: stop it, then run again; {}",
+                self.socket_dir.display(),
+                self.pid(),
+                self.log_tail()
+            ),
+        ))
+    }
+
     fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let start = text.len().saturating_sub(2000);
@@ -230,6 +266,8 @@ impl Drop for Server {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
         }
         crate::sys::reap(&mut self.child, STOP_TIMEOUT);
+        // Stopped (or killed by `reap`): nothing left to undo.
+        drop(self.record.take());
     }
 }
 
@@ -409,6 +447,22 @@ impl PgPeer {
 }
 
 fn load(bins: &Binaries, base: &Path, table: &Table) -> Result<PageMap, PeerError> {
+    init_data_dir(bins, base)?;
+    let settings = vec![
+        ("shared_buffers", "256MB".to_string()),
+        ("maintenance_work_mem", "256MB".to_string()),
+        ("wal_level", "minimal".to_string()),
+        ("max_wal_senders", "0".to_string()),
+        ("fsync", "off".to_string()),
+        ("jit", "off".to_string()),
+        ("autovacuum", "off".to_string()),
+    ];
+    let server = Server::start(bins, base, &settings, None)?;
+    fill(&server, table)
+}
+
+/// A fresh, empty cluster in `base/data`, replacing any there.
+fn init_data_dir(bins: &Binaries, base: &Path) -> Result<(), PeerError> {
     let data = base.join("data");
     if data.exists() {
         std::fs::remove_dir_all(&data).map_err(|e| PeerError::io(&data, e))?;
@@ -435,16 +489,11 @@ fn load(bins: &Binaries, base: &Path, table: &Table) -> Result<PageMap, PeerErro
             format!("initdb failed: {}", String::from_utf8_lossy(&out.stderr)),
         ));
     }
-    let settings = vec![
-        ("shared_buffers", "256MB".to_string()),
-        ("maintenance_work_mem", "256MB".to_string()),
-        ("wal_level", "minimal".to_string()),
-        ("max_wal_senders", "0".to_string()),
-        ("fsync", "off".to_string()),
-        ("jit", "off".to_string()),
-        ("autovacuum", "off".to_string()),
-    ];
-    let server = Server::start(bins, base, &settings, None)?;
+    Ok(())
+}
+
+/// Creates the table in `server` and copies `table`'s rows into it; its page map.
+fn fill(server: &Server, table: &Table) -> Result<PageMap, PeerError> {
     let mut client = server.connect()?;
     // One transaction: created and filled together (no WAL with wal_level=minimal),
     // rows in load order.
@@ -544,6 +593,42 @@ impl QueryEngine for PgEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server left running by a killed run holds the data directory and answers on
+    /// the socket: a new run must refuse to use it rather than measure it.
+    #[test]
+    fn a_server_this_run_did_not_start_is_never_used() {
+        let Ok(bins) = find_binaries() else {
+            assert!(
+                std::env::var_os("COOPSCAN_REQUIRE_PEERS").is_none(),
+                "PostgreSQL is required (COOPSCAN_REQUIRE_PEERS)"
+            );
+            eprintln!("skipped: PostgreSQL is not installed");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("pg");
+        init_data_dir(&bins, &base).unwrap();
+        let settings = [("shared_buffers", "16MB".to_string())];
+        let orphan = Server::start(&bins, &base, &settings, None).unwrap();
+        let mut client = orphan.connect().unwrap();
+        orphan.check_ours(&mut client).unwrap();
+        // What a new run sees when its own postmaster has not (or no longer) taken the
+        // socket: another process is its child, the old server answers.
+        let ours = Server {
+            child: Command::new("sleep").arg("30").spawn().unwrap(),
+            socket_dir: orphan.socket_dir.clone(),
+            log: orphan.log.clone(),
+            record: None,
+        };
+        let mut client = ours.connect().unwrap();
+        let err = ours.check_ours(&mut client).unwrap_err().to_string();
+        assert!(err.contains("did not start"), "{err}");
+        // A whole start on the orphan's files fails too, whichever comes first: its
+        // postmaster exiting on the lock, or the check.
+        let again = Server::start(&bins, &base, &settings, None);
+        assert!(again.is_err(), "a second server on the same files was used");
+    }
 
     #[test]
     fn a_row_range_maps_to_the_pages_holding_it() {

@@ -4,6 +4,7 @@
 //! read throttle on the disk and a `memory` limit that also charges the page cache).
 
 use crate::error::PeerError;
+use crate::leftovers::{self, Change, Record};
 use std::collections::BTreeSet;
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
@@ -89,6 +90,11 @@ fn stat_fields(pid: u32) -> Option<StatFields> {
         .map(|f| f.parse::<u64>().unwrap_or(0))
         .sum();
     Some(StatFields { ppid, cpu_ticks })
+}
+
+/// The parent of process `pid`, if it exists.
+pub fn parent_pid(pid: u32) -> Option<u32> {
+    stat_fields(pid).map(|s| s.ppid)
 }
 
 fn process_stats(pid: u32) -> Option<ProcStats> {
@@ -235,7 +241,8 @@ pub struct DeviceLimits {
 /// groups; removed on drop (after its processes are gone). Processes join through
 /// [`Cgroup::join_command`].
 pub struct Cgroup {
-    dirs: Vec<PathBuf>,
+    /// Each directory with its record (`leftovers`), removed with it.
+    dirs: Vec<(PathBuf, Record)>,
     blkio: PathBuf,
     disk: String,
 }
@@ -253,12 +260,13 @@ impl Cgroup {
             disk: limits.disk.clone(),
         };
         for dir in [&blkio, &memory] {
+            let record = leftovers::record(&Change::Cgroup { dir: dir.clone() })?;
             if !dir.exists() {
                 std::fs::create_dir(dir).map_err(|e| {
                     PeerError::Cgroup(format!("cannot create {}: {e}", dir.display()))
                 })?;
             }
-            group.dirs.push(dir.clone());
+            group.dirs.push((dir.clone(), record));
         }
         write_control(
             &blkio.join("blkio.throttle.read_bps_device"),
@@ -276,7 +284,7 @@ impl Cgroup {
     pub fn join_command(&self) -> String {
         self.dirs
             .iter()
-            .map(|d| format!("echo $$ > '{}/cgroup.procs'; ", d.display()))
+            .map(|(d, _)| format!("echo $$ > '{}/cgroup.procs'; ", d.display()))
             .collect()
     }
 
@@ -301,14 +309,18 @@ impl Cgroup {
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        for dir in &self.dirs {
+        for (dir, record) in self.dirs.drain(..) {
             // Fails while a process is still inside (a server being torn down); retry
-            // briefly, then leave it (empty groups cost nothing).
-            for _ in 0..50 {
-                if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
-                    break;
+            // briefly, then leave it to the next run (its record stays).
+            let gone = (0..50).any(|_| {
+                let gone = std::fs::remove_dir(&dir).is_ok() || !dir.exists();
+                if !gone {
+                    std::thread::sleep(Duration::from_millis(100));
                 }
-                std::thread::sleep(Duration::from_millis(100));
+                gone
+            });
+            if !gone {
+                record.keep();
             }
         }
     }

@@ -267,16 +267,19 @@ pub(crate) fn random_range_query(
 mod tests {
     use super::*;
 
-    /// The simulator's presets are the definitions, but for the 2004 report's two
-    /// scenarios, which only the simulator runs.
+    /// The simulator's presets are the definitions, every one of them, plus the 2004
+    /// report's two scenarios, which only the simulator runs.
     #[test]
-    fn every_simulated_experiment_has_its_definition() {
+    fn the_simulator_runs_every_definition_and_only_them() {
         use crate::PresetName;
         for preset in PresetName::ALL {
             if matches!(preset, PresetName::Homogeneous | PresetName::Heterogeneous) {
                 continue;
             }
             assert!(defs::by_name(preset.name()).is_some(), "{preset}");
+        }
+        for e in defs::ALL {
+            assert!(e.name.parse::<PresetName>().is_ok(), "{}", e.name);
         }
     }
 

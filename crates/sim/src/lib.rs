@@ -32,6 +32,7 @@ pub mod presets;
 mod report;
 mod result;
 pub mod svg;
+mod sweep;
 mod table3;
 mod table4;
 mod timeline;
@@ -70,6 +71,7 @@ pub use pbm_streams::{
 pub use presets::{run_preset, run_preset_traced, PresetName};
 pub use report::{PaperNumbers, PolicyReport, PresetReport};
 pub use result::{QueryResult, RunResult};
+pub use sweep::{run_sweep, sweep_text, SweepPoint, SweepReport, SweepRow};
 pub use table3::{table3, table3_config, table3_queries_text};
 pub use table4::{
     table4, table4_config, table4_on, table4_text, table4_workload, Table4Report, Table4Row,

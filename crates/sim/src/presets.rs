@@ -20,6 +20,10 @@ pub enum PresetName {
     Table2,
     /// DSM twin of Table 2 (`table3.rs`).
     Table3,
+    /// Figures 5-7 of the 2007 paper, by the generic executor (`sweep.rs`).
+    Fig5,
+    Fig6,
+    Fig7,
     Fig8,
     Table4,
     PbmBuffer,
@@ -30,11 +34,14 @@ pub enum PresetName {
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 11] = [
+    pub const ALL: [PresetName; 14] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
         PresetName::Table3,
+        PresetName::Fig5,
+        PresetName::Fig6,
+        PresetName::Fig7,
         PresetName::Fig8,
         PresetName::Table4,
         PresetName::PbmBuffer,
@@ -50,6 +57,9 @@ impl PresetName {
             PresetName::Heterogeneous => "heterogeneous",
             PresetName::Table2 => "table2",
             PresetName::Table3 => "table3",
+            PresetName::Fig5 => "fig5",
+            PresetName::Fig6 => "fig6",
+            PresetName::Fig7 => "fig7",
             PresetName::Fig8 => "fig8",
             PresetName::Table4 => "table4",
             PresetName::PbmBuffer => "pbm-buffer",
@@ -265,6 +275,9 @@ pub fn run_preset_traced(
             let (cfg, w) = crate::table3::table3(seed);
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
+        PresetName::Fig5 | PresetName::Fig6 | PresetName::Fig7 => Err(SimError::InvalidSetup(
+            format!("{name} is a sweep: call coopscan_sim::run_sweep"),
+        )),
         PresetName::Fig8 => Err(SimError::InvalidSetup(
             "fig8 has its own report: call coopscan_sim::fig8".into(),
         )),
