@@ -169,7 +169,8 @@ fn apply(point: &Point, axis: &Axis, i: usize) -> Point {
         }
         Axis::Streams(v) => {
             p.workload.streams = v[i];
-            format!("{} streams", v[i])
+            let plural = if v[i] == 1 { "" } else { "s" };
+            format!("{} stream{plural}", v[i])
         }
         Axis::BandwidthMbS {
             default_mb_s,
