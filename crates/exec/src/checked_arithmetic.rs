@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::Schema;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::Result;
@@ -22,10 +23,9 @@ use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::BinaryExpr;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::aggregates::AggregateExec;
-use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
-use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
 use datafusion::physical_plan::ExecutionPlan;
+
+use crate::plan_exprs::rewrite_expressions;
 
 /// The rule; [`crate::query_session`] adds it before `NarrowDecimals`, so the
 /// expression a narrowed one falls back to is checked too.
@@ -38,7 +38,9 @@ impl PhysicalOptimizerRule for CheckedArithmetic {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        plan.transform_up(check_node).map(|t| t.data)
+        let rewrite = |expr: &Arc<dyn PhysicalExpr>, _: &Schema| checked(expr);
+        plan.transform_up(|node| rewrite_expressions(node, &rewrite, true))
+            .map(|t| t.data)
     }
 
     fn name(&self) -> &str {
@@ -48,84 +50,6 @@ impl PhysicalOptimizerRule for CheckedArithmetic {
     fn schema_check(&self) -> bool {
         true
     }
-}
-
-fn check_node(node: Arc<dyn ExecutionPlan>) -> Result<Transformed<Arc<dyn ExecutionPlan>>> {
-    let rewritten = if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
-        check_projection(projection)?
-    } else if let Some(filter) = node.downcast_ref::<FilterExec>() {
-        check_filter(filter)?
-    } else if let Some(aggregate) = node.downcast_ref::<AggregateExec>() {
-        check_aggregate(aggregate)?
-    } else {
-        None
-    };
-    Ok(rewritten.map_or_else(|| Transformed::no(node), Transformed::yes))
-}
-
-fn check_projection(projection: &ProjectionExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    let mut changed = false;
-    let exprs: Vec<ProjectionExpr> = projection
-        .expr()
-        .iter()
-        .map(|p| {
-            let expr = checked(&p.expr)?;
-            changed |= expr.transformed;
-            Ok(ProjectionExpr {
-                expr: expr.data,
-                alias: p.alias.clone(),
-            })
-        })
-        .collect::<Result<_>>()?;
-    if !changed {
-        return Ok(None);
-    }
-    let input = Arc::clone(projection.input());
-    Ok(Some(Arc::new(ProjectionExec::try_new(exprs, input)?)))
-}
-
-fn check_filter(filter: &FilterExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    let predicate = checked(filter.predicate())?;
-    if !predicate.transformed {
-        return Ok(None);
-    }
-    let rebuilt = FilterExecBuilder::from(filter)
-        .with_predicate(predicate.data)
-        .build()?;
-    Ok(Some(Arc::new(rebuilt)))
-}
-
-fn check_aggregate(aggregate: &AggregateExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    let mut changed = false;
-    let mut aggr_exprs = Vec::with_capacity(aggregate.aggr_expr().len());
-    for function in aggregate.aggr_expr() {
-        let mut args = Vec::new();
-        let mut any = false;
-        for arg in function.expressions() {
-            let arg = checked(&arg)?;
-            any |= arg.transformed;
-            args.push(arg.data);
-        }
-        let order_by = function
-            .order_bys()
-            .iter()
-            .map(|s| Arc::clone(&s.expr))
-            .collect();
-        match any
-            .then(|| function.with_new_expressions(args, order_by))
-            .flatten()
-        {
-            Some(new) => {
-                changed = true;
-                aggr_exprs.push(Arc::new(new));
-            }
-            None => aggr_exprs.push(Arc::clone(function)),
-        }
-    }
-    if !changed {
-        return Ok(None);
-    }
-    Ok(Some(Arc::new(aggregate.with_new_aggr_exprs(aggr_exprs))))
 }
 
 /// `expr` with every `+`, `-` and `*` failing on overflow.

@@ -38,6 +38,7 @@ mod leaf_plan;
 pub mod narrow_decimal;
 mod order_hint;
 mod plan_common;
+mod plan_exprs;
 mod provider;
 pub mod pushdown;
 mod queries;

@@ -30,12 +30,12 @@ use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::Result;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::aggregates::AggregateExec;
-use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
 use datafusion::physical_plan::ExecutionPlan;
 
 pub use expr::NarrowDecimalExpr;
 use program::Program;
+
+use crate::plan_exprs::rewrite_expressions;
 
 /// The rule; add it with [`crate::query_session`] (sessions of this crate have it).
 #[derive(Debug, Default)]
@@ -47,7 +47,9 @@ impl PhysicalOptimizerRule for NarrowDecimals {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        plan.transform_up(rewrite_node).map(|t| t.data)
+        // Projections and aggregate arguments: a filter's arithmetic is rare and cheap.
+        plan.transform_up(|node| rewrite_expressions(node, &narrow, false))
+            .map(|t| t.data)
     }
 
     fn name(&self) -> &str {
@@ -57,75 +59,6 @@ impl PhysicalOptimizerRule for NarrowDecimals {
     fn schema_check(&self) -> bool {
         true
     }
-}
-
-fn rewrite_node(node: Arc<dyn ExecutionPlan>) -> Result<Transformed<Arc<dyn ExecutionPlan>>> {
-    let rewritten = if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
-        rewrite_projection(projection)?
-    } else if let Some(aggregate) = node.downcast_ref::<AggregateExec>() {
-        rewrite_aggregate(aggregate)?
-    } else {
-        None
-    };
-    Ok(rewritten.map_or_else(|| Transformed::no(node), Transformed::yes))
-}
-
-/// The projection with its expressions narrowed, if any was.
-fn rewrite_projection(projection: &ProjectionExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    let schema = projection.input().schema();
-    let mut changed = false;
-    let exprs: Vec<ProjectionExpr> = projection
-        .expr()
-        .iter()
-        .map(|p| {
-            let expr = narrow(&p.expr, &schema)?;
-            changed |= expr.transformed;
-            Ok(ProjectionExpr {
-                expr: expr.data,
-                alias: p.alias.clone(),
-            })
-        })
-        .collect::<Result<_>>()?;
-    if !changed {
-        return Ok(None);
-    }
-    let input = Arc::clone(projection.input());
-    Ok(Some(Arc::new(ProjectionExec::try_new(exprs, input)?)))
-}
-
-/// The aggregation with its functions' arguments narrowed, if any was.
-fn rewrite_aggregate(aggregate: &AggregateExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    let schema = aggregate.input_schema();
-    let mut changed = false;
-    let mut aggr_exprs = Vec::with_capacity(aggregate.aggr_expr().len());
-    for function in aggregate.aggr_expr() {
-        let mut args = Vec::new();
-        let mut narrowed = false;
-        for arg in function.expressions() {
-            let arg = narrow(&arg, &schema)?;
-            narrowed |= arg.transformed;
-            args.push(arg.data);
-        }
-        let order_by = function
-            .order_bys()
-            .iter()
-            .map(|s| Arc::clone(&s.expr))
-            .collect();
-        let rebuilt = narrowed
-            .then(|| function.with_new_expressions(args, order_by))
-            .flatten();
-        match rebuilt {
-            Some(new) => {
-                changed = true;
-                aggr_exprs.push(Arc::new(new));
-            }
-            None => aggr_exprs.push(Arc::clone(function)),
-        }
-    }
-    if !changed {
-        return Ok(None);
-    }
-    Ok(Some(Arc::new(aggregate.with_new_aggr_exprs(aggr_exprs))))
 }
 
 /// Replaces each maximal narrowable subtree of `expr` (top-down, so the largest wins).
