@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use coopscan_storage::write::{MAX_CHUNK_BYTES, MIB, MIN_CHUNK_BYTES};
-use coopscan_storage::Layout;
+use coopscan_storage::{add_database_tables, Layout};
 use coopscan_tpch::{ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
 
 use coopscan_lab::data_dir::{check_same_table, dataset_dir};
@@ -92,13 +93,17 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         overwrite: args.force,
         threads: args.threads,
     };
-    for table in tables {
+    for &table in &tables {
         if !args.force && has_table(&out, table) {
             check_reusable(&out, table, &opts)?;
             continue;
         }
         import_with_progress(table, &opts)?;
     }
+    // The directory is a database of every table generated in it (`sql --db`).
+    let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
+    add_database_tables(&out, &names)
+        .with_context(|| format!("listing the tables of {}", out.display()))?;
     println!("{}", out.display());
     Ok(())
 }

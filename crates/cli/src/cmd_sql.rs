@@ -23,7 +23,7 @@ use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
 use coopscan_exec::{plan_read_only, query_session, CoopTable, ScanMode, ScanWorkers};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::Device;
-use coopscan_storage::Table;
+use coopscan_storage::{database_tables, Table};
 
 use crate::device_args::DeviceArgs;
 use crate::table_printer::TablePrinter;
@@ -63,8 +63,16 @@ fn parse_policy(s: &str) -> Result<SqlPolicy, String> {
 #[derive(clap::Args, Debug, Clone)]
 pub struct SqlArgs {
     /// A table to query, as NAME=DIR (repeatable).
-    #[arg(long = "table", value_name = "NAME=DIR", required = true)]
+    #[arg(
+        long = "table",
+        value_name = "NAME=DIR",
+        required_unless_present = "db"
+    )]
     pub tables: Vec<String>,
+    /// A database directory (`coopscan gen --tables …` writes one): every table it
+    /// lists, by its name; with `--table`, those too.
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
     /// normal | attach | elevator | relevance | pbm | pbm-lru | mixed | pbm-throttle |
     /// pbm-opportunistic (one buffer for all tables: CScans, or in-order Scans for
     /// plans that need `_rowid` order), or scan (in-order scans straight from storage,
@@ -97,8 +105,14 @@ pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
     let ctx = query_session(config);
     let mut names = Vec::with_capacity(args.tables.len());
     let mut tables = Vec::with_capacity(args.tables.len());
-    for spec in &args.tables {
-        let (name, dir) = parse_table_arg(spec)?;
+    let in_db = match &args.db {
+        Some(db) => database_tables(db).with_context(|| format!("--db {}", db.display()))?,
+        None => Vec::new(),
+    };
+    let given = args.tables.iter().map(|spec| parse_table_arg(spec));
+    for named in in_db.into_iter().map(Ok).chain(given) {
+        let (name, dir) = named?;
+        anyhow::ensure!(!names.contains(&name), "table {name} is named twice");
         tables.push(Table::open(&dir).with_context(|| format!("table {name}"))?);
         names.push(name);
     }

@@ -598,6 +598,24 @@ fn one_buffer_for_two_tables_gives_the_scan_answer_under_every_policy() {
         assert!(out.status.success(), "{policy}: {stderr}");
         assert_eq!(String::from_utf8_lossy(&out.stdout), reference, "{policy}");
     }
+    // The generated directory is a database: `--db` opens both tables by name.
+    let db = tmp.path().to_str().expect("utf8");
+    let out = coopscan(&["sql", "--db", db, "--buffer-mb", "4", JOIN], tmp.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "--db: {stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), reference, "--db");
+    // A directory that is no database is a clean error.
+    let lineitem = tmp.path().join("lineitem");
+    let out = coopscan(
+        &["sql", "--db", lineitem.to_str().expect("utf8"), JOIN],
+        tmp.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("database.json") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
     // Parallel CScans: each scan three partitions of one ABM scan, the same answer.
     for policy in ["relevance", "pbm"] {
         let extra = [

@@ -13,6 +13,7 @@
 pub mod chunk_map;
 pub mod codec;
 pub mod column;
+pub mod database;
 pub mod device;
 pub mod digest;
 pub mod encoding;
@@ -24,6 +25,7 @@ pub mod types;
 pub mod write;
 pub mod zonemap;
 
+pub use database::{add_database_tables, database_tables, DATABASE_FILE};
 pub use error::{Result, StorageError};
 pub use manifest::{read_regular_file, ChunkMeta, Extent, Layout, Manifest};
 pub use page::PageChecks;
