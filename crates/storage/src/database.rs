@@ -4,14 +4,12 @@
 //! bounded size) and every name must be a plain SQL identifier, so a hand-edited file
 //! can name neither a path outside the directory nor something SQL cannot query.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StorageError};
-use crate::manifest::{read_regular_file, sync_dir};
+use crate::manifest::{read_regular_file, write_atomically};
 
 /// The file listing a database directory's tables.
 pub const DATABASE_FILE: &str = "database.json";
@@ -73,12 +71,7 @@ pub fn add_database_tables(dir: &Path, names: &[&str]) -> Result<()> {
     }
     let text = serde_json::to_string_pretty(&file).map_err(|e| invalid(&path, e.to_string()))?;
     let tmp = dir.join(format!("{DATABASE_FILE}.tmp"));
-    let mut out = File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.sync_all())
-        .map_err(|e| StorageError::io(&tmp, e))?;
-    std::fs::rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
-    sync_dir(dir)
+    write_atomically(&tmp, &path, text.as_bytes())
 }
 
 fn read(path: &Path) -> Result<DatabaseFile> {

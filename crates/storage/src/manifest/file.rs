@@ -84,12 +84,22 @@ impl Manifest {
             map.insert(CHECKSUM_FIELD.into(), Value::String(self.checksum()?));
         }
         let text = serde_json::to_string_pretty(&value).map_err(bad)?;
-        let mut file = File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(|e| StorageError::io(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
-        sync_dir(dir)
+        write_atomically(&tmp, &path, text.as_bytes())
+    }
+}
+
+/// Writes `bytes` to `path` through `tmp` (same directory): write, fsync, rename, fsync
+/// of the directory. After a crash `path` holds its old content or the new one,
+/// complete.
+pub(crate) fn write_atomically(tmp: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = File::create(tmp).map_err(|e| StorageError::io(tmp, e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| StorageError::io(tmp, e))?;
+    std::fs::rename(tmp, path).map_err(|e| StorageError::io(path, e))?;
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => sync_dir(dir),
+        _ => sync_dir(Path::new(".")),
     }
 }
 

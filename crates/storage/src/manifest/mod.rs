@@ -13,7 +13,7 @@ mod file;
 mod validate;
 
 pub use file::{read_regular_file, MAX_MANIFEST_BYTES};
-pub(crate) use file::{require_regular_file, sync_dir};
+pub(crate) use file::{require_regular_file, sync_dir, write_atomically};
 pub use validate::{MAX_EXTENT_BYTES, MAX_FILE_NAME_BYTES, MAX_PAGE_BYTES};
 
 use std::str::FromStr;
