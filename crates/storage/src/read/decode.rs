@@ -13,7 +13,7 @@ use crate::manifest::{ChunkMeta, Extent, Layout};
 use crate::page::{check_identity, read_page_with, PageChecks, PageHeader, ALL_COLUMNS};
 use crate::read::Table;
 use crate::types::Physical;
-use crate::write::DSM_MAX_PAGE_ROWS;
+use crate::write::{DSM_MAX_PAGE_ROWS, MAX_VARCHAR_PAGE_RAW};
 
 /// Decodes chunk `k` from its loaded extents (as returned by
 /// [`Table::chunk_extents`]): the tuples of `rows ∩ chunk` for `projection`.
@@ -374,7 +374,6 @@ fn row_text(row: Option<u64>) -> String {
 /// Largest raw size a valid DSM page of this kind can have (bounds allocation on
 /// corrupt input).
 fn raw_limit(physical: Physical) -> usize {
-    const MAX_VARCHAR_PAGE_RAW: usize = 64 << 20;
     match physical {
         Physical::I32 => 4 * DSM_MAX_PAGE_ROWS,
         Physical::I64 => 8 * DSM_MAX_PAGE_ROWS,

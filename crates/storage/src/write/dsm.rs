@@ -20,6 +20,11 @@ use crate::zonemap::ZonemapBuilder;
 /// Upper bound on tuples in one DSM page, bounding the decoding buffers. Large enough
 /// that a 64 KiB page of 1-bit codes (a two-valued flag) is full.
 pub const DSM_MAX_PAGE_ROWS: usize = 1 << 19;
+/// Upper bound on a string page's plain minipage (offsets and bytes): what the reader
+/// allocates for one page at most. The writer keeps every page within it, so a table
+/// it writes is always one it can read (long values compress so well that a page of
+/// `DSM_MAX_PAGE_ROWS` of them used to exceed it).
+pub const MAX_VARCHAR_PAGE_RAW: usize = 64 << 20;
 /// Attempts to size a page's tuple count before settling for the best fit found.
 const FILL_ATTEMPTS: usize = 8;
 /// A page filled to this fraction of its capacity is good enough. Bit-packed sizes
@@ -224,7 +229,7 @@ impl ColumnStream {
     /// compressed bytes in `self.compressed`.
     fn fill_page(&mut self, start: usize, available: usize) -> Result<usize> {
         let capacity = self.file.payload_capacity();
-        let limit = available.min(DSM_MAX_PAGE_ROWS);
+        let limit = self.rows_within_raw_limit(start, available.min(DSM_MAX_PAGE_ROWS))?;
         let mut rows = match self.rows_per_page_guess {
             0 => limit.min(capacity), // at least 1 byte per tuple before compression
             g => g.min(limit),
@@ -267,6 +272,34 @@ impl ColumnStream {
         self.codec = codec;
         self.rows_per_page_guess = rows;
         Ok(rows)
+    }
+
+    /// The most tuples from `start`, up to `limit`, whose plain minipage stays within
+    /// [`MAX_VARCHAR_PAGE_RAW`] (fixed-width pages stay within it by their row bound);
+    /// an error when one value alone exceeds it.
+    fn rows_within_raw_limit(&self, start: usize, limit: usize) -> Result<usize> {
+        let raw = |n: usize| minipage_len(&self.pending, self.physical, start..start + n);
+        if self.physical != Physical::VarBytes || raw(limit) <= MAX_VARCHAR_PAGE_RAW {
+            return Ok(limit);
+        }
+        if raw(1) > MAX_VARCHAR_PAGE_RAW {
+            return Err(StorageError::Invalid(format!(
+                "a value of {} is {} bytes; a string page holds at most {MAX_VARCHAR_PAGE_RAW}",
+                self.file.name,
+                raw(1)
+            )));
+        }
+        // raw(lo) fits, raw(hi) does not: the plain length grows with the rows.
+        let (mut lo, mut hi) = (1, limit);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if raw(mid) <= MAX_VARCHAR_PAGE_RAW {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
     }
 
     /// Encodes `rows` tuples from `start` with their best codec into `self.encoder.out`.

@@ -7,7 +7,7 @@
 //! keeps other writers out (`lock`).
 
 mod dsm;
-pub use dsm::DSM_MAX_PAGE_ROWS;
+pub use dsm::{DSM_MAX_PAGE_ROWS, MAX_VARCHAR_PAGE_RAW};
 pub use row_pages::PAX_DIR_ENTRY_BYTES;
 mod lock;
 mod row_pages;
