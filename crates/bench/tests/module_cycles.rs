@@ -2,8 +2,10 @@
 //! it back: inside every crate the `use crate::…` / `super::…` / `self::…` paths of
 //! its source files (tests and comments left out) form an acyclic graph of modules, so
 //! each file can be read after the files it names. A path is resolved to the longest
-//! module of the crate it names; a name re-exported at the crate root counts as the
-//! root, which no file but `lib.rs` imports from.
+//! module of the crate it names. Not seen: a cycle through a name re-exported at the
+//! crate root (`use crate::AbmState` counts as an import of `lib.rs`, whose `pub use`
+//! lines are not followed), nested braces (`crate::{a::{b, c}}`), and `super` inside an
+//! inline module.
 #![allow(clippy::unwrap_used)] // test code: an unwrap that fails is a failed test
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -9,9 +9,11 @@
 //! and aggregate arguments with `fail_on_overflow`, so arrow's checked kernels raise
 //! "Arithmetic overflow" instead. Results that do not overflow are unchanged.
 //!
-//! Not covered (docs/reliability.md): the running total of `sum` over integers
-//! (DataFusion's accumulator adds with wrapping) and expressions of join keys and
-//! filters, window functions and sort keys.
+//! Floats are unaffected (their checked kernels give infinities, as before); decimals
+//! were already checked. Not covered (docs/reliability.md): the running total of `sum`
+//! over integers (DataFusion's accumulator adds with wrapping), and expressions of
+//! `GROUP BY` keys, aggregate `FILTER` clauses, join keys and filters, window functions
+//! and sort keys.
 
 use std::sync::Arc;
 

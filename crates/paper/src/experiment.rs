@@ -64,8 +64,9 @@ pub enum QueryShape {
 /// When the streams start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Starts {
-    /// Table 2's 3 s apart, which each executor scales to its machine as the same
-    /// fraction of a full FAST read.
+    /// Table 2's 3 s apart: the simulator runs the paper's machine and uses 3 virtual
+    /// seconds; the benchmark scales it to its calibrated device as the same fraction of
+    /// a full FAST read of its table.
     Staggered,
     /// All at once (the 2012 microbenchmarks name no stagger).
     Together,

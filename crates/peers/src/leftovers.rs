@@ -5,16 +5,23 @@
 //! process on the machine slowed), `coopscan-*` cgroups, and an orphaned PostgreSQL
 //! server that the next run then measured in place of its own.
 //!
-//! Each change is one small file, `DIR/PID-N.change` (a [`Change`] in JSON), written
+//! Each change is one small file, `DIR/PID-START-N.change` (a [`Change`] in JSON; START
+//! is the process's start time, so a pid the kernel reuses is another process), written
 //! before the change and removed once it is undone ([`Record`]). A run that starts
 //! undoes the records of processes that no longer run ([`init`]); a run told to stop by
 //! SIGINT or SIGTERM undoes its own before it exits ([`undo_own`], called from the
-//! signal thread the benchmark installs). Without [`init`] (a library caller, the unit
-//! tests) nothing is written and `Drop` alone cleans up, as before.
+//! signal thread the benchmark installs; no record is written after that). Without
+//! [`init`] (a library caller, the unit tests) nothing is written and `Drop` alone
+//! cleans up, as before.
+//!
+//! A record is trusted only as far as its kind allows: a setting must be a disk's
+//! `read_ahead_kb` under `/sys` set back to a number, a cgroup a `coopscan-*` directory
+//! under `/sys/fs/cgroup`, a server a process with the recorded start time running the
+//! recorded PostgreSQL program; anything else is reported and left alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -29,9 +36,13 @@ pub enum Change {
     Setting { control: PathBuf, original: String },
     /// A cgroup directory created.
     Cgroup { dir: PathBuf },
-    /// A server started: its pid, and the program it runs (so a reused pid is left
-    /// alone).
-    Process { pid: u32, program: PathBuf },
+    /// A server started: its pid, start time and program (a reused pid is another
+    /// process, left alone).
+    Process {
+        pid: u32,
+        started: u64,
+        program: PathBuf,
+    },
 }
 
 /// How long an undone server gets to shut down before it is killed.
@@ -40,6 +51,12 @@ const RECORD_SUFFIX: &str = "change";
 
 static JOURNAL: OnceLock<PathBuf> = OnceLock::new();
 static NEXT: AtomicU64 = AtomicU64::new(0);
+/// Largest record read: a bench writes a few hundred bytes.
+const MAX_RECORD_BYTES: u64 = 64 << 10;
+/// Held while a record is written or this run's records are undone; `true` once the
+/// run is stopping, after which nothing more may be recorded (a change made then would
+/// escape the undo).
+static STOPPING: Mutex<bool> = Mutex::new(false);
 
 /// Starts keeping records in `dir` and undoes those left by processes that no longer
 /// run; returns a line per change undone (or that could not be). Later calls keep the
@@ -47,9 +64,11 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 pub fn init(dir: &Path) -> Result<Vec<String>, PeerError> {
     std::fs::create_dir_all(dir).map_err(|e| PeerError::io(dir, e))?;
     let dir = JOURNAL.get_or_init(|| dir.to_path_buf());
+    // Before this run records anything, every record is another process's: stale
+    // unless that process (same pid and start time) still runs.
     let stale: Vec<PathBuf> = records(dir)?
         .into_iter()
-        .filter(|(pid, _)| !alive(*pid))
+        .filter(|(id, _)| !id.runs())
         .map(|(_, path)| path)
         .collect();
     Ok(undo_files(&stale))
@@ -57,17 +76,42 @@ pub fn init(dir: &Path) -> Result<Vec<String>, PeerError> {
 
 /// Undoes every change this process recorded (the signal path: no `Drop` will run).
 pub fn undo_own() -> Vec<String> {
+    let mut stopping = STOPPING.lock().unwrap_or_else(|e| e.into_inner());
+    *stopping = true;
     let Some(dir) = JOURNAL.get() else {
         return Vec::new();
     };
-    let own = std::process::id();
+    let own = ProcessId::own();
     let mine: Vec<PathBuf> = records(dir)
         .unwrap_or_default()
         .into_iter()
-        .filter(|(pid, _)| *pid == own)
+        .filter(|(id, _)| Some(*id) == own)
         .map(|(_, path)| path)
         .collect();
     undo_files(&mine)
+}
+
+/// A process as the kernel names it over time: pid and start time (clock ticks after
+/// boot, `/proc/PID/stat` field 22).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ProcessId {
+    pid: u32,
+    started: u64,
+}
+
+impl ProcessId {
+    fn own() -> Option<ProcessId> {
+        let pid = std::process::id();
+        Some(ProcessId {
+            pid,
+            started: start_time(pid)?,
+        })
+    }
+
+    /// Whether this very process still runs (not a zombie, not a reused pid).
+    fn runs(self) -> bool {
+        alive(self.pid) && start_time(self.pid) == Some(self.started)
+    }
 }
 
 /// A change written down; dropping it (once the change is undone) removes the record.
@@ -96,16 +140,22 @@ pub fn record(change: &Change) -> Result<Record, PeerError> {
     let Some(dir) = JOURNAL.get() else {
         return Ok(Record { path: None });
     };
+    let stopping = STOPPING.lock().unwrap_or_else(|e| e.into_inner());
+    if *stopping {
+        return Err(PeerError::engine("journal", "the run is stopping"));
+    }
+    let own = ProcessId::own()
+        .ok_or_else(|| PeerError::engine("journal", "no start time in /proc/self/stat"))?;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let path = dir.join(format!("{}-{n}.{RECORD_SUFFIX}", std::process::id()));
+    let path = dir.join(format!("{}-{}-{n}.{RECORD_SUFFIX}", own.pid, own.started));
     let text = serde_json::to_string(change)
         .map_err(|e| PeerError::engine("journal", format!("{change:?}: {e}")))?;
     std::fs::write(&path, text).map_err(|e| PeerError::io(&path, e))?;
     Ok(Record { path: Some(path) })
 }
 
-/// Every record in `dir`, with the pid that wrote it.
-fn records(dir: &Path) -> Result<Vec<(u32, PathBuf)>, PeerError> {
+/// Every record in `dir`, with the process that wrote it.
+fn records(dir: &Path) -> Result<Vec<(ProcessId, PathBuf)>, PeerError> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| PeerError::io(dir, e))? {
         let path = entry.map_err(|e| PeerError::io(dir, e))?.path();
@@ -115,8 +165,11 @@ fn records(dir: &Path) -> Result<Vec<(u32, PathBuf)>, PeerError> {
         let Some(stem) = name.strip_suffix(&format!(".{RECORD_SUFFIX}")) else {
             continue;
         };
-        if let Some(pid) = stem.split('-').next().and_then(|p| p.parse().ok()) {
-            out.push((pid, path));
+        let mut parts = stem.split('-').map(str::parse::<u64>);
+        if let (Some(Ok(pid)), Some(Ok(started))) = (parts.next(), parts.next()) {
+            if let Ok(pid) = u32::try_from(pid) {
+                out.push((ProcessId { pid, started }, path));
+            }
         }
     }
     Ok(out)
@@ -125,35 +178,45 @@ fn records(dir: &Path) -> Result<Vec<(u32, PathBuf)>, PeerError> {
 /// Undoes the changes in `files`, servers first (a cgroup empties when its server is
 /// gone), then cgroups, then settings; removes each record whose undo succeeded.
 fn undo_files(files: &[PathBuf]) -> Vec<String> {
-    let mut changes: Vec<(Change, &PathBuf)> = files
-        .iter()
-        .filter_map(|path| {
-            let text = std::fs::read_to_string(path).ok()?;
-            Some((serde_json::from_str(&text).ok()?, path))
-        })
-        .collect();
+    let mut lines = Vec::new();
+    let mut changes: Vec<(Change, &PathBuf)> = Vec::new();
+    for path in files {
+        let parsed = coopscan_storage::read_regular_file(path, MAX_RECORD_BYTES)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(change) => changes.push((change, path)),
+            Err(why) => lines.push(format!(
+                "ignored the unreadable record {} ({why})",
+                path.display()
+            )),
+        }
+    }
     changes.sort_by_key(|(change, _)| match change {
         Change::Process { .. } => 0,
         Change::Cgroup { .. } => 1,
         Change::Setting { .. } => 2,
     });
-    changes
-        .into_iter()
-        .map(|(change, path)| match undo(&change) {
-            Ok(line) => {
-                let _ = std::fs::remove_file(path);
-                line
-            }
-            Err(why) => format!(
-                "could not undo {change:?} ({why}); kept in {}",
-                path.display()
-            ),
-        })
-        .collect()
+    lines.extend(
+        changes
+            .into_iter()
+            .map(|(change, path)| match undo(&change) {
+                Ok(line) => {
+                    let _ = std::fs::remove_file(path);
+                    line
+                }
+                Err(why) => format!(
+                    "could not undo {change:?} ({why}); kept in {}",
+                    path.display()
+                ),
+            }),
+    );
+    lines
 }
 
 /// Undoes one change; what was done, or why it could not be.
 pub fn undo(change: &Change) -> Result<String, String> {
+    plausible(change)?;
     match change {
         Change::Setting { control, original } => {
             std::fs::write(control, original).map_err(|e| e.to_string())?;
@@ -166,14 +229,54 @@ pub fn undo(change: &Change) -> Result<String, String> {
             }
             Ok(format!("the cgroup {} was already gone", dir.display()))
         }
-        Change::Process { pid, program } => stop_process(*pid, program),
+        Change::Process {
+            pid,
+            started,
+            program,
+        } => {
+            let id = ProcessId {
+                pid: *pid,
+                started: *started,
+            };
+            stop_process(id, program)
+        }
     }
 }
 
-/// Stops `pid` if it still runs `program`: SIGINT (PostgreSQL's fast shutdown), then
-/// SIGKILL after [`STOP_GRACE`].
-fn stop_process(pid: u32, program: &Path) -> Result<String, String> {
-    if !alive(pid) || !runs(pid, program) {
+/// Refuses a record a bench never writes: the journal's directory may be writable by
+/// others, and its records are acted on as root.
+fn plausible(change: &Change) -> Result<(), String> {
+    let ok = match change {
+        Change::Setting { control, original } => {
+            control.starts_with("/sys/")
+                && control.file_name().is_some_and(|n| n == "read_ahead_kb")
+                && !original.is_empty()
+                && original.bytes().all(|b| b.is_ascii_digit())
+        }
+        Change::Cgroup { dir } => {
+            dir.starts_with("/sys/fs/cgroup/")
+                && dir
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("coopscan-"))
+        }
+        Change::Process { program, .. } => program
+            .file_name()
+            .is_some_and(|n| n == "postgres" || n == "postmaster"),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err("not a change a benchmark makes; left alone".into())
+    }
+}
+
+/// Stops the process if it is still the one recorded (same pid and start time) and
+/// runs `program`: SIGINT (PostgreSQL's fast shutdown), then SIGKILL after
+/// [`STOP_GRACE`].
+fn stop_process(id: ProcessId, program: &Path) -> Result<String, String> {
+    let pid = id.pid;
+    if !id.runs() || !runs(pid, program) {
         return Ok(format!("the server {pid} was already gone"));
     }
     let raw = i32::try_from(pid).map_err(|e| e.to_string())?;
@@ -188,6 +291,14 @@ fn stop_process(pid: u32, program: &Path) -> Result<String, String> {
         return Ok(format!("killed the server {pid} ({})", program.display()));
     }
     Ok(format!("stopped the server {pid} ({})", program.display()))
+}
+
+/// The start time of `pid` (clock ticks after boot, `/proc/PID/stat` field 22).
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // rest's first field is field 3 (state): field 22 is its 20th.
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Whether `pid` runs and is not a zombie.
@@ -212,45 +323,75 @@ fn runs(pid: u32, program: &Path) -> bool {
 mod tests {
     use super::*;
 
+    /// Records written under other paths than a bench's own are refused and kept, and
+    /// an unreadable one is reported: the journal is acted on as root.
     #[test]
-    fn a_change_round_trips_and_undoes() {
+    fn only_what_a_bench_changes_is_undone() {
         let dir = tempfile::tempdir().unwrap();
-        let control = dir.path().join("read_ahead_kb");
-        std::fs::write(&control, "0").unwrap();
-        let change = Change::Setting {
-            control: control.clone(),
-            original: "8192".into(),
-        };
-        let text = serde_json::to_string(&change).unwrap();
-        assert_eq!(serde_json::from_str::<Change>(&text).unwrap(), change);
-        let path = dir.path().join("1-0.change");
-        std::fs::write(&path, text).unwrap();
-        let group = dir.path().join("coopscan-test-group");
-        std::fs::create_dir(&group).unwrap();
-        let cgroup = dir.path().join("1-1.change");
-        let text = serde_json::to_string(&Change::Cgroup { dir: group.clone() }).unwrap();
-        std::fs::write(&cgroup, text).unwrap();
-        let lines = undo_files(&[path.clone(), cgroup.clone()]);
-        assert_eq!(std::fs::read_to_string(&control).unwrap(), "8192");
-        assert!(
-            !group.exists() && !path.exists() && !cgroup.exists(),
-            "{lines:?}"
-        );
+        let target = dir.path().join("read_ahead_kb");
+        std::fs::write(&target, "x").unwrap();
+        let hostile = [
+            Change::Setting {
+                control: target.clone(),
+                original: "8192".into(),
+            },
+            Change::Setting {
+                control: "/sys/block/sda/queue/read_ahead_kb".into(),
+                original: "root::0:0".into(),
+            },
+            Change::Cgroup {
+                dir: dir.path().to_path_buf(),
+            },
+            Change::Process {
+                pid: 1,
+                started: 0,
+                program: "/bin/sh".into(),
+            },
+        ];
+        let mut files = Vec::new();
+        for (n, change) in hostile.iter().enumerate() {
+            let text = serde_json::to_string(change).unwrap();
+            assert_eq!(&serde_json::from_str::<Change>(&text).unwrap(), change);
+            let path = dir.path().join(format!("1-2-{n}.change"));
+            std::fs::write(&path, text).unwrap();
+            files.push(path);
+        }
+        let junk = dir.path().join("1-2-9.change");
+        std::fs::write(&junk, "not json").unwrap();
+        files.push(junk);
+        let lines = undo_files(&files);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "x", "{lines:?}");
+        assert!(dir.path().exists());
+        assert!(files.iter().all(|f| f.exists()), "refused records are kept");
+        assert_eq!(lines.iter().filter(|l| l.contains("left alone")).count(), 4);
+        assert!(lines.iter().any(|l| l.contains("unreadable")), "{lines:?}");
+        // Names carry the writer's pid and start time.
+        let found = records(dir.path()).unwrap();
+        assert_eq!(found.len(), 5);
+        assert!(found.iter().all(|(id, _)| id.pid == 1 && id.started == 2));
     }
 
     #[test]
-    fn a_process_that_runs_another_program_is_left_alone() {
+    fn a_process_is_stopped_only_if_it_is_the_one_recorded() {
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
             .unwrap();
         let pid = child.id();
-        assert!(alive(pid));
-        // Recorded as a server, but it runs `sleep`: a reused pid, not ours to stop.
-        let line = stop_process(pid, Path::new("/usr/lib/postgresql/bin/postgres")).unwrap();
-        assert!(alive(pid), "{line}");
+        let started = start_time(pid).unwrap();
         let sleep = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
-        let line = stop_process(pid, &sleep).unwrap();
+        // Another start time: a reused pid, another process.
+        let other = ProcessId {
+            pid,
+            started: started + 1,
+        };
+        stop_process(other, &sleep).unwrap();
+        assert!(alive(pid));
+        // The right process, but recorded as another program.
+        let id = ProcessId { pid, started };
+        stop_process(id, Path::new("/usr/lib/postgresql/bin/postgres")).unwrap();
+        assert!(alive(pid));
+        let line = stop_process(id, &sleep).unwrap();
         assert!(line.starts_with("stopped"), "{line}");
         let _ = child.wait();
         assert!(!alive(pid));

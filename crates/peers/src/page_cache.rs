@@ -87,7 +87,8 @@ impl Drop for Evictor {
 pub struct ReadaheadOff {
     control: PathBuf,
     original: String,
-    _record: Record,
+    /// Removed once the setting is restored; kept for the next run if it is not.
+    record: Option<Record>,
 }
 
 impl ReadaheadOff {
@@ -112,7 +113,7 @@ impl ReadaheadOff {
         Ok(ReadaheadOff {
             control,
             original,
-            _record: record,
+            record: Some(record),
         })
     }
 }
@@ -125,6 +126,9 @@ impl Drop for ReadaheadOff {
                 self.control.display(),
                 self.original
             );
+            if let Some(record) = self.record.take() {
+                record.keep();
+            }
         }
     }
 }

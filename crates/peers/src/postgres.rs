@@ -183,6 +183,8 @@ impl Server {
             .map_err(|e| PeerError::engine(PEER, format!("cannot start the server: {e}")))?;
         let record = leftovers::record(&Change::Process {
             pid: child.id(),
+            // 0 when it already exited: a record of nothing, dropped as such.
+            started: leftovers::start_time(child.id()).unwrap_or(0),
             program: bins.postgres.clone(),
         });
         let mut server = Server {

@@ -1,8 +1,8 @@
 //! A database directory: one table per subdirectory, and [`DATABASE_FILE`] naming them.
 //! `coopscan gen` adds every table it writes or reuses; `coopscan sql --db DIR` opens
 //! them all under one buffer. The file is read as the manifest is (a regular file of
-//! bounded size) and every name must be a plain SQL identifier, so a hand-edited file
-//! can name neither a path outside the directory nor something SQL cannot query.
+//! bounded size) and every name must be a plain identifier, so a hand-edited file can
+//! name no path outside the directory.
 
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,10 @@ pub fn add_database_tables(dir: &Path, names: &[&str]) -> Result<()> {
         ));
     }
     let text = serde_json::to_string_pretty(&file).map_err(|e| invalid(&path, e.to_string()))?;
-    let tmp = dir.join(format!("{DATABASE_FILE}.tmp"));
+    // Two `gen`s into one directory never share a temporary file; the later rename
+    // wins (each lists what it wrote; a table the other added is listed again by the
+    // next `gen` that finds it).
+    let tmp = dir.join(format!("{DATABASE_FILE}.{}.tmp", std::process::id()));
     write_atomically(&tmp, &path, text.as_bytes())
 }
 
@@ -102,8 +105,9 @@ fn read(path: &Path) -> Result<DatabaseFile> {
     Ok(file)
 }
 
-/// A table name is a plain SQL identifier: a letter or `_`, then letters, digits and
-/// `_` (no path separators, no `..`, nothing that needs quoting).
+/// A table name is a plain identifier: a letter or `_`, then letters, digits and `_`
+/// (no path separators, no `..`). A keyword such as `select` passes and needs quoting
+/// in SQL, as any table of that name would.
 fn check_name(path: &Path, name: &str) -> Result<()> {
     let mut chars = name.chars();
     let plain = chars
