@@ -212,26 +212,25 @@ fn a_stopped_or_killed_bench_leaves_nothing_behind() {
             .stderr(Stdio::null())
             .spawn()
             .expect("start bench");
-        // Wait until the run has started a server (and, where cgroups work, confined it).
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+        // Wait until the run has started a server and, where cgroups work, confined it
+        // (a machine without cgroups records none: after a while a server alone will do).
+        let start = std::time::Instant::now();
+        let (give_up, cgroup_wait) = (
+            std::time::Duration::from_secs(240),
+            std::time::Duration::from_secs(40),
+        );
         let changes = loop {
             let changes = records(&journal);
             let server = changes.iter().any(|c| c["kind"] == "process");
             let group = changes.iter().any(|c| c["kind"] == "cgroup");
-            if server
-                && (group
-                    || std::time::Instant::now() + std::time::Duration::from_secs(200) > deadline)
-            {
+            if server && (group || start.elapsed() > cgroup_wait) {
                 break changes;
             }
             assert!(
                 child.try_wait().expect("poll").is_none(),
                 "the bench ended before its server started"
             );
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no server within 240 s"
-            );
+            assert!(start.elapsed() < give_up, "no server within {give_up:?}");
             std::thread::sleep(std::time::Duration::from_millis(100));
         };
         let killed = Command::new("kill")

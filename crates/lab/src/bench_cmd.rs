@@ -123,7 +123,15 @@ pub struct BenchArgs {
     pub trace: Option<PathBuf>,
 }
 
+/// `coopscan bench`. A run stopped by SIGINT or SIGTERM ends in the signal thread
+/// (`signals.rs`) once its changes to the machine are undone, not here.
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let result = run_bench(args);
+    coopscan_peers::leftovers::wait_while_stopping();
+    result
+}
+
+fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
     // What a killed run left on the machine (a server, cgroups, a disk's readahead) is
     // undone first; this run's own changes are undone on SIGINT and SIGTERM too.
     for line in coopscan_peers::leftovers::init(&data_root().join("leftovers"))? {

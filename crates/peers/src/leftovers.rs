@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::PeerError;
+use crate::proc_stat;
 
 /// One change to the machine, as its undo needs it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +92,20 @@ pub fn undo_own() -> Vec<String> {
     undo_files(&mine)
 }
 
+/// Never returns while this run is being stopped by a signal: the signal thread ends
+/// the process once its undo is done. Called where the main thread would otherwise
+/// finish: the undo itself stops servers the main thread is using, and the main thread
+/// returning with that error first would exit and cut the undo short.
+pub fn wait_while_stopping() {
+    let stopping = STOPPING.lock().unwrap_or_else(|e| e.into_inner());
+    if *stopping {
+        drop(stopping);
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 /// A process as the kernel names it over time: pid and start time (clock ticks after
 /// boot, `/proc/PID/stat` field 22).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,13 +119,13 @@ impl ProcessId {
         let pid = std::process::id();
         Some(ProcessId {
             pid,
-            started: start_time(pid)?,
+            started: proc_stat::stat(pid)?.start_time,
         })
     }
 
     /// Whether this very process still runs (not a zombie, not a reused pid).
     fn runs(self) -> bool {
-        alive(self.pid) && start_time(self.pid) == Some(self.started)
+        proc_stat::stat(self.pid).is_some_and(|s| s.running() && s.start_time == self.started)
     }
 }
 
@@ -283,33 +298,14 @@ fn stop_process(id: ProcessId, program: &Path) -> Result<String, String> {
     let target = rustix::process::Pid::from_raw(raw).ok_or("pid 0")?;
     let _ = rustix::process::kill_process(target, rustix::process::Signal::INT);
     let deadline = Instant::now() + STOP_GRACE;
-    while alive(pid) && Instant::now() < deadline {
+    while proc_stat::running(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    if alive(pid) {
+    if proc_stat::running(pid) {
         let _ = rustix::process::kill_process(target, rustix::process::Signal::KILL);
         return Ok(format!("killed the server {pid} ({})", program.display()));
     }
     Ok(format!("stopped the server {pid} ({})", program.display()))
-}
-
-/// The start time of `pid` (clock ticks after boot, `/proc/PID/stat` field 22).
-pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // rest's first field is field 3 (state): field 22 is its 20th.
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Whether `pid` runs and is not a zombie.
-pub(crate) fn alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next());
-    !matches!(state, Some("Z" | "X"))
 }
 
 /// Whether `pid`'s executable is `program` (a pid the kernel reused runs another).
@@ -378,7 +374,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
-        let started = start_time(pid).unwrap();
+        let started = proc_stat::stat(pid).unwrap().start_time;
         let sleep = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
         // Another start time: a reused pid, another process.
         let other = ProcessId {
@@ -386,14 +382,14 @@ mod tests {
             started: started + 1,
         };
         stop_process(other, &sleep).unwrap();
-        assert!(alive(pid));
+        assert!(proc_stat::running(pid));
         // The right process, but recorded as another program.
         let id = ProcessId { pid, started };
         stop_process(id, Path::new("/usr/lib/postgresql/bin/postgres")).unwrap();
-        assert!(alive(pid));
+        assert!(proc_stat::running(pid));
         let line = stop_process(id, &sleep).unwrap();
         assert!(line.starts_with("stopped"), "{line}");
         let _ = child.wait();
-        assert!(!alive(pid));
+        assert!(!proc_stat::running(pid));
     }
 }

@@ -18,6 +18,7 @@ pub mod export;
 pub mod leftovers;
 pub mod page_cache;
 pub mod postgres;
+pub mod proc_stat;
 pub mod run;
 pub mod sys;
 

@@ -19,6 +19,7 @@ use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
 use crate::leftovers::{self, Change, Record};
+use crate::proc_stat;
 use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::sys::{self, Cgroup};
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
@@ -184,7 +185,7 @@ impl Server {
         let record = leftovers::record(&Change::Process {
             pid: child.id(),
             // 0 when it already exited: a record of nothing, dropped as such.
-            started: leftovers::start_time(child.id()).unwrap_or(0),
+            started: proc_stat::stat(child.id()).map_or(0, |s| s.start_time),
             program: bins.postgres.clone(),
         });
         let mut server = Server {

@@ -5,6 +5,7 @@
 
 use crate::error::PeerError;
 use crate::leftovers::{self, Change, Record};
+use crate::proc_stat;
 use std::collections::BTreeSet;
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
@@ -53,7 +54,7 @@ pub fn process_tree(root: u32) -> BTreeSet<u32> {
         .map(|dir| {
             dir.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-                .filter_map(|pid| Some((pid, stat_fields(pid)?.ppid)))
+                .filter_map(|pid| Some((pid, proc_stat::stat(pid)?.ppid)))
                 .collect()
         })
         .unwrap_or_default();
@@ -71,34 +72,13 @@ pub fn process_tree(root: u32) -> BTreeSet<u32> {
     }
 }
 
-struct StatFields {
-    ppid: u32,
-    cpu_ticks: u64,
-}
-
-/// ppid and utime + stime + cutime + cstime from `/proc/PID/stat`.
-fn stat_fields(pid: u32) -> Option<StatFields> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces: fields after it follow the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest[0] is field 3 (state); ppid is field 4; utime..cstime are fields 14..17.
-    let ppid = fields.get(1)?.parse().ok()?;
-    let cpu_ticks = fields
-        .get(11..15)?
-        .iter()
-        .map(|f| f.parse::<u64>().unwrap_or(0))
-        .sum();
-    Some(StatFields { ppid, cpu_ticks })
-}
-
 /// The parent of process `pid`, if it exists.
 pub fn parent_pid(pid: u32) -> Option<u32> {
-    stat_fields(pid).map(|s| s.ppid)
+    proc_stat::stat(pid).map(|s| s.ppid)
 }
 
 fn process_stats(pid: u32) -> Option<ProcStats> {
-    let stat = stat_fields(pid)?;
+    let stat = proc_stat::stat(pid)?;
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
     let field = |name: &str| {
         io.lines()

@@ -99,8 +99,8 @@ impl SimConfig {
     }
 }
 
-/// The 2007 paper's disk: 200 MiB/s.
-const PAPER_2007_DISK_BYTES_PER_S: f64 = 200.0 * (1u64 << 20) as f64;
+/// The 2007 paper's disk: 200 MiB/s (`coopscan_paper::table2::DISK_MIB_S`).
+const PAPER_2007_DISK_BYTES_PER_S: f64 = coopscan_paper::table2::DISK_MIB_S * (1u64 << 20) as f64;
 
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 enum Event {

@@ -4,8 +4,7 @@
 //! 2007 paper's disk and CPUs, [`table2_config`]) scale every experiment the
 //! same way: Table 2's 3 s stagger is 3 s of virtual time.
 
-use crate::engine::{SimConfig, DEFAULT_MAX_EVENTS};
-use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+use crate::engine::SimConfig;
 use crate::workload::{QuerySpec, StreamSpec, Workload};
 use crate::SimError;
 use coopscan_paper::experiment::{Axis, Experiment, QueryShape, Starts, WorkloadShape};
@@ -197,8 +196,6 @@ const MIB: u64 = 1 << 20;
 pub const TABLE2_CHUNKS: u32 = table2::CHUNKS;
 const TABLE2_CHUNK_BYTES: u64 = table2::CHUNK_MIB * MIB;
 const TABLE2_FRAMES: u32 = table2::BUFFER_CHUNKS;
-/// 200 MiB/s: 80 ms per 16 MiB chunk, a full scan reads in 20.5 s (paper: F-100 20.37 s).
-const TABLE2_DISK_BYTES_PER_S: f64 = table2::DISK_MIB_S * MIB as f64;
 /// FAST (Q6) is I/O bound. Its CPU cost is derived from Table 2 itself: relevance kept
 /// 2 CPUs 93.94% busy for 238.16 s = 447 core-s; the paper's SLOW queries (13×1%, 6×10%,
 /// 6×50%, 8×100% = 3003 chunks at 35.27 s / 256 = 0.138 s each) account for 414 of
@@ -207,28 +204,12 @@ const FAST_CPU_PER_IO: f64 = 0.125;
 /// SLOW (Q1 + arithmetic) is CPU bound at 1.75x the read time (paper: 35.27 / 20.37).
 const SLOW_CPU_PER_IO: f64 = table2::SLOW_CPU_OVER_READ;
 
+/// Table 2's machine: the 2007 paper's (200 MiB/s, 80 ms per 16 MiB chunk, a full scan
+/// in 20.5 s; two 2 GHz CPUs) with its 256 chunks and 64-chunk buffer.
 pub fn table2_config() -> SimConfig {
     SimConfig {
-        column_bytes: Vec::new(),
-        chunk_count: TABLE2_CHUNKS,
-        chunk_bytes: TABLE2_CHUNK_BYTES,
-        frames: TABLE2_FRAMES,
-        max_inflight: 1,
-        device: DeviceModel::Bandwidth {
-            bytes_per_sec: TABLE2_DISK_BYTES_PER_S,
-            latency_s: 0.0,
-        },
-        cpu: CpuModel {
-            hz: CPU_HZ_2GHZ,
-            cores: 2,
-        },
-        check_invariants: false,
         record_timeline: true,
-        record_trace: false,
-        faults: None,
-        max_events: DEFAULT_MAX_EVENTS,
-        eviction: Default::default(),
-        column_order: Default::default(),
+        ..SimConfig::paper_2007(TABLE2_CHUNKS, TABLE2_CHUNK_BYTES, TABLE2_FRAMES)
     }
 }
 

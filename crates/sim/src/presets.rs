@@ -1,6 +1,6 @@
 //! Named experiments: the 2004 report's simulations and the 2007 paper's Table 2.
 
-use crate::engine::{simulate, SimConfig, DEFAULT_MAX_EVENTS};
+use crate::engine::{simulate, SimConfig};
 use crate::experiments::{defs, range_workload, short_names, table2_config};
 use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 use crate::report::{table2_paper, PolicyReport, PresetReport};
@@ -97,11 +97,6 @@ const SMALL_DISK_BYTES_PER_S: f64 = 50.0 * MB as f64;
 
 fn small_table_config() -> SimConfig {
     SimConfig {
-        column_bytes: Vec::new(),
-        chunk_count: SMALL_CHUNKS,
-        chunk_bytes: SMALL_CHUNK_BYTES,
-        frames: SMALL_FRAMES,
-        max_inflight: 1,
         // "Perfect" disk: every chunk costs 5 MB / 50 MB/s = 0.1 s, whatever the order.
         device: DeviceModel::Bandwidth {
             bytes_per_sec: SMALL_DISK_BYTES_PER_S,
@@ -111,13 +106,8 @@ fn small_table_config() -> SimConfig {
             hz: CPU_HZ_2GHZ,
             cores: 1,
         },
-        check_invariants: false,
         record_timeline: true,
-        record_trace: false,
-        faults: None,
-        max_events: DEFAULT_MAX_EVENTS,
-        eviction: Default::default(),
-        column_order: Default::default(),
+        ..SimConfig::paper_2007(SMALL_CHUNKS, SMALL_CHUNK_BYTES, SMALL_FRAMES)
     }
 }
 
