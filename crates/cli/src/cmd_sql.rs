@@ -13,27 +13,15 @@
 //! path the process could write, and an external table read any file it could read.
 
 use std::io::{BufRead, IsTerminal, Read, Write};
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use coopscan_buffer::{BufferBudget, TableId, MAX_WORKERS};
-use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
-use coopscan_exec::{plan_read_only, query_session, CoopTable, ScanMode, ScanWorkers};
-use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
-use coopscan_storage::device::Device;
-use coopscan_storage::{database_tables, Table};
+use coopscan_exec::datafusion::prelude::SessionContext;
+use coopscan_exec::plan_read_only;
 
-use crate::device_args::DeviceArgs;
+use crate::session_args::SessionArgs;
 use crate::table_printer::TablePrinter;
 
-/// ABM frames (of the largest chunk of any table) when neither `--frames` nor
-/// `--buffer-mb` is given: one buffer for all tables.
-const DEFAULT_FRAMES: u32 = 64;
-/// Largest `--buffer-mb`: 1 TiB, far above any memory this runs on, and far below a
-/// byte count's overflow.
-const MAX_BUFFER_MB: u64 = 1 << 20;
 const PROMPT: &str = "coopscan> ";
 const CONTINUATION_PROMPT: &str = "      ... ";
 const QUIT_COMMAND: &str = "\\q";
@@ -42,97 +30,16 @@ const QUIT_COMMAND: &str = "\\q";
 /// process aborted on allocation.
 pub const MAX_STATEMENT_BYTES: u64 = 16 << 20;
 
-/// How queries read their tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SqlPolicy {
-    /// In-order Scan straight from storage, no buffer manager.
-    Scan,
-    /// CScans under this ABM policy.
-    Cooperative(PolicyKind),
-}
-
-fn parse_policy(s: &str) -> Result<SqlPolicy, String> {
-    if s.trim().eq_ignore_ascii_case("scan") {
-        return Ok(SqlPolicy::Scan);
-    }
-    s.parse::<PolicyKind>()
-        .map(SqlPolicy::Cooperative)
-        .map_err(|e| format!("{e}, or scan"))
-}
-
 #[derive(clap::Args, Debug, Clone)]
 pub struct SqlArgs {
-    /// A table to query, as NAME=DIR (repeatable).
-    #[arg(
-        long = "table",
-        value_name = "NAME=DIR",
-        required_unless_present = "db"
-    )]
-    pub tables: Vec<String>,
-    /// A database directory (`coopscan gen --tables …` writes one): every table it
-    /// lists, by its name; with `--table`, those too.
-    #[arg(long, value_name = "DIR")]
-    pub db: Option<PathBuf>,
-    /// normal | attach | elevator | relevance | pbm | pbm-lru | mixed | pbm-throttle |
-    /// pbm-opportunistic (one buffer for all tables: CScans, or in-order Scans for
-    /// plans that need `_rowid` order), or scan (in-order scans straight from storage,
-    /// no buffer manager).
-    #[arg(long, default_value = "relevance", value_parser = parse_policy)]
-    pub policy: SqlPolicy,
-    /// The buffer for all tables together, in ABM frames: this many of the largest
-    /// chunk of any table.
-    #[arg(long, default_value_t = DEFAULT_FRAMES)]
-    pub frames: u32,
-    /// The buffer for all tables together, in MiB (instead of --frames).
-    #[arg(long, value_name = "MB", conflicts_with = "frames", value_parser = clap::value_parser!(u64).range(1..=MAX_BUFFER_MB))]
-    pub buffer_mb: Option<u64>,
-    /// Workers of each cooperative scan, 1 to 64: more makes every CScan a parallel
-    /// CScan of that many partitions sharing one ABM scan (2012 paper §2.2).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_WORKERS)))]
-    pub scan_workers: u16,
     #[command(flatten)]
-    pub device: DeviceArgs,
+    pub session: SessionArgs,
     /// The statement to run; without it, read statements from stdin.
     pub sql: Option<String>,
 }
 
 pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
-    let device = Arc::new(Device::new(args.device.config()?));
-    let mut config = SessionConfig::new();
-    if args.scan_workers > 1 {
-        config = config.with_extension(Arc::new(ScanWorkers(usize::from(args.scan_workers))));
-    }
-    let ctx = query_session(config);
-    let mut names = Vec::with_capacity(args.tables.len());
-    let mut tables = Vec::with_capacity(args.tables.len());
-    let in_db = match &args.db {
-        Some(db) => database_tables(db).with_context(|| format!("--db {}", db.display()))?,
-        None => Vec::new(),
-    };
-    let given = args.tables.iter().map(|spec| parse_table_arg(spec));
-    for named in in_db.into_iter().map(Ok).chain(given) {
-        let (name, dir) = named?;
-        anyhow::ensure!(!names.contains(&name), "table {name} is named twice");
-        tables.push(Table::open(&dir).with_context(|| format!("table {name}"))?);
-        names.push(name);
-    }
-    let providers = match args.policy {
-        SqlPolicy::Scan => tables
-            .into_iter()
-            .map(|t| CoopTable::new(t, Arc::clone(&device), ScanMode::Scan))
-            .collect::<Result<Vec<_>, _>>()?,
-        SqlPolicy::Cooperative(policy) => {
-            let runtime = Runtime::with_tables(tables, Arc::clone(&device), args.runtime(policy))
-                .context("starting the buffer manager")?;
-            let runtime = Arc::new(runtime);
-            (0..names.len() as u32)
-                .map(|i| CoopTable::cooperative_of(Arc::clone(&runtime), TableId(i)))
-                .collect::<Result<Vec<_>, _>>()?
-        }
-    };
-    for (name, provider) in names.iter().zip(providers) {
-        ctx.register_table(name.as_str(), Arc::new(provider))?;
-    }
+    let ctx = args.session.open()?;
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -141,30 +48,6 @@ pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
         Some(sql) => tokio.block_on(execute(&ctx, sql)),
         None => tokio.block_on(interactive(&ctx)),
     }
-}
-
-impl SqlArgs {
-    /// The runtime's configuration: one buffer of `--buffer-mb` or `--frames`.
-    fn runtime(&self, policy: PolicyKind) -> RuntimeConfig {
-        let mut config = RuntimeConfig::new(self.frames, policy);
-        if let Some(mb) = self.buffer_mb {
-            // In range by the flag's parser: at most 2^40 bytes.
-            config.abm.budget = BufferBudget::Bytes(mb << 20);
-        }
-        config
-    }
-}
-
-/// `NAME=DIR` → (NAME, DIR).
-fn parse_table_arg(spec: &str) -> anyhow::Result<(String, PathBuf)> {
-    let (name, dir) = spec
-        .split_once('=')
-        .with_context(|| format!("--table {spec:?}: expected NAME=DIR"))?;
-    anyhow::ensure!(
-        !name.is_empty() && !dir.is_empty(),
-        "--table {spec:?}: expected NAME=DIR"
-    );
-    Ok((name.to_string(), PathBuf::from(dir)))
 }
 
 /// Runs one statement and prints its result, batch by batch as it is computed (memory
@@ -275,26 +158,4 @@ fn prompt(text: &str) -> anyhow::Result<()> {
     write!(err, "{text}")?;
     err.flush()?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_args_and_policies_parse() {
-        let (name, dir) = parse_table_arg("lineitem=/data/li").expect("valid");
-        assert_eq!(
-            (name.as_str(), dir),
-            ("lineitem", PathBuf::from("/data/li"))
-        );
-        assert!(parse_table_arg("lineitem").is_err());
-        assert!(parse_table_arg("=dir").is_err());
-        assert_eq!(parse_policy("scan"), Ok(SqlPolicy::Scan));
-        assert_eq!(
-            parse_policy("Elevator"),
-            Ok(SqlPolicy::Cooperative(PolicyKind::Elevator))
-        );
-        assert!(parse_policy("lru").is_err());
-    }
 }

@@ -5,9 +5,11 @@ mod cmd_inspect;
 mod cmd_opt;
 mod cmd_sim;
 mod cmd_sql;
+mod cmd_tpch;
 mod cmd_verify;
 mod device_args;
 mod error_report;
+mod session_args;
 mod table_printer;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +39,9 @@ enum Command {
     Opt(cmd_opt::OptArgs),
     /// Run SQL over coopscan tables (an interactive prompt when no SQL is given).
     Sql(cmd_sql::SqlArgs),
+    /// Run the 22 TPC-H queries over a database, timed, optionally checked against the
+    /// kit's answer set.
+    Tpch(cmd_tpch::TpchArgs),
     /// The concurrent-stream benchmark (Tables 2-4, Figures 4-8) under every policy.
     /// Boxed: its many flags would make every command as large as it.
     Bench(Box<coopscan_lab::bench_cmd::BenchArgs>),
@@ -51,6 +56,7 @@ fn main() -> std::process::ExitCode {
         Command::Sim(a) => cmd_sim::run(&a),
         Command::Opt(a) => cmd_opt::run(&a),
         Command::Sql(a) => cmd_sql::run(&a),
+        Command::Tpch(a) => cmd_tpch::run(&a),
         Command::Bench(a) => coopscan_lab::bench_cmd::run(&a),
     };
     match result {

@@ -142,3 +142,24 @@ fn check_scale_factor(sf: f64) -> Result<()> {
 pub fn source(table: TpchTable, sf: f64) -> String {
     format!("tpchgen {table} sf={sf}")
 }
+
+/// The scale factor a [`source`] names, if it is one of ours.
+pub fn sf_of_source(source: &str) -> Option<f64> {
+    let rest = source.strip_prefix("tpchgen ")?;
+    let (_, sf) = rest.rsplit_once(" sf=")?;
+    sf.parse::<f64>().ok().filter(|sf| *sf > 0.0 && sf.is_finite())
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+
+    #[test]
+    fn the_scale_factor_is_read_back_from_the_source() {
+        for sf in [0.01, 0.1, 1.0, 10.0] {
+            assert_eq!(sf_of_source(&source(TpchTable::Lineitem, sf)), Some(sf));
+        }
+        assert_eq!(sf_of_source("synthetic 8 columns"), None);
+        assert_eq!(sf_of_source("tpchgen lineitem sf=-1"), None);
+    }
+}

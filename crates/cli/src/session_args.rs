@@ -1,0 +1,180 @@
+//! The tables a session reads and how: `--db`, `--table`, `--policy`, the one buffer's
+//! size, scan workers and the device; shared by `coopscan sql` and `coopscan tpch`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use coopscan_buffer::{BufferBudget, TableId, MAX_WORKERS};
+use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
+use coopscan_exec::{query_session, CoopTable, ScanMode, ScanWorkers};
+use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+use coopscan_storage::device::Device;
+use coopscan_storage::{database_tables, Table};
+
+use crate::device_args::DeviceArgs;
+
+/// ABM frames (of the largest chunk of any table) when neither `--frames` nor
+/// `--buffer-mb` is given: one buffer for all tables.
+const DEFAULT_FRAMES: u32 = 64;
+/// Largest `--buffer-mb`: 1 TiB, far above any memory this runs on, and far below a
+/// byte count's overflow.
+const MAX_BUFFER_MB: u64 = 1 << 20;
+
+/// How queries read their tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlPolicy {
+    /// In-order Scan straight from storage, no buffer manager.
+    Scan,
+    /// CScans under this ABM policy.
+    Cooperative(PolicyKind),
+}
+
+fn parse_policy(s: &str) -> Result<SqlPolicy, String> {
+    if s.trim().eq_ignore_ascii_case("scan") {
+        return Ok(SqlPolicy::Scan);
+    }
+    s.parse::<PolicyKind>()
+        .map(SqlPolicy::Cooperative)
+        .map_err(|e| format!("{e}, or scan"))
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SessionArgs {
+    /// A table to query, as NAME=DIR (repeatable).
+    #[arg(
+        long = "table",
+        value_name = "NAME=DIR",
+        required_unless_present = "db"
+    )]
+    pub tables: Vec<String>,
+    /// A database directory (`coopscan gen --tables …` writes one): every table it
+    /// lists, by its name; with `--table`, those too.
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// normal | attach | elevator | relevance | pbm | pbm-lru | mixed | pbm-throttle |
+    /// pbm-opportunistic (one buffer for all tables: CScans, or in-order Scans for
+    /// plans that need `_rowid` order), or scan (in-order scans straight from storage,
+    /// no buffer manager).
+    #[arg(long, default_value = "relevance", value_parser = parse_policy)]
+    pub policy: SqlPolicy,
+    /// The buffer for all tables together, in ABM frames: this many of the largest
+    /// chunk of any table.
+    #[arg(long, default_value_t = DEFAULT_FRAMES)]
+    pub frames: u32,
+    /// The buffer for all tables together, in MiB (instead of --frames).
+    #[arg(long, value_name = "MB", conflicts_with = "frames", value_parser = clap::value_parser!(u64).range(1..=MAX_BUFFER_MB))]
+    pub buffer_mb: Option<u64>,
+    /// Workers of each cooperative scan, 1 to 64: more makes every CScan a parallel
+    /// CScan of that many partitions sharing one ABM scan (2012 paper §2.2).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_WORKERS)))]
+    pub scan_workers: u16,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+}
+
+/// A session's tables, opened: their names and the tables in the same order.
+pub struct OpenTables {
+    pub names: Vec<String>,
+    pub tables: Vec<Table>,
+}
+
+impl SessionArgs {
+    /// The tables of `--db` then `--table`, each name once.
+    pub fn open_tables(&self) -> anyhow::Result<OpenTables> {
+        let mut names = Vec::with_capacity(self.tables.len());
+        let mut tables = Vec::with_capacity(self.tables.len());
+        let in_db = match &self.db {
+            Some(db) => database_tables(db).with_context(|| format!("--db {}", db.display()))?,
+            None => Vec::new(),
+        };
+        let given = self.tables.iter().map(|spec| parse_table_arg(spec));
+        for named in in_db.into_iter().map(Ok).chain(given) {
+            let (name, dir) = named?;
+            anyhow::ensure!(!names.contains(&name), "table {name} is named twice");
+            tables.push(Table::open(&dir).with_context(|| format!("table {name}"))?);
+            names.push(name);
+        }
+        Ok(OpenTables { names, tables })
+    }
+
+    /// A read-only DataFusion session with every table registered under `--policy`,
+    /// all cooperative ones in one buffer.
+    pub fn open(&self) -> anyhow::Result<SessionContext> {
+        self.open_with(self.open_tables()?)
+    }
+
+    /// [`SessionArgs::open`] over tables already opened.
+    pub fn open_with(&self, open: OpenTables) -> anyhow::Result<SessionContext> {
+        let OpenTables { names, tables } = open;
+        let device = Arc::new(Device::new(self.device.config()?));
+        let mut config = SessionConfig::new();
+        if self.scan_workers > 1 {
+            config = config.with_extension(Arc::new(ScanWorkers(usize::from(self.scan_workers))));
+        }
+        let ctx = query_session(config);
+        let providers = match self.policy {
+            SqlPolicy::Scan => tables
+                .into_iter()
+                .map(|t| CoopTable::new(t, Arc::clone(&device), ScanMode::Scan))
+                .collect::<Result<Vec<_>, _>>()?,
+            SqlPolicy::Cooperative(policy) => {
+                let runtime =
+                    Runtime::with_tables(tables, Arc::clone(&device), self.runtime(policy))
+                        .context("starting the buffer manager")?;
+                let runtime = Arc::new(runtime);
+                (0..names.len() as u32)
+                    .map(|i| CoopTable::cooperative_of(Arc::clone(&runtime), TableId(i)))
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+        };
+        for (name, provider) in names.iter().zip(providers) {
+            ctx.register_table(name.as_str(), Arc::new(provider))?;
+        }
+        Ok(ctx)
+    }
+
+    /// The runtime's configuration: one buffer of `--buffer-mb` or `--frames`.
+    fn runtime(&self, policy: PolicyKind) -> RuntimeConfig {
+        let mut config = RuntimeConfig::new(self.frames, policy);
+        if let Some(mb) = self.buffer_mb {
+            // In range by the flag's parser: at most 2^40 bytes.
+            config.abm.budget = BufferBudget::Bytes(mb << 20);
+        }
+        config
+    }
+}
+
+/// `NAME=DIR` → (NAME, DIR).
+fn parse_table_arg(spec: &str) -> anyhow::Result<(String, PathBuf)> {
+    let (name, dir) = spec
+        .split_once('=')
+        .with_context(|| format!("--table {spec:?}: expected NAME=DIR"))?;
+    anyhow::ensure!(
+        !name.is_empty() && !dir.is_empty(),
+        "--table {spec:?}: expected NAME=DIR"
+    );
+    Ok((name.to_string(), PathBuf::from(dir)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_args_and_policies_parse() {
+        let (name, dir) = parse_table_arg("lineitem=/data/li").expect("valid");
+        assert_eq!(
+            (name.as_str(), dir),
+            ("lineitem", PathBuf::from("/data/li"))
+        );
+        assert!(parse_table_arg("lineitem").is_err());
+        assert!(parse_table_arg("=dir").is_err());
+        assert_eq!(parse_policy("scan"), Ok(SqlPolicy::Scan));
+        assert_eq!(
+            parse_policy("Elevator"),
+            Ok(SqlPolicy::Cooperative(PolicyKind::Elevator))
+        );
+        assert!(parse_policy("lru").is_err());
+    }
+}
