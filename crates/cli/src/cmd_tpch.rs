@@ -5,23 +5,32 @@
 //! Parameters are the specification's validation values, or with `--stream N` stream
 //! N's seeded values in stream N's order (Appendix A). The scale factor (Q11's fraction)
 //! comes from lineitem's manifest unless `--sf` names it.
+//!
+//! With `--streams S` it is the throughput run's shape instead: streams 1 to S at once,
+//! each its 22 queries in its own order with its own parameters, all through one
+//! buffer; per policy of `--policies`, the stream times, CPU-seconds and bytes read.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use coopscan_bench::cpu::process_cpu_time;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_only;
+use coopscan_storage::device::Device;
 use coopscan_tpch::answers::{rows_of, Answer};
 use coopscan_tpch::{sf_of_source, stream_order, stream_params, Params, QueryId, MAX_SCALE_FACTOR};
+use futures::future::join_all;
 
-use crate::session_args::SessionArgs;
+use crate::session_args::{parse_policy, OpenTables, SessionArgs, SqlPolicy};
 
 /// Most repetitions of each query.
 const MAX_REPEAT: u32 = 100;
 /// Largest stream number (stream numbers wrap every 41 as in `qgen`; more is a typo).
 const MAX_STREAM: usize = 1 << 16;
+/// Most streams of one throughput run (the 2012 paper's Figure 16 goes to 16).
+const MAX_STREAMS: u16 = 64;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct TpchArgs {
@@ -35,7 +44,7 @@ pub struct TpchArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..MAX_STREAM as u64))]
     pub stream: Option<u64>,
     /// Seed of the streams' parameters.
-    #[arg(long, default_value_t = 1, requires = "stream")]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Check every result against the answer set in DIR (`queries/tpch/answers-sf1`:
     /// validation parameters at SF 1 only).
@@ -47,6 +56,18 @@ pub struct TpchArgs {
     /// The database's scale factor (default: read from lineitem's manifest).
     #[arg(long)]
     pub sf: Option<f64>,
+    /// Run S streams at once (the throughput run): streams 1 to S, each in its own
+    /// order with its own seeded parameters, all through one buffer.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_STREAMS)), conflicts_with_all = ["stream", "answers", "repeat"])]
+    pub streams: Option<u16>,
+    /// Print the chosen queries' SQL (each after a `-- Qn` line) instead of running
+    /// them: the same statements for another engine (`scripts/tpch_peers.py`).
+    #[arg(long, conflicts_with_all = ["streams", "answers"])]
+    pub print_sql: bool,
+    /// With --streams: the policies to run the streams under, one after another
+    /// (default: --policy).
+    #[arg(long, value_delimiter = ',', value_parser = parse_policy, requires = "streams")]
+    pub policies: Vec<SqlPolicy>,
 }
 
 fn parse_query(s: &str) -> Result<QueryId, String> {
@@ -80,8 +101,18 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
             "the answer set is for SF 1; this database is SF {sf}"
         );
     }
+    if let Some(streams) = args.streams {
+        return throughput(args, open, sf, streams);
+    }
     let params = chosen_params(args, sf);
-    let ctx = args.session.open_with(open)?;
+    if args.print_sql {
+        for p in &params {
+            println!("-- {}\n{}", p.query(), p.sql()?.trim_end());
+        }
+        return Ok(());
+    }
+    let device = Arc::new(Device::new(args.session.device.config()?));
+    let ctx = args.session.open_with(open, args.session.policy, device)?;
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -116,13 +147,17 @@ fn chosen_params(args: &TpchArgs, sf: f64) -> Vec<Params> {
 }
 
 /// The scale factor lineitem was generated at.
-fn database_sf(open: &crate::session_args::OpenTables) -> anyhow::Result<f64> {
+fn database_sf(open: &OpenTables) -> anyhow::Result<f64> {
     let lineitem = open
         .names
         .iter()
         .position(|n| n == "lineitem")
         .context("no table named lineitem: is this a TPC-H database?")?;
-    let source = open.tables[lineitem].manifest().source.clone().unwrap_or_default();
+    let source = open.tables[lineitem]
+        .manifest()
+        .source
+        .clone()
+        .unwrap_or_default();
     sf_of_source(&source).with_context(|| {
         format!("lineitem's manifest does not say its scale factor ({source:?}): pass --sf")
     })
@@ -130,7 +165,11 @@ fn database_sf(open: &crate::session_args::OpenTables) -> anyhow::Result<f64> {
 
 /// Runs `params` `--repeat` times: median wall and CPU time, the last run's rows
 /// checked against the answer set.
-async fn measure(ctx: &SessionContext, params: Params, args: &TpchArgs) -> anyhow::Result<Measured> {
+async fn measure(
+    ctx: &SessionContext,
+    params: Params,
+    args: &TpchArgs,
+) -> anyhow::Result<Measured> {
     let sql = params.sql()?;
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
@@ -150,7 +189,11 @@ async fn measure(ctx: &SessionContext, params: Params, args: &TpchArgs) -> anyho
         None => None,
         Some(dir) => {
             let answer = Answer::load(dir, params.query())?;
-            Some(answer.check(params.query(), &rows).map_err(|m| m.to_string()))
+            Some(
+                answer
+                    .check(params.query(), &rows)
+                    .map_err(|m| m.to_string()),
+            )
         }
     };
     Ok(Measured {
@@ -160,6 +203,64 @@ async fn measure(ctx: &SessionContext, params: Params, args: &TpchArgs) -> anyho
         cpu: median(&mut cpus),
         check,
     })
+}
+
+/// Streams 1 to `streams` at once under each policy; one line per policy.
+fn throughput(args: &TpchArgs, open: OpenTables, sf: f64, streams: u16) -> anyhow::Result<()> {
+    let policies = if args.policies.is_empty() {
+        vec![args.session.policy]
+    } else {
+        args.policies.clone()
+    };
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    println!("policy             avg stream s  max stream s    CPU s   MB read  stream times");
+    for policy in policies {
+        let device = Arc::new(Device::new(args.session.device.config()?));
+        let ctx = args
+            .session
+            .open_with(open.clone(), policy, Arc::clone(&device))?;
+        let (cpu0, io0) = (process_cpu_time(), device.stats().bytes);
+        let runs = (1..=usize::from(streams)).map(|s| {
+            let params = stream_params(args.seed, s, sf);
+            let ctx = &ctx;
+            async move { run_stream(ctx, &params).await }
+        });
+        let times = tokio
+            .block_on(join_all(runs))
+            .into_iter()
+            .collect::<anyhow::Result<Vec<Duration>>>()
+            .with_context(|| format!("under {policy}"))?;
+        let cpu = process_cpu_time().saturating_sub(cpu0);
+        let mb = device.stats().bytes.saturating_sub(io0) as f64 / f64::from(1u32 << 20);
+        let secs: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
+        let avg = secs.iter().sum::<f64>() / secs.len().max(1) as f64;
+        let max = secs.iter().copied().fold(0.0, f64::max);
+        let each: Vec<String> = secs.iter().map(|s| format!("{s:.2}")).collect();
+        println!(
+            "{:<18} {avg:>12.2} {max:>13.2} {:>8.2} {mb:>9.1}  {}",
+            policy.to_string(),
+            cpu.as_secs_f64(),
+            each.join(" ")
+        );
+    }
+    Ok(())
+}
+
+/// Runs a stream's queries one after another; its time.
+async fn run_stream(ctx: &SessionContext, params: &[Params]) -> anyhow::Result<Duration> {
+    let start = Instant::now();
+    for p in params {
+        let sql = p.sql()?;
+        plan_read_only(ctx, &sql)
+            .await?
+            .collect()
+            .await
+            .with_context(|| format!("{} ({})", p.query(), p.describe()))?;
+    }
+    Ok(start.elapsed())
 }
 
 fn median(values: &mut [Duration]) -> Duration {

@@ -30,7 +30,16 @@ pub enum SqlPolicy {
     Cooperative(PolicyKind),
 }
 
-fn parse_policy(s: &str) -> Result<SqlPolicy, String> {
+impl std::fmt::Display for SqlPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SqlPolicy::Scan => write!(f, "scan"),
+            SqlPolicy::Cooperative(p) => write!(f, "{p}"),
+        }
+    }
+}
+
+pub fn parse_policy(s: &str) -> Result<SqlPolicy, String> {
     if s.trim().eq_ignore_ascii_case("scan") {
         return Ok(SqlPolicy::Scan);
     }
@@ -74,6 +83,7 @@ pub struct SessionArgs {
 }
 
 /// A session's tables, opened: their names and the tables in the same order.
+#[derive(Clone)]
 pub struct OpenTables {
     pub names: Vec<String>,
     pub tables: Vec<Table>,
@@ -101,19 +111,25 @@ impl SessionArgs {
     /// A read-only DataFusion session with every table registered under `--policy`,
     /// all cooperative ones in one buffer.
     pub fn open(&self) -> anyhow::Result<SessionContext> {
-        self.open_with(self.open_tables()?)
+        let device = Arc::new(Device::new(self.device.config()?));
+        self.open_with(self.open_tables()?, self.policy, device)
     }
 
-    /// [`SessionArgs::open`] over tables already opened.
-    pub fn open_with(&self, open: OpenTables) -> anyhow::Result<SessionContext> {
+    /// [`SessionArgs::open`] over tables already opened, under `policy`, reading
+    /// through `device`.
+    pub fn open_with(
+        &self,
+        open: OpenTables,
+        policy: SqlPolicy,
+        device: Arc<Device>,
+    ) -> anyhow::Result<SessionContext> {
         let OpenTables { names, tables } = open;
-        let device = Arc::new(Device::new(self.device.config()?));
         let mut config = SessionConfig::new();
         if self.scan_workers > 1 {
             config = config.with_extension(Arc::new(ScanWorkers(usize::from(self.scan_workers))));
         }
         let ctx = query_session(config);
-        let providers = match self.policy {
+        let providers = match policy {
             SqlPolicy::Scan => tables
                 .into_iter()
                 .map(|t| CoopTable::new(t, Arc::clone(&device), ScanMode::Scan))

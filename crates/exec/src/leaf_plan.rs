@@ -6,14 +6,18 @@ use std::fmt;
 use std::sync::Arc;
 
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::error::Result;
+use datafusion::common::Statistics;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SortOrderPushdownResult,
 };
 
+use datafusion::physical_plan::statistics::StatisticsArgs;
+
 use crate::plan_common::{Order, ScanCore};
+use crate::statistics::partition_share;
 
 /// Where a leaf scan's chunks come from.
 pub trait ChunkSource: Send + Sync + 'static {
@@ -139,5 +143,25 @@ impl<S: ChunkSource> ExecutionPlan for LeafScanExec<S> {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         Arc::clone(&self.source).execute(&self.core, partition, context)
+    }
+
+    /// The scan's statistics (`crate::statistics`), or a partition's even share.
+    fn statistics_from_inputs(
+        &self,
+        _input_stats: &[Arc<Statistics>],
+        args: &StatisticsArgs,
+    ) -> Result<Arc<Statistics>> {
+        let partitions = self.properties.partitioning.partition_count();
+        Ok(match args.partition() {
+            None => Arc::clone(&self.core.statistics),
+            Some(p) if p < partitions => {
+                Arc::new(partition_share(&self.core.statistics, partitions))
+            }
+            Some(p) => {
+                return Err(DataFusionError::Internal(format!(
+                    "statistics of partition {p} of {partitions}"
+                )))
+            }
+        })
     }
 }

@@ -46,6 +46,7 @@ mod query_tag;
 mod scan_exec;
 mod session;
 mod shape;
+mod statistics;
 
 /// The DataFusion this crate is built against, for callers that need its types.
 pub use datafusion;

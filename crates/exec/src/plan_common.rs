@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::Statistics;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalSortExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -24,6 +25,8 @@ pub struct ScanCore {
     /// disjoint, non-empty.
     pub ranges: RowRanges,
     pub counters: Arc<ScanCounters>,
+    /// What the planner is told about the scan's output (`crate::statistics`).
+    pub statistics: Arc<Statistics>,
 }
 
 /// Whether the plan promises its output in `_rowid` order.

@@ -27,6 +27,7 @@ use crate::plan_common::ScanCore;
 use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
 use crate::scan_exec::{DirectSource, ScanExec};
 use crate::shape::OutputShape;
+use crate::statistics::scan_statistics;
 
 /// How a [`CoopTable`]'s queries read chunks.
 #[derive(Clone)]
@@ -211,10 +212,13 @@ impl TableProvider for CoopTable {
             .iter()
             .filter_map(|f| classify(&self.table, f))
             .collect();
+        let ranges = scan_ranges(&self.table, &pushed);
+        let statistics = Arc::new(scan_statistics(&self.table, &shape, &ranges));
         let core = ScanCore {
             shape,
-            ranges: scan_ranges(&self.table, &pushed),
+            ranges,
             counters: Arc::clone(&self.counters),
+            statistics,
         };
         // A cooperative scan gets the workers the session asks for (`ScanWorkers`).
         let workers = state.config().get_extension::<ScanWorkers>();

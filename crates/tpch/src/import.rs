@@ -147,7 +147,9 @@ pub fn source(table: TpchTable, sf: f64) -> String {
 pub fn sf_of_source(source: &str) -> Option<f64> {
     let rest = source.strip_prefix("tpchgen ")?;
     let (_, sf) = rest.rsplit_once(" sf=")?;
-    sf.parse::<f64>().ok().filter(|sf| *sf > 0.0 && sf.is_finite())
+    sf.parse::<f64>()
+        .ok()
+        .filter(|sf| *sf > 0.0 && sf.is_finite())
 }
 
 #[cfg(test)]
