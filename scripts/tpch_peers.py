@@ -11,7 +11,7 @@ same statements.
     python3 -m venv target/peers-venv
     target/peers-venv/bin/pip install tpchgen-cli datafusion duckdb pyarrow
     coopscan tpch --db DB --print-sql > target/tpch.sql
-    target/peers-venv/bin/python scripts/tpch_peers.py --sql target/tpch.sql \\
+    PATH=target/peers-venv/bin:$PATH python scripts/tpch_peers.py --sql target/tpch.sql \\
         --data target/data/peers-sf1 --sf 1 --threads 2 --repeat 3
 
 Prints one line per query and engine (median wall s, median CPU s, rows) and the sums.
@@ -57,7 +57,7 @@ def ensure_parquet(data, sf):
         return parquet
     parquet.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        ["tpchgen-cli", "--scale-factor", str(sf), "--format", "parquet",
+        ["tpchgen-cli", "parquet", "--scale-factor", str(sf),
          "--output-dir", str(parquet)],
         check=True,
     )

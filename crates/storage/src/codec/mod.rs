@@ -20,6 +20,7 @@ pub mod bitpack;
 pub mod pdict;
 pub mod pfor;
 
+use std::cell::RefCell;
 use std::ops::Range;
 
 use crate::column::ColumnValues;
@@ -274,6 +275,30 @@ fn check_expansion(page: &StoredPage) -> DResult<()> {
     Ok(())
 }
 
+thread_local! {
+    /// One zstd decompression context per decoding thread. `zstd::bulk::
+    /// decompress_to_buffer` creates one per call, and creating it (an allocation and
+    /// its initialisation) was 6 % of the CPU-seconds of TPC-H queries over DSM tables
+    /// (`perf record` of `coopscan tpch`, docs/performance.md).
+    static ZSTD: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// Decompresses a zstd frame into `out` (at most `out.len()` bytes), with this thread's
+/// context.
+fn zstd_decompress(payload: &[u8], out: &mut [u8]) -> DResult<usize> {
+    let zstd_error = |e: std::io::Error| DecodeError(format!("zstd: {e}"));
+    ZSTD.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let decompressor = match &mut *slot {
+            Some(d) => d,
+            empty => empty.insert(zstd::bulk::Decompressor::new().map_err(zstd_error)?),
+        };
+        decompressor
+            .decompress_to_buffer(payload, out)
+            .map_err(zstd_error)
+    })
+}
+
 /// Reusable buffers for decoding pages.
 #[derive(Debug, Default)]
 pub struct Scratch {
@@ -326,8 +351,7 @@ pub fn decode_page(
         (Codec::Zstd, out @ ColumnValues::Bytes { .. }) => {
             scratch.raw.resize(raw_len, 0);
             // Writes at most raw_len bytes: a longer frame is an error, not an overflow.
-            let n = zstd::bulk::decompress_to_buffer(payload, &mut scratch.raw)
-                .map_err(|e| DecodeError(format!("zstd: {e}")))?;
+            let n = zstd_decompress(payload, &mut scratch.raw)?;
             if n != raw_len {
                 return Err(DecodeError(format!(
                     "zstd produced {n} bytes, header says {raw_len}"
