@@ -82,6 +82,22 @@ impl RowRanges {
         self.0.last().map_or(0, |r| r.end)
     }
 
+    /// The first `n` tuples (all of them if there are fewer): a scan with a `LIMIT`
+    /// and no filter left above it needs no more.
+    pub fn first_rows(&self, n: u64) -> RowRanges {
+        let mut left = n;
+        let mut out = Vec::new();
+        for r in &self.0 {
+            if left == 0 {
+                break;
+            }
+            let take = (r.end - r.start).min(left);
+            out.push(r.start..r.start + take);
+            left -= take;
+        }
+        RowRanges(out)
+    }
+
     /// The parts inside `window`, still sorted and disjoint.
     pub fn within(&self, window: &Range<u64>) -> Vec<Range<u64>> {
         let first = self.0.partition_point(|r| r.end <= window.start);
@@ -256,6 +272,10 @@ mod tests {
         assert_eq!(r.rows(), 30);
         assert_eq!(r.within(&(20..45)), vec![20..25, 40..45]);
         assert!(r.within(&(25..40)).is_empty());
+        assert_eq!(r.first_rows(0), RowRanges::default());
+        assert_eq!(r.first_rows(7).ranges(), &[5..12]);
+        assert_eq!(r.first_rows(25).ranges(), &[5..25, 40..45]);
+        assert_eq!(r.first_rows(1000), r);
     }
 
     #[test]

@@ -20,6 +20,11 @@ const DEFAULT_FRAMES: u32 = 64;
 /// Largest `--buffer-mb`: 1 TiB, far above any memory this runs on, and far below a
 /// byte count's overflow.
 const MAX_BUFFER_MB: u64 = 1 << 20;
+/// `--small-table-chunks` by default: a table of one chunk gives a CScan nothing to
+/// reorder or share beyond what the pool's residency already does. Measured on the 22
+/// TPC-H queries at SF1 (power run and 4 streams at 50 MB/s) with 0, 1 and 8 chunks:
+/// no difference beyond the runs' noise (docs/performance.md).
+const DEFAULT_SMALL_TABLE_CHUNKS: usize = 1;
 
 /// How queries read their tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +83,11 @@ pub struct SessionArgs {
     /// CScan of that many partitions sharing one ABM scan (2012 paper §2.2).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_WORKERS)))]
     pub scan_workers: u16,
+    /// Tables of at most this many chunks are read by in-order Scans in the shared
+    /// buffer instead of CScans (the thesis's fallback for small tables, §7.5.1);
+    /// 0 reads every table by CScans.
+    #[arg(long, default_value_t = DEFAULT_SMALL_TABLE_CHUNKS)]
+    pub small_table_chunks: usize,
     #[command(flatten)]
     pub device: DeviceArgs,
 }
@@ -139,8 +149,12 @@ impl SessionArgs {
                     Runtime::with_tables(tables, Arc::clone(&device), self.runtime(policy))
                         .context("starting the buffer manager")?;
                 let runtime = Arc::new(runtime);
+                let small = |p: &CoopTable| p.table().chunk_count() <= self.small_table_chunks;
                 (0..names.len() as u32)
-                    .map(|i| CoopTable::cooperative_of(Arc::clone(&runtime), TableId(i)))
+                    .map(|i| {
+                        let p = CoopTable::cooperative_of(Arc::clone(&runtime), TableId(i))?;
+                        Ok::<_, coopscan_exec::ExecError>(if small(&p) { p.in_order() } else { p })
+                    })
                     .collect::<Result<Vec<_>, _>>()?
             }
         };

@@ -21,7 +21,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::counters::{ScanCounters, ScanCountersSnapshot};
-use crate::cscan_exec::{CScanExec, Pooled, ScanWorkers, Workers};
+use crate::cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, Workers};
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
 use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
@@ -59,12 +59,16 @@ pub struct CoopTable {
     schema: SchemaRef,
     source: Source,
     counters: Arc<ScanCounters>,
+    /// Scans of this table run in table order in the shared buffer, never as CScans
+    /// (a small table: `CoopTable::in_order`).
+    in_order: bool,
 }
 
 impl fmt::Debug for CoopTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mode = match self.source {
             Source::Direct(_) => "Scan",
+            Source::Shared(_) if self.in_order => "Scan in the shared buffer",
             Source::Shared(_) => "CScan",
         };
         f.debug_struct("CoopTable")
@@ -109,7 +113,17 @@ impl CoopTable {
             table,
             source,
             counters: Arc::default(),
+            in_order: false,
         }
+    }
+
+    /// This provider with every scan of a cooperative table an in-order Scan in the
+    /// shared buffer: the thesis's fallback for small tables (§7.5.1: "as our approach
+    /// targets I/O bound situations, for small tables CScan should simply fall back on
+    /// Scan"), kept in the one buffer so their pages stay resident for the next query.
+    pub fn in_order(mut self) -> CoopTable {
+        self.in_order = true;
+        self
     }
 
     /// A cooperative provider over the (first) table `runtime` serves.
@@ -147,6 +161,9 @@ impl CoopTable {
     fn plan(&self, core: ScanCore, workers: usize) -> Arc<dyn ExecutionPlan> {
         match &self.source {
             Source::Direct(s) => Arc::new(ScanExec::new(core, Arc::clone(s))),
+            Source::Shared(p) if self.in_order => {
+                Arc::new(PooledScanExec::new(core, Arc::new(InOrder(Arc::clone(p)))))
+            }
             Source::Shared(p) => {
                 // No more workers than the buffer has room for beside the scan's own
                 // two chunks (a 16-core session must not make a small buffer refuse it).
@@ -196,7 +213,7 @@ impl TableProvider for CoopTable {
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
-        _limit: Option<usize>,
+        limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let all: Vec<usize>;
         let projection = match projection {
@@ -212,7 +229,13 @@ impl TableProvider for CoopTable {
             .iter()
             .filter_map(|f| classify(&self.table, f))
             .collect();
-        let ranges = scan_ranges(&self.table, &pushed);
+        let mut ranges = scan_ranges(&self.table, &pushed);
+        // DataFusion passes a LIMIT only when no filter stays above the scan (every
+        // pushed conjunct Exact), so any `limit` tuples answer it: the first ones, so
+        // a `SELECT … LIMIT 10` loads one chunk, not the table.
+        if let Some(limit) = limit {
+            ranges = ranges.first_rows(u64::try_from(limit).unwrap_or(u64::MAX));
+        }
         let statistics = Arc::new(scan_statistics(&self.table, &shape, &ranges));
         let core = ScanCore {
             shape,

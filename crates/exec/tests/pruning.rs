@@ -108,3 +108,61 @@ async fn filters_are_pushed_as_documented() {
     assert!(text.contains("l_orderkey@0 < 50"), "{text}");
     assert!(!text.contains("_rowid@"), "{text}");
 }
+
+/// A LIMIT with no filter left above the scan reaches the provider, which reads only the
+/// first tuples: one chunk, through Scan and through CScan; the rows are the table's
+/// first ones (any rows would do; these are the reference's first ones too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_reads_only_the_chunks_it_needs() {
+    let sql = "SELECT l_orderkey, l_linenumber FROM lineitem LIMIT 7";
+    let ranged = "SELECT l_orderkey FROM lineitem WHERE _rowid >= 5000 LIMIT 3";
+    let reference = reference_context();
+    let first = run(
+        &reference,
+        "SELECT l_orderkey, l_linenumber FROM lineitem WHERE _rowid < 7",
+    )
+    .await;
+    let ranged_want = run(
+        &reference,
+        "SELECT l_orderkey FROM lineitem WHERE _rowid >= 5000 AND _rowid < 5003",
+    )
+    .await;
+    for layout in LAYOUTS {
+        let table = table(layout);
+        let scan = Arc::new(CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan"));
+        let ctx = SessionContext::new();
+        ctx.register_table("lineitem", scan.clone())
+            .expect("register");
+        // The plan's scan covers the first 7 tuples only (not a table-wide scan cut
+        // short by the limit above it, which may stop after one chunk by luck).
+        let explain = run(&ctx, &format!("EXPLAIN {sql}")).await;
+        let plan: Vec<&String> = explain.iter().flatten().collect();
+        assert!(
+            plan.iter().any(|l| l.contains("ranges=[0..7], rows=7")),
+            "{layout}: {plan:?}"
+        );
+        assert_eq!(run(&ctx, sql).await, first, "{layout} scan");
+        assert_eq!(scan.counters().chunks, 1, "{layout}: Scan read one chunk");
+        assert_eq!(
+            run(&ctx, ranged).await,
+            ranged_want,
+            "{layout} scan, ranged"
+        );
+
+        let runtime = Arc::new(
+            Runtime::new(
+                table,
+                device(),
+                RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
+            )
+            .expect("runtime"),
+        );
+        let cscan = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
+        let ctx = SessionContext::new();
+        ctx.register_table("lineitem", cscan.clone())
+            .expect("register");
+        assert_eq!(run(&ctx, sql).await, first, "{layout} cscan");
+        assert_eq!(cscan.counters().chunks, 1, "{layout}: CScan got one chunk");
+        assert_eq!(runtime.stats().chunk_loads, 1, "{layout}: one load");
+    }
+}

@@ -2,7 +2,8 @@
 //! scaled to the SF) over all eight tables through one shared buffer give exactly the
 //! rows of DataFusion over tpchgen's batches in memory — an independent path with no
 //! coopscan storage — under every policy with the 22 running at once, as plain Scans,
-//! and on every layout; and seeded stream parameters do too.
+//! as in-order Scans in the shared buffer, and on every layout; and seeded stream
+//! parameters do too.
 //!
 //! `COOPSCAN_TPCH_TEST_SF` overrides the scale factor (default 0.1).
 
@@ -107,8 +108,13 @@ fn reference() -> SessionContext {
     ctx
 }
 
-/// The eight tables of `layout` through one runtime under `policy` (or plain Scans).
-fn coopscan(layout: Layout, policy: Option<PolicyKind>) -> (Option<Arc<Runtime>>, SessionContext) {
+/// The eight tables of `layout` through one runtime under `policy` (or plain Scans);
+/// with `in_order`, every cooperative table read by in-order Scans in that buffer.
+fn coopscan_with(
+    layout: Layout,
+    policy: Option<PolicyKind>,
+    in_order: bool,
+) -> (Option<Arc<Runtime>>, SessionContext) {
     let ctx = SessionContext::new_with_config(query_session_config(2));
     let device = device();
     let tables = tables(layout);
@@ -127,6 +133,7 @@ fn coopscan(layout: Layout, policy: Option<PolicyKind>) -> (Option<Arc<Runtime>>
             );
             let providers = (0..TpchTable::ALL.len() as u32)
                 .map(|i| CoopTable::cooperative_of(Arc::clone(&runtime), TableId(i)).expect("p"))
+                .map(|p| if in_order { p.in_order() } else { p })
                 .collect();
             (Some(runtime), providers)
         }
@@ -136,6 +143,10 @@ fn coopscan(layout: Layout, policy: Option<PolicyKind>) -> (Option<Arc<Runtime>>
             .expect("register");
     }
     (runtime, ctx)
+}
+
+fn coopscan(layout: Layout, policy: Option<PolicyKind>) -> (Option<Arc<Runtime>>, SessionContext) {
+    coopscan_with(layout, policy, false)
 }
 
 async fn run(ctx: &SessionContext, params: &Params) -> Result<Vec<Vec<String>>, String> {
@@ -231,6 +242,9 @@ fn every_layout_and_seeded_streams_answer_as_the_reference_does() {
             let (_, ctx) = coopscan(layout, Some(PolicyKind::Relevance));
             check_all(&format!("{layout} relevance"), &ctx, &params, &want).await;
         }
+        // Every table by in-order Scans in the shared buffer (the small-table fallback).
+        let (_, ctx) = coopscan_with(Layout::Dsm, Some(PolicyKind::Relevance), true);
+        check_all("in-order Scans in the buffer", &ctx, &params, &want).await;
         // Two streams' own parameters, in their stream order.
         let streams: Vec<Params> = (1..=2).flat_map(|s| stream_params(42, s, sf())).collect();
         let want = expected(&streams).await;

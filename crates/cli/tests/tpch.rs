@@ -1,0 +1,136 @@
+//! `coopscan tpch` end to end on an SF 0.01 database: the 22 queries run and are timed,
+//! the SQL printed is the queries', streams run at once under several policies, and
+//! what cannot work (the SF 1 answer set on other data, a query that does not exist)
+//! is a clear error.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn coopscan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coopscan"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run coopscan")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// An SF 0.01 DSM database with all eight tables, once per test binary.
+fn database() -> &'static Path {
+    static DB: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DB.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().to_str().expect("utf8");
+        let gen = coopscan(&[
+            "gen",
+            "--sf",
+            "0.01",
+            "--tables",
+            "all",
+            "--layout",
+            "dsm",
+            "--chunk-mb",
+            "1",
+            "--out",
+            out,
+        ]);
+        stdout(&gen);
+        dir
+    })
+    .path()
+}
+
+fn db() -> &'static str {
+    database().to_str().expect("utf8")
+}
+
+#[test]
+fn the_22_queries_run_timed_and_their_sql_is_printed() {
+    let out = stdout(&coopscan(&["tpch", "--db", db()]));
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with('Q')).collect();
+    assert_eq!(lines.len(), 22, "{out}");
+    assert!(
+        lines[10].contains("FRACTION=0.01"),
+        "Q11 scaled to SF 0.01: {}",
+        lines[10]
+    );
+    assert!(out.lines().any(|l| l.starts_with("total")), "{out}");
+    let sql = stdout(&coopscan(&[
+        "tpch",
+        "--db",
+        db(),
+        "--print-sql",
+        "--queries",
+        "6,1",
+    ]));
+    let headers: Vec<&str> = sql.lines().filter(|l| l.starts_with("-- Q")).collect();
+    assert_eq!(headers, ["-- Q1", "-- Q6"]);
+    assert!(sql.contains("l_quantity < 24"), "{sql}");
+    // Stream 1's own order begins with Q21 (Appendix A).
+    let stream = stdout(&coopscan(&[
+        "tpch",
+        "--db",
+        db(),
+        "--stream",
+        "1",
+        "--print-sql",
+    ]));
+    assert_eq!(
+        stream.lines().find(|l| l.starts_with("-- Q")),
+        Some("-- Q21")
+    );
+}
+
+#[test]
+fn streams_run_at_once_under_each_policy() {
+    let out = stdout(&coopscan(&[
+        "tpch",
+        "--db",
+        db(),
+        "--streams",
+        "2",
+        "--policies",
+        "relevance,scan,pbm",
+        "--frames",
+        "8",
+    ]));
+    for policy in ["relevance", "scan", "pbm"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(policy))
+            .unwrap_or_else(|| panic!("no line for {policy}: {out}"));
+        // Policy, average, maximum, CPU, MB read, then one time per stream.
+        assert_eq!(line.split_whitespace().count(), 7, "{line}");
+    }
+}
+
+#[test]
+fn impossible_requests_are_clear_errors() {
+    let answers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries/tpch/answers-sf1");
+    let out = coopscan(&[
+        "tpch",
+        "--db",
+        db(),
+        "--answers",
+        answers.to_str().expect("utf8"),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("answer set is for SF 1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for bad in [["--queries", "23"], ["--queries", "x"], ["--streams", "0"]] {
+        let out = coopscan(&["tpch", "--db", db(), bad[0], bad[1]]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: usage error");
+    }
+}
