@@ -124,6 +124,9 @@ pub struct Params {
     /// the default, is one scan on one partition; N makes it N partitions of one ABM
     /// scan with one interest and one exactly-once ledger (`coopscan_exec::ScanWorkers`).
     pub scan_workers: usize,
+    /// With several scan workers: the paper's static split (each worker its own scan of
+    /// a fixed run of chunks, `coopscan_exec::StaticSplit`) instead of the dynamic one.
+    pub static_split: bool,
     /// Storage layout of the table: `nsm`, `pax` or `dsm` (Table 3 is Table 2 in DSM).
     pub layout: String,
     pub dataset: Dataset,
@@ -153,6 +156,7 @@ pub struct Overrides {
     pub standalone_runs: Option<usize>,
     pub query_threads: Option<usize>,
     pub scan_workers: Option<usize>,
+    pub static_split: Option<bool>,
     pub layout: Option<String>,
     /// Tuples of the synthetic relation (runs over lineitem ignore it).
     pub synthetic_rows: Option<u64>,
@@ -169,6 +173,7 @@ impl Overrides {
         set(&mut params.standalone_runs, self.standalone_runs);
         set(&mut params.query_threads, self.query_threads);
         set(&mut params.scan_workers, self.scan_workers);
+        set(&mut params.static_split, self.static_split);
         set(&mut params.in_order_pct, self.in_order_pct);
         if self.bandwidth_mb.is_some() {
             params.bandwidth_mb = self.bandwidth_mb;
@@ -280,6 +285,7 @@ fn run_of(e: &Experiment, point: &Point) -> Result<Option<Params>, BenchError> {
         standalone_runs: DEFAULT_STANDALONE_RUNS,
         query_threads: PAPER_QUERY_THREADS,
         scan_workers: 1,
+        static_split: false,
         layout: e.layout.to_string(),
         dataset,
         slow_cpu_over_fast_read: if table3 {

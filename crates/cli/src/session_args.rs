@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use coopscan_buffer::{BufferBudget, TableId, MAX_WORKERS};
 use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
-use coopscan_exec::{query_session, CoopTable, ScanMode, ScanWorkers};
+use coopscan_exec::{query_session, CoopTable, ScanMode, ScanWorkers, StaticSplit};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::Device;
 use coopscan_storage::{database_tables, Table};
@@ -83,6 +83,10 @@ pub struct SessionArgs {
     /// CScan of that many partitions sharing one ABM scan (2012 paper §2.2).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_WORKERS)))]
     pub scan_workers: u16,
+    /// With --scan-workers: the 2012 paper's static split (each worker its own scan of
+    /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
+    #[arg(long)]
+    pub static_split: bool,
     /// Tables of at most this many chunks are read by in-order Scans in the shared
     /// buffer instead of CScans (the thesis's fallback for small tables, §7.5.1);
     /// 0 reads every table by CScans.
@@ -137,6 +141,9 @@ impl SessionArgs {
         let mut config = SessionConfig::new();
         if self.scan_workers > 1 {
             config = config.with_extension(Arc::new(ScanWorkers(usize::from(self.scan_workers))));
+            if self.static_split {
+                config = config.with_extension(Arc::new(StaticSplit));
+            }
         }
         let ctx = query_session(config);
         let providers = match policy {

@@ -53,7 +53,9 @@ pub use datafusion;
 
 pub use checked_arithmetic::CheckedArithmetic;
 pub use counters::ScanCountersSnapshot;
-pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers};
+pub use cscan_exec::{
+    static_slices, CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, Split, StaticSplit,
+};
 pub use error::{ExecError, Result};
 pub use feed::{FeedPacing, FEED_CHANNEL_BATCHES};
 pub use leaf_plan::{ChunkSource, LeafScanExec};

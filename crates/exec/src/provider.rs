@@ -21,7 +21,9 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::counters::{ScanCounters, ScanCountersSnapshot};
-use crate::cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, Workers};
+use crate::cscan_exec::{
+    CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, Split, StaticSplit, Workers,
+};
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
 use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
@@ -157,8 +159,9 @@ impl CoopTable {
         self.counters.snapshot()
     }
 
-    /// The leaf plan of a scan: a cooperative one has `workers` partitions.
-    fn plan(&self, core: ScanCore, workers: usize) -> Arc<dyn ExecutionPlan> {
+    /// The leaf plan of a scan: a cooperative one has `workers` partitions, sharing its
+    /// chunks as `split` says.
+    fn plan(&self, core: ScanCore, workers: usize, split: Split) -> Arc<dyn ExecutionPlan> {
         match &self.source {
             Source::Direct(s) => Arc::new(ScanExec::new(core, Arc::clone(s))),
             Source::Shared(p) if self.in_order => {
@@ -170,7 +173,7 @@ impl CoopTable {
                 let most = p
                     .runtime
                     .max_workers(p.table, &core.shape.storage_projection);
-                let workers = Workers::new(Arc::clone(p), workers.min(usize::from(most)));
+                let workers = Workers::new(Arc::clone(p), workers.min(usize::from(most)), split);
                 Arc::new(CScanExec::new(core, Arc::new(workers)))
             }
         }
@@ -245,6 +248,10 @@ impl TableProvider for CoopTable {
         };
         // A cooperative scan gets the workers the session asks for (`ScanWorkers`).
         let workers = state.config().get_extension::<ScanWorkers>();
-        Ok(self.plan(core, workers.map_or(1, |w| w.0)))
+        let split = match state.config().get_extension::<StaticSplit>() {
+            Some(_) => Split::Static,
+            None => Split::Dynamic,
+        };
+        Ok(self.plan(core, workers.map_or(1, |w| w.0), split))
     }
 }

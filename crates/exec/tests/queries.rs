@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use coopscan_exec::{
-    query_session_config, CoopTable, Query, ScanMode, ScanWorkers, FAST_COLUMNS, ROWID_COLUMN,
-    SLOW_COLUMNS,
+    query_session_config, CoopTable, Query, ScanMode, ScanWorkers, StaticSplit, FAST_COLUMNS,
+    ROWID_COLUMN, SLOW_COLUMNS,
 };
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::{Layout, Table};
@@ -179,8 +179,17 @@ async fn parallel_cscans_match_in_memory_under_every_policy() {
     let table = table(Layout::Pax);
     let sqls = queries(table.rows());
     let want = expected(&sqls).await;
-    for policy in PolicyKind::ALL {
-        let config = query_session_config(WORKERS).with_extension(Arc::new(ScanWorkers(WORKERS)));
+    let splits = [false, true];
+    for (policy, static_split) in PolicyKind::ALL
+        .into_iter()
+        .flat_map(|p| splits.map(|s| (p, s)))
+    {
+        let mut config =
+            query_session_config(WORKERS).with_extension(Arc::new(ScanWorkers(WORKERS)));
+        if static_split {
+            config = config.with_extension(Arc::new(StaticSplit));
+        }
+        let policy_label = format!("{policy} static={static_split}");
         let (runtime, ctx) = cooperative(&table, policy, config);
         let plan = ctx.sql(&sqls[0]).await.expect("sql");
         let plan = plan.create_physical_plan().await.expect("plan");
@@ -192,17 +201,17 @@ async fn parallel_cscans_match_in_memory_under_every_policy() {
             Ok(TreeNodeRecursion::Continue)
         })
         .expect("walk");
-        assert_eq!(partitions, vec![WORKERS], "{policy}");
+        assert_eq!(partitions, vec![WORKERS], "{policy_label}");
         let got = join_all(sqls.iter().map(|sql| run(&ctx, sql))).await;
         for ((sql, got), want) in sqls.iter().zip(&got).zip(&want) {
-            assert_eq!(got, want, "{policy}: {sql}");
+            assert_eq!(got, want, "{policy_label}: {sql}");
         }
         runtime.check_invariants().expect("invariants");
         let holdings = runtime.holdings();
         assert_eq!(
             holdings.active_scans + holdings.pinned_chunks,
             0,
-            "{policy}"
+            "{policy_label}"
         );
     }
 }

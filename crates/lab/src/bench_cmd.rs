@@ -75,6 +75,10 @@ pub struct BenchArgs {
     /// §2.2), which the buffer hands chunks to whichever is free.
     #[arg(long)]
     pub scan_workers: Option<usize>,
+    /// With --scan-workers: the 2012 paper's static split (each worker its own scan of
+    /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
+    #[arg(long)]
+    pub static_split: bool,
     /// Standalone cold runs per query type (default 3); their median normalizes latency.
     #[arg(long)]
     pub standalone_runs: Option<usize>,
@@ -187,6 +191,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             slow_extra: args.slow_extra,
             threads: params.query_threads,
             scan_workers: params.scan_workers,
+            static_split: params.static_split,
         };
         let reference = scan_engine(&table, Arc::clone(&tokio), shape)?;
         let checked = peers::CachedReference::new(&reference);
@@ -358,6 +363,7 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         standalone_runs: args.standalone_runs,
         query_threads: args.query_threads,
         scan_workers: args.scan_workers,
+        static_split: args.static_split.then_some(true),
         layout: args.layout.map(|l| l.to_string()),
         synthetic_rows: args.rows,
         in_order_pct: args.in_order_pct,

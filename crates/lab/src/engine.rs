@@ -16,7 +16,7 @@ use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOpti
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
     query_session, query_session_config, run_sql, CoopTable, InOrderHint, Query, QueryTag,
-    ScanMode, ScanWorkers,
+    ScanMode, ScanWorkers, StaticSplit,
 };
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
@@ -57,6 +57,8 @@ pub struct QueryShape {
     pub threads: usize,
     /// Workers of each cooperative scan (`ScanWorkers`; 1: one partition).
     pub scan_workers: usize,
+    /// The workers split the chunks statically (`StaticSplit`).
+    pub static_split: bool,
 }
 
 /// Which optimizer rules a [`DfEngine`]'s sessions have.
@@ -106,6 +108,9 @@ impl QueryEngine for DfEngine {
         }
         if self.shape.scan_workers > 1 {
             config = config.with_extension(Arc::new(ScanWorkers(self.shape.scan_workers)));
+            if self.shape.static_split {
+                config = config.with_extension(Arc::new(StaticSplit));
+            }
         }
         let ctx = match self.rules {
             Rules::Coopscan => query_session(config),
@@ -262,6 +267,7 @@ impl DfFactory {
             slow_extra: self.slow_extra,
             threads: setup.params.query_threads,
             scan_workers: setup.params.scan_workers,
+            static_split: setup.params.static_split,
         };
         let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape, Rules::Coopscan);
         Ok(Box::new(DfRun {
