@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use coopscan_bench::cpu::process_cpu_time;
+use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_only;
 use coopscan_storage::device::Device;
@@ -68,6 +69,31 @@ pub struct TpchArgs {
     /// (default: --policy).
     #[arg(long, value_delimiter = ',', value_parser = parse_policy, requires = "streams")]
     pub policies: Vec<SqlPolicy>,
+    /// With --streams: keep each buffered policy's piece-reference trace in this
+    /// directory as `tpch-<policy>.trace` (replay with `coopscan opt`).
+    #[arg(long, value_name = "DIR", requires = "streams")]
+    pub trace: Option<PathBuf>,
+    /// With --streams: write the runs as JSON to this file.
+    #[arg(long, value_name = "FILE", requires = "streams")]
+    pub json: Option<PathBuf>,
+}
+
+/// One policy's throughput run, as `--json` writes it.
+#[derive(serde::Serialize)]
+struct ThroughputRun {
+    policy: String,
+    streams: u16,
+    seed: u64,
+    sf: f64,
+    avg_stream_s: f64,
+    max_stream_s: f64,
+    stream_s: Vec<f64>,
+    cpu_s: f64,
+    mb_read: f64,
+    /// Pieces the buffer manager read (DSM: a column of a chunk; none for plain Scans).
+    piece_loads: Option<u64>,
+    /// Pieces Belady's OPT reads on the same piece references in the same buffer.
+    opt_piece_loads: Option<u64>,
 }
 
 fn parse_query(s: &str) -> Result<QueryId, String> {
@@ -112,7 +138,7 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let device = Arc::new(Device::new(args.session.device.config()?));
-    let ctx = args.session.open_with(open, args.session.policy, device)?;
+    let (ctx, _) = args.session.open_with(open, args.session.policy, device)?;
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -216,20 +242,30 @@ fn throughput(args: &TpchArgs, open: OpenTables, sf: f64, streams: u16) -> anyho
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    println!("policy             avg stream s  max stream s    CPU s   MB read  stream times");
+    if let Some(dir) = &args.trace {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--trace: creating {}", dir.display()))?;
+    }
+    println!(
+        "policy             avg stream s  max stream s    CPU s   MB read  pieces OPT pieces  stream times"
+    );
+    let mut runs = Vec::new();
     for policy in policies {
         let device = Arc::new(Device::new(args.session.device.config()?));
-        let ctx = args
+        let (ctx, runtime) = args
             .session
             .open_with(open.clone(), policy, Arc::clone(&device))?;
+        if let Some(runtime) = &runtime {
+            runtime.record_trace();
+        }
         let (cpu0, io0) = (process_cpu_time(), device.stats().bytes);
-        let runs = (1..=usize::from(streams)).map(|s| {
+        let streams_run = (1..=usize::from(streams)).map(|s| {
             let params = stream_params(args.seed, s, sf);
             let ctx = &ctx;
             async move { run_stream(ctx, &params).await }
         });
         let times = tokio
-            .block_on(join_all(runs))
+            .block_on(join_all(streams_run))
             .into_iter()
             .collect::<anyhow::Result<Vec<Duration>>>()
             .with_context(|| format!("under {policy}"))?;
@@ -238,13 +274,49 @@ fn throughput(args: &TpchArgs, open: OpenTables, sf: f64, streams: u16) -> anyho
         let secs: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
         let avg = secs.iter().sum::<f64>() / secs.len().max(1) as f64;
         let max = secs.iter().copied().fold(0.0, f64::max);
+        let (loads, opt) = match &runtime {
+            Some(runtime) => {
+                let trace = runtime.take_trace();
+                if let Some(dir) = &args.trace {
+                    let path = dir.join(format!("tpch-{policy}.trace"));
+                    let file = std::fs::File::create(&path)
+                        .with_context(|| format!("--trace: creating {}", path.display()))?;
+                    coopscan_buffer::write_trace(std::io::BufWriter::new(file), &trace)
+                        .with_context(|| format!("--trace: writing {}", path.display()))?;
+                }
+                let opt = replay_opt(&trace, runtime.buffer_bytes());
+                (Some(runtime.stats().piece_loads), Some(opt.loads))
+            }
+            None => (None, None),
+        };
         let each: Vec<String> = secs.iter().map(|s| format!("{s:.2}")).collect();
+        let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         println!(
-            "{:<18} {avg:>12.2} {max:>13.2} {:>8.2} {mb:>9.1}  {}",
+            "{:<18} {avg:>12.2} {max:>13.2} {:>8.2} {mb:>9.1} {:>7} {:>10}  {}",
             policy.to_string(),
             cpu.as_secs_f64(),
+            count(loads),
+            count(opt),
             each.join(" ")
         );
+        runs.push(ThroughputRun {
+            policy: policy.to_string(),
+            streams,
+            seed: args.seed,
+            sf,
+            avg_stream_s: avg,
+            max_stream_s: max,
+            stream_s: secs,
+            cpu_s: cpu.as_secs_f64(),
+            mb_read: mb,
+            piece_loads: loads,
+            opt_piece_loads: opt,
+        });
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&runs)?;
+        std::fs::write(path, text)
+            .with_context(|| format!("--json: writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -126,17 +126,17 @@ impl SessionArgs {
     /// all cooperative ones in one buffer.
     pub fn open(&self) -> anyhow::Result<SessionContext> {
         let device = Arc::new(Device::new(self.device.config()?));
-        self.open_with(self.open_tables()?, self.policy, device)
+        Ok(self.open_with(self.open_tables()?, self.policy, device)?.0)
     }
 
     /// [`SessionArgs::open`] over tables already opened, under `policy`, reading
-    /// through `device`.
+    /// through `device`; with the buffer manager's runtime when the policy has one.
     pub fn open_with(
         &self,
         open: OpenTables,
         policy: SqlPolicy,
         device: Arc<Device>,
-    ) -> anyhow::Result<SessionContext> {
+    ) -> anyhow::Result<(SessionContext, Option<Arc<Runtime>>)> {
         let OpenTables { names, tables } = open;
         let mut config = SessionConfig::new();
         if self.scan_workers > 1 {
@@ -146,6 +146,7 @@ impl SessionArgs {
             }
         }
         let ctx = query_session(config);
+        let mut runtime_of_session = None;
         let providers = match policy {
             SqlPolicy::Scan => tables
                 .into_iter()
@@ -156,6 +157,7 @@ impl SessionArgs {
                     Runtime::with_tables(tables, Arc::clone(&device), self.runtime(policy))
                         .context("starting the buffer manager")?;
                 let runtime = Arc::new(runtime);
+                runtime_of_session = Some(Arc::clone(&runtime));
                 let small = |p: &CoopTable| p.table().chunk_count() <= self.small_table_chunks;
                 (0..names.len() as u32)
                     .map(|i| {
@@ -168,7 +170,7 @@ impl SessionArgs {
         for (name, provider) in names.iter().zip(providers) {
             ctx.register_table(name.as_str(), Arc::new(provider))?;
         }
-        Ok(ctx)
+        Ok((ctx, runtime_of_session))
     }
 
     /// The runtime's configuration: one buffer of `--buffer-mb` or `--frames`.

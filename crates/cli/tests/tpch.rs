@@ -92,6 +92,9 @@ fn the_22_queries_run_timed_and_their_sql_is_printed() {
 
 #[test]
 fn streams_run_at_once_under_each_policy() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let json = tmp.path().join("runs.json");
+    let traces = tmp.path().join("traces");
     let out = stdout(&coopscan(&[
         "tpch",
         "--db",
@@ -102,14 +105,39 @@ fn streams_run_at_once_under_each_policy() {
         "relevance,scan,pbm",
         "--frames",
         "8",
+        "--json",
+        json.to_str().expect("utf8"),
+        "--trace",
+        traces.to_str().expect("utf8"),
     ]));
     for policy in ["relevance", "scan", "pbm"] {
         let line = out
             .lines()
             .find(|l| l.starts_with(policy))
             .unwrap_or_else(|| panic!("no line for {policy}: {out}"));
-        // Policy, average, maximum, CPU, MB read, then one time per stream.
-        assert_eq!(line.split_whitespace().count(), 7, "{line}");
+        // Policy, average, maximum, CPU, MB read, pieces, OPT's, one time per stream.
+        assert_eq!(line.split_whitespace().count(), 9, "{line}");
+    }
+    let runs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    let runs = runs.as_array().expect("an array");
+    assert_eq!(runs.len(), 3);
+    for run in runs {
+        assert_eq!(run["stream_s"].as_array().map(Vec::len), Some(2), "{run}");
+        let (loads, opt) = (&run["piece_loads"], &run["opt_piece_loads"]);
+        if run["policy"] == "scan" {
+            assert!(loads.is_null() && opt.is_null(), "{run}");
+        } else {
+            let (loads, opt) = (loads.as_u64().expect("loads"), opt.as_u64().expect("opt"));
+            assert!(0 < opt && opt <= loads, "OPT never loads more: {run}");
+            let name = run["policy"].as_str().expect("name");
+            let trace = traces.join(format!("tpch-{name}.trace"));
+            assert!(
+                trace.metadata().is_ok_and(|m| m.len() > 0),
+                "{}",
+                trace.display()
+            );
+        }
     }
 }
 
