@@ -87,6 +87,7 @@ pub mod pool;
 mod replacer;
 mod scan_set;
 mod spec;
+mod split;
 mod state;
 mod straddle;
 mod strategy;
@@ -118,6 +119,7 @@ pub use replacer::{
 };
 pub use scan_set::ScanSet;
 pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec};
+pub use split::{static_slices, Split};
 pub use state::{AbmState, AbmStats, Residency, ScanState};
 pub use straddle::ReadPlan;
 pub use strategy::{ColumnOrder, EvictionStrategy, UnknownChoice};

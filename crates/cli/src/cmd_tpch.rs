@@ -7,8 +7,9 @@
 //! comes from lineitem's manifest unless `--sf` names it.
 //!
 //! With `--streams S` it is the throughput run's shape instead: streams 1 to S at once,
-//! each its 22 queries in its own order with its own parameters, all through one
-//! buffer; per policy of `--policies`, the stream times, CPU-seconds and bytes read.
+//! each its queries (`--queries`, all 22 by default) in its own order with its own
+//! parameters, all through one buffer; per policy of `--policies`, the stream times,
+//! CPU-seconds, bytes and pieces read, and the pieces Belady's OPT would read.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_only;
 use coopscan_storage::device::Device;
 use coopscan_tpch::answers::{rows_of, Answer};
-use coopscan_tpch::{sf_of_source, stream_order, stream_params, Params, QueryId, MAX_SCALE_FACTOR};
+use coopscan_tpch::{sf_of_source, stream_params, Params, QueryId, MAX_SCALE_FACTOR};
 use futures::future::join_all;
 
 use crate::session_args::{parse_policy, OpenTables, SessionArgs, SqlPolicy};
@@ -155,21 +156,26 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
 
 /// The queries to run with their parameters, in run order.
 fn chosen_params(args: &TpchArgs, sf: f64) -> Vec<Params> {
-    let wanted = |q: &QueryId| args.queries.is_empty() || args.queries.contains(q);
     match args.stream {
-        Some(stream) => {
-            let stream = stream as usize;
-            debug_assert_eq!(stream_order(stream).len(), 22);
-            stream_params(args.seed, stream, sf)
-                .into_iter()
-                .filter(|p| wanted(&p.query()))
-                .collect()
-        }
+        Some(stream) => stream_queries(args, stream as usize, sf),
         None => QueryId::all()
-            .filter(wanted)
+            .filter(|q| wanted(args, *q))
             .map(|q| Params::validation(q, sf))
             .collect(),
     }
+}
+
+/// Whether `--queries` (all when empty) names `query`.
+fn wanted(args: &TpchArgs, query: QueryId) -> bool {
+    args.queries.is_empty() || args.queries.contains(&query)
+}
+
+/// Stream `stream`'s queries of `--queries`, in its order, with its seeded parameters.
+fn stream_queries(args: &TpchArgs, stream: usize, sf: f64) -> Vec<Params> {
+    stream_params(args.seed, stream, sf)
+        .into_iter()
+        .filter(|p| wanted(args, p.query()))
+        .collect()
 }
 
 /// The scale factor lineitem was generated at.
@@ -260,7 +266,7 @@ fn throughput(args: &TpchArgs, open: OpenTables, sf: f64, streams: u16) -> anyho
         }
         let (cpu0, io0) = (process_cpu_time(), device.stats().bytes);
         let streams_run = (1..=usize::from(streams)).map(|s| {
-            let params = stream_params(args.seed, s, sf);
+            let params = stream_queries(args, s, sf);
             let ctx = &ctx;
             async move { run_stream(ctx, &params).await }
         });

@@ -10,11 +10,10 @@ use datafusion::common::Statistics;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_plan::statistics::StatisticsArgs;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SortOrderPushdownResult,
 };
-
-use datafusion::physical_plan::statistics::StatisticsArgs;
 
 use crate::plan_common::{Order, ScanCore};
 use crate::statistics::partition_share;

@@ -52,10 +52,9 @@ mod statistics;
 pub use datafusion;
 
 pub use checked_arithmetic::CheckedArithmetic;
+pub use coopscan_buffer::{static_slices, Split};
 pub use counters::ScanCountersSnapshot;
-pub use cscan_exec::{
-    static_slices, CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, Split, StaticSplit,
-};
+pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit};
 pub use error::{ExecError, Result};
 pub use feed::{FeedPacing, FEED_CHANNEL_BATCHES};
 pub use leaf_plan::{ChunkSource, LeafScanExec};

@@ -22,7 +22,7 @@ use datafusion::physical_plan::ExecutionPlan;
 
 use crate::counters::{ScanCounters, ScanCountersSnapshot};
 use crate::cscan_exec::{
-    CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, Split, StaticSplit, Workers,
+    CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit, Workers,
 };
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
@@ -30,6 +30,7 @@ use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
 use crate::scan_exec::{DirectSource, ScanExec};
 use crate::shape::OutputShape;
 use crate::statistics::scan_statistics;
+use coopscan_buffer::Split;
 
 /// How a [`CoopTable`]'s queries read chunks.
 #[derive(Clone)]

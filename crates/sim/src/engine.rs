@@ -15,10 +15,11 @@ use crate::result::{QueryResult, RunResult};
 use crate::timeline::Timeline;
 use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
+use coopscan_buffer::static_slices;
 use coopscan_buffer::{
     Abm, AbmConfig, AbmState, Answer, AnyPolicy, BufferError, Catalog, ChunkId, ChunkRanges,
     ColumnMask, ColumnOrder, Driver, EvictionStrategy, HolderId, Mail, OnLoadFailure, PieceId,
-    Policy, PolicyKind, ScanId, ScanSpec, TableGeometry, TableId,
+    Policy, PolicyKind, ScanId, ScanSpec, Split, TableGeometry, TableId,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -127,7 +128,9 @@ struct Query {
     spec: QuerySpec,
     stream: usize,
     index_in_stream: usize,
-    scan: ScanId,
+    /// Its ABM scans: one whose workers share the chunks (dynamic split), or one per
+    /// worker over a fixed run of them (static split).
+    scans: Vec<ScanId>,
     start_s: f64,
     wanted: ChunkRanges,
     got: Vec<bool>,
@@ -168,7 +171,8 @@ struct Sim<'a> {
     driver: Driver<AnyPolicy, ()>,
     now: f64,
     queries: Vec<Query>,
-    by_scan: HashMap<ScanId, usize>,
+    /// Each ABM scan's query and the query's worker its worker 0 is.
+    by_scan: HashMap<ScanId, (usize, u16)>,
     /// Per stream: (arrival time, index of the query in the stream).
     arrivals: Vec<Option<(f64, usize)>>,
     stream_end: Vec<f64>,
@@ -433,7 +437,7 @@ impl Sim<'_> {
                     t.cache_end(evicted.chunk.0, self.now);
                 }
             }
-            if let Some(&q) = load.on_behalf_of.and_then(|s| self.by_scan.get(&s)) {
+            if let Some(&(q, _)) = load.on_behalf_of.and_then(|s| self.by_scan.get(&s)) {
                 self.queries[q].loads += 1;
             }
         }
@@ -459,20 +463,43 @@ impl Sim<'_> {
             true => ScanSpec::new(rows, columns).in_order(),
             false => ScanSpec::new(rows, columns),
         };
-        // 0 or too many workers: the ABM refuses the registration below.
-        let workers = spec.workers;
-        let scan_spec = scan_spec.with_workers(workers);
+        let (scan_specs, workers) = match spec.split {
+            // 0 or too many workers: the ABM refuses the registration below.
+            Split::Dynamic => (vec![scan_spec.with_workers(spec.workers)], spec.workers),
+            Split::Static => {
+                let starts: Vec<u64> = (0..self.cfg.chunk_count)
+                    .map(|k| geometry.rows_of_chunks(k..k + 1).start)
+                    .collect();
+                let slices = static_slices(&scan_spec.ranges, &starts, usize::from(spec.workers));
+                let specs: Vec<ScanSpec> = slices
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .map(|s| ScanSpec::new(s, scan_spec.columns))
+                    .collect();
+                let count = specs.len() as u16;
+                (specs, count)
+            }
+        };
         let now = nanos(self.now);
-        let registration = self.timed(|driver| driver.register(&scan_spec, now));
-        let scan = registration.map_err(|e| self.buffer_error(e))?.scan;
+        let mut scans = Vec::with_capacity(scan_specs.len());
+        for (i, scan_spec) in scan_specs.iter().enumerate() {
+            let registration = self.timed(|driver| driver.register(scan_spec, now));
+            let scan = registration.map_err(|e| self.buffer_error(e))?.scan;
+            let first_worker = match spec.split {
+                Split::Dynamic => 0,
+                Split::Static => i as u16,
+            };
+            self.by_scan
+                .insert(scan, (self.queries.len(), first_worker));
+            scans.push(scan);
+        }
         let wanted = ChunkRanges::from_ranges(spec.chunks.clone());
-        self.by_scan.insert(scan, self.queries.len());
         self.results.push(None);
         self.queries.push(Query {
             spec,
             stream,
             index_in_stream: k,
-            scan,
+            scans,
             start_s: self.now,
             wanted,
             got: vec![false; self.cfg.chunk_count as usize],
@@ -494,9 +521,17 @@ impl Sim<'_> {
         Ok(())
     }
 
+    /// The ABM holder of worker `worker` of query `q`.
+    fn holder(&self, q: usize, worker: u16) -> HolderId {
+        let scans = &self.queries[q].scans;
+        match self.queries[q].spec.split {
+            Split::Dynamic => HolderId::new(scans[0], worker),
+            Split::Static => HolderId::new(scans[usize::from(worker)], 0),
+        }
+    }
+
     fn ask_next(&mut self, q: usize, worker: u16) -> Result<(), SimError> {
-        let (scan, now) = (self.queries[q].scan, nanos(self.now));
-        let holder = HolderId::new(scan, worker);
+        let (holder, now) = (self.holder(q, worker), nanos(self.now));
         let answer = self
             .timed(|driver| driver.ask(holder, now, true))
             .map_err(|e| self.buffer_error(e))?;
@@ -520,13 +555,23 @@ impl Sim<'_> {
         match mail {
             Mail::Chunk(d) => self.start_processing(q, worker, d.chunk.0),
             Mail::Finished => {
+                if self.queries[q].spec.split == Split::Static {
+                    // Its own scan is done: leave the ABM now (as the runtime's worker
+                    // drops its handle), or it keeps an admission other scans wait for.
+                    let (scan, now) = (self.queries[q].scans[usize::from(worker)], nanos(self.now));
+                    self.timed(|driver| driver.unregister(scan, now))
+                        .map_err(|e| self.buffer_error(e))?;
+                }
                 let query = &mut self.queries[q];
                 query.finished[usize::from(worker)] = true;
                 if let Some(since) = query.waiting_since[usize::from(worker)].take() {
                     query.io_wait_s += self.now - since;
                 }
+                let split = query.spec.split;
                 match query.finished.iter().all(|f| *f) {
                     true => self.finish_query(q),
+                    // The scan that left may have let others in: hand out their mail.
+                    false if split == Split::Static => self.serve_deliveries(),
                     false => Ok(()),
                 }
             }
@@ -616,8 +661,7 @@ impl Sim<'_> {
                 to_s: self.now,
             });
         }
-        let (scan, now) = (self.queries[q].scan, nanos(self.now));
-        let holder = HolderId::new(scan, worker);
+        let (holder, now) = (self.holder(q, worker), nanos(self.now));
         self.timed(|driver| driver.release(holder, now))
             .map_err(|e| self.buffer_error(e))?;
         self.ask_next(q, worker)
@@ -659,8 +703,8 @@ impl Sim<'_> {
     /// Hands out the answers the last event posted.
     fn serve_deliveries(&mut self) -> Result<(), SimError> {
         for (holder, mail) in self.driver.drain_mail() {
-            let q = self.by_scan[&holder.scan];
-            self.take(q, holder.worker, mail)?;
+            let (q, first_worker) = self.by_scan[&holder.scan];
+            self.take(q, first_worker + holder.worker, mail)?;
         }
         Ok(())
     }
@@ -676,9 +720,16 @@ impl Sim<'_> {
                 want,
             });
         }
-        let (scan, now) = (query.scan, nanos(self.now));
-        self.timed(|driver| driver.unregister(scan, now))
-            .map_err(|e| self.buffer_error(e))?;
+        // A statically split query's scans left one by one as their workers finished.
+        let scans = match query.spec.split {
+            Split::Dynamic => query.scans.clone(),
+            Split::Static => Vec::new(),
+        };
+        let now = nanos(self.now);
+        for scan in scans {
+            self.timed(|driver| driver.unregister(scan, now))
+                .map_err(|e| self.buffer_error(e))?;
+        }
         self.results[q] = Some(self.query_result(q));
         let (stream, next) = (self.queries[q].stream, self.queries[q].index_in_stream + 1);
         if next < self.workload.streams[stream].queries.len() {

@@ -241,6 +241,7 @@ pub(crate) fn random_range_query(
         chunks: std::iter::once(start..start + len).collect(),
         columns: 0,
         workers: 1,
+        split: coopscan_buffer::Split::Dynamic,
     }
 }
 

@@ -119,6 +119,7 @@ fn full_scan(name: &str, cycles_per_byte: f64) -> QuerySpec {
         chunks: std::iter::once(0..SMALL_CHUNKS).collect(),
         columns: 0,
         workers: 1,
+        split: coopscan_buffer::Split::Dynamic,
     }
 }
 

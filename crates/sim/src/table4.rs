@@ -94,6 +94,7 @@ pub fn table4_workload(cfg: &SimConfig, family: &[&str], seed: u64) -> Workload 
                         chunks: std::iter::once(start..start + len).collect(),
                         columns: column_bits(kind),
                         workers: 1,
+                        split: coopscan_buffer::Split::Dynamic,
                     }
                 })
                 .collect();

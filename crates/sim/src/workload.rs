@@ -1,6 +1,7 @@
 //! What the simulated queries do: streams of queries, each a CScan over chunk ranges
 //! with a CPU cost in cycles per byte.
 
+use coopscan_buffer::Split;
 use serde::Serialize;
 use std::ops::Range;
 
@@ -17,6 +18,9 @@ pub struct QuerySpec {
     /// Workers processing its chunks at once (a parallel CScan, 2012 paper §2.2); 1 is
     /// the papers' one core per query.
     pub workers: u16,
+    /// How its workers share its chunks: one ABM scan (dynamic, the default) or one
+    /// scan per worker over a fixed run of the chunks (the 2012 paper's static split).
+    pub split: Split,
 }
 
 /// Queries run one after another; the stream starts at `start_s`.

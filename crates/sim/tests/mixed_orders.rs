@@ -76,6 +76,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
                         chunks: std::iter::once(start..start + len).collect(),
                         columns: cols,
                         workers: 1,
+                        split: coopscan_buffer::Split::Dynamic,
                     }
                 })
                 .collect(),

@@ -62,6 +62,7 @@ fn lone_scan_time_matches_the_device_and_cpu_models() {
             chunks: vec![0..20, 20..20],
             columns: 0,
             workers: 1,
+            split: coopscan_buffer::Split::Dynamic,
         };
         simulate(
             &cfg,

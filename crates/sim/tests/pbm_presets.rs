@@ -16,6 +16,7 @@ fn query(name: &str, chunks: std::ops::Range<u32>) -> QuerySpec {
         chunks: vec![chunks],
         columns: 0,
         workers: 1,
+        split: coopscan_buffer::Split::Dynamic,
     }
 }
 

@@ -55,6 +55,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                         chunks: std::iter::once(start..start + len).collect(),
                         columns: rng.random_range(1..1u64 << columns),
                         workers: 1,
+                        split: coopscan_buffer::Split::Dynamic,
                     }
                 })
                 .collect(),

@@ -81,6 +81,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                     chunks: random_ranges(&mut rng, chunk_count),
                     columns: 0,
                     workers: 1,
+                    split: coopscan_buffer::Split::Dynamic,
                 })
                 .collect(),
         })
@@ -216,6 +217,31 @@ fn queries_with_several_workers_get_every_chunk_exactly_once() {
     assert!(
         overlapped,
         "no query ever had two chunks in process at once"
+    );
+}
+
+/// The same queries with the static split (one scan per worker over a fixed run of
+/// the chunks): every query still gets exactly its chunks under every policy, with
+/// invariants after every event, and somewhere two of its chunks are in process at once.
+#[test]
+fn statically_split_queries_get_every_chunk_exactly_once() {
+    let mut overlapped = false;
+    for seed in 0..60 {
+        let (mut cfg, mut workload) = random_setup(seed);
+        cfg.frames = cfg.frames.max(4);
+        cfg.record_timeline = true;
+        common::give_workers(&mut workload, seed);
+        for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
+            q.split = coopscan_buffer::Split::Static;
+        }
+        for run in common::every_policy_finishes(&cfg, &workload, seed) {
+            let timeline = run.timeline.as_ref().expect("recorded");
+            overlapped |= common::overlapping_processing(timeline);
+        }
+    }
+    assert!(
+        overlapped,
+        "no split query ever had two chunks in process at once"
     );
 }
 
