@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use coopscan_exec::{CoopTable, ScanMode};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
-use coopscan_storage::Layout;
+use coopscan_storage::{Layout, Table};
 use datafusion::prelude::SessionContext;
 
 use common::*;
@@ -35,6 +35,26 @@ fn chunks_needed(table: &coopscan_storage::Table) -> u64 {
         .count() as u64
 }
 
+/// `table` as `lineitem` read by in-order Scans straight from storage.
+fn scan_session(table: &Table) -> (Arc<CoopTable>, SessionContext) {
+    let scan = Arc::new(CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan"));
+    let ctx = SessionContext::new();
+    ctx.register_table("lineitem", scan.clone())
+        .expect("register");
+    (scan, ctx)
+}
+
+/// `table` as `lineitem` read by CScans of a runtime of `FRAMES` frames under relevance.
+fn cscan_session(table: Table) -> (Arc<Runtime>, Arc<CoopTable>, SessionContext) {
+    let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
+    let runtime = Arc::new(Runtime::new(table, device(), config).expect("runtime"));
+    let cscan = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
+    let ctx = SessionContext::new();
+    ctx.register_table("lineitem", cscan.clone())
+        .expect("register");
+    (runtime, cscan, ctx)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orderkey_predicate_skips_chunks() {
     let want = run(&reference_context(), &sql()).await;
@@ -47,10 +67,7 @@ async fn orderkey_predicate_skips_chunks() {
             "{layout}: cut prunes too little ({needed}/{total})"
         );
 
-        let scan = Arc::new(CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan"));
-        let ctx = SessionContext::new();
-        ctx.register_table("lineitem", scan.clone())
-            .expect("register");
+        let (scan, ctx) = scan_session(&table);
         assert_eq!(run(&ctx, &sql()).await, want, "{layout} scan");
         assert_eq!(
             scan.counters().chunks,
@@ -58,18 +75,7 @@ async fn orderkey_predicate_skips_chunks() {
             "{layout}: Scan read pruned chunks"
         );
 
-        let runtime = Arc::new(
-            Runtime::new(
-                table,
-                device(),
-                RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
-            )
-            .expect("runtime"),
-        );
-        let cscan = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
-        let ctx = SessionContext::new();
-        ctx.register_table("lineitem", cscan.clone())
-            .expect("register");
+        let (runtime, cscan, ctx) = cscan_session(table);
         assert_eq!(run(&ctx, &sql()).await, want, "{layout} cscan");
         assert_eq!(
             cscan.counters().chunks,
@@ -129,10 +135,7 @@ async fn a_limit_reads_only_the_chunks_it_needs() {
     .await;
     for layout in LAYOUTS {
         let table = table(layout);
-        let scan = Arc::new(CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan"));
-        let ctx = SessionContext::new();
-        ctx.register_table("lineitem", scan.clone())
-            .expect("register");
+        let (scan, ctx) = scan_session(&table);
         // The plan's scan covers the first 7 tuples only (not a table-wide scan cut
         // short by the limit above it, which may stop after one chunk by luck).
         let explain = run(&ctx, &format!("EXPLAIN {sql}")).await;
@@ -149,18 +152,7 @@ async fn a_limit_reads_only_the_chunks_it_needs() {
             "{layout} scan, ranged"
         );
 
-        let runtime = Arc::new(
-            Runtime::new(
-                table,
-                device(),
-                RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
-            )
-            .expect("runtime"),
-        );
-        let cscan = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
-        let ctx = SessionContext::new();
-        ctx.register_table("lineitem", cscan.clone())
-            .expect("register");
+        let (runtime, cscan, ctx) = cscan_session(table);
         assert_eq!(run(&ctx, sql).await, first, "{layout} cscan");
         assert_eq!(cscan.counters().chunks, 1, "{layout}: CScan got one chunk");
         assert_eq!(runtime.stats().chunk_loads, 1, "{layout}: one load");

@@ -182,6 +182,19 @@ fn throttling_is_bounded_and_starves_no_query() {
     assert!(holds > 0, "some query is throttled: the bound is exercised");
 }
 
+/// Seed `seed`'s random setup with queries of 1 to 3 workers split as `split`, room for
+/// a scan of 3 workers (2 chunks plus one per further worker), timeline recorded.
+fn parallel_setup(seed: u64, split: coopscan_buffer::Split) -> (SimConfig, Workload) {
+    let (mut cfg, mut workload) = random_setup(seed);
+    cfg.frames = cfg.frames.max(4);
+    cfg.record_timeline = true;
+    common::give_workers(&mut workload, seed);
+    for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
+        q.split = split;
+    }
+    (cfg, workload)
+}
+
 /// Queries of 1 to 3 workers (parallel CScans: one scan, one exactly-once ledger, each
 /// worker processing its own chunk) under every policy: every query still gets exactly
 /// its chunks (the simulator checks) with invariants after every event, and a query
@@ -190,11 +203,7 @@ fn throttling_is_bounded_and_starves_no_query() {
 fn queries_with_several_workers_get_every_chunk_exactly_once() {
     let mut overlapped = false;
     for seed in 0..60 {
-        let (mut cfg, mut workload) = random_setup(seed);
-        // Room for a scan of 3 workers: 2 chunks plus one per further worker.
-        cfg.frames = cfg.frames.max(4);
-        cfg.record_timeline = true;
-        common::give_workers(&mut workload, seed);
+        let (cfg, workload) = parallel_setup(seed, coopscan_buffer::Split::Dynamic);
         let parallel: std::collections::HashSet<&str> = (workload.streams.iter())
             .flat_map(|s| &s.queries)
             .filter(|q| q.workers > 1)
@@ -227,13 +236,7 @@ fn queries_with_several_workers_get_every_chunk_exactly_once() {
 fn statically_split_queries_get_every_chunk_exactly_once() {
     let mut overlapped = false;
     for seed in 0..60 {
-        let (mut cfg, mut workload) = random_setup(seed);
-        cfg.frames = cfg.frames.max(4);
-        cfg.record_timeline = true;
-        common::give_workers(&mut workload, seed);
-        for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
-            q.split = coopscan_buffer::Split::Static;
-        }
+        let (cfg, workload) = parallel_setup(seed, coopscan_buffer::Split::Static);
         for run in common::every_policy_finishes(&cfg, &workload, seed) {
             let timeline = run.timeline.as_ref().expect("recorded");
             overlapped |= common::overlapping_processing(timeline);
