@@ -15,6 +15,12 @@ same statements.
         --data target/data/peers-sf1 --sf 1 --threads 2 --repeat 3
 
 Prints one line per query and engine (median wall s, median CPU s, rows) and the sums.
+
+With `--streams FILE1,FILE2,…` (each the `--print-sql` output of one stream,
+`coopscan tpch --db DB --stream N --print-sql`) it runs those streams at once instead,
+one thread and one connection per stream (both engines release Python's lock while a
+query runs), and prints each engine's stream times, their average and the CPU-seconds:
+the throughput run's shape, as `coopscan tpch --streams` prints it.
 """
 
 import argparse
@@ -108,18 +114,86 @@ def measure(run, sql, repeat):
     return statistics.median(walls), statistics.median(cpus), rows
 
 
+def duckdb_stream_engine(path, threads):
+    """A function giving each stream its own cursor on one read-only connection."""
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    con.execute(f"SET threads = {threads}")
+
+    def runner():
+        cur = con.cursor()
+        return lambda sql: len(cur.execute(sql).fetchall())
+
+    return runner
+
+
+def datafusion_stream_engine(parquet, threads):
+    run = datafusion_engine(parquet, threads)
+    return lambda: run
+
+
+def run_streams(make_runner, streams):
+    """Runs each stream's queries in order, all streams at once; their times."""
+    import threading
+
+    times = [0.0] * len(streams)
+    errors = []
+
+    def one(i, queries):
+        try:
+            run = make_runner()
+            t0 = time.perf_counter()
+            for _, sql in queries:
+                run(sql.strip().rstrip(";"))
+            times[i] = time.perf_counter() - t0
+        except Exception as e:  # reported after all streams end
+            errors.append(f"stream {i + 1}: {e}")
+
+    threads = [threading.Thread(target=one, args=(i, q)) for i, q in enumerate(streams)]
+    c0 = cpu_seconds()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        sys.exit("; ".join(errors))
+    return times, cpu_seconds() - c0
+
+
+def main_streams(args, parquet):
+    streams = [read_queries(f) for f in args.streams.split(",")]
+    for name in args.engines.split(","):
+        if name == "duckdb":
+            make = duckdb_stream_engine(ensure_duckdb(args.data, parquet), args.threads)
+        elif name == "datafusion-parquet":
+            make = datafusion_stream_engine(parquet, args.threads)
+        else:
+            sys.exit(f"unknown engine {name}")
+        times, cpu = run_streams(make, streams)
+        each = " ".join(f"{t:.2f}" for t in times)
+        avg = sum(times) / len(times)
+        print(f"{name:<20} avg stream {avg:7.2f} s  max {max(times):7.2f} s  CPU {cpu:7.2f} s  streams {each}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sql", required=True, help="output of `coopscan tpch --print-sql`")
+    p.add_argument("--sql", help="output of `coopscan tpch --print-sql`")
     p.add_argument("--data", required=True, type=Path, help="directory for the peers' data")
     p.add_argument("--sf", type=float, default=1.0)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--engines", default="duckdb,datafusion-parquet")
+    p.add_argument("--streams", help="comma-separated --print-sql files, one per stream, run at once")
     args = p.parse_args()
-    queries = read_queries(args.sql)
+    if not args.sql and not args.streams:
+        sys.exit("give --sql (one stream, timed per query) or --streams (several at once)")
     args.data.mkdir(parents=True, exist_ok=True)
     parquet = ensure_parquet(args.data, args.sf)
+    if args.streams:
+        main_streams(args, parquet)
+        return
+    queries = read_queries(args.sql)
     engines = {}
     for name in args.engines.split(","):
         if name == "duckdb":
