@@ -116,7 +116,7 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
         Some(sf) => {
             anyhow::ensure!(
                 sf > 0.0 && sf <= MAX_SCALE_FACTOR,
-                "--sf must be in (0, {MAX_SCALE_FACTOR}], got {sf}"
+                "--sf must be in (0, {MAX_SCALE_FACTOR}], got {sf:e}"
             );
             sf
         }
@@ -138,6 +138,14 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    // Every answer read before any query runs: a wrong directory fails at once.
+    let answers = match &args.answers {
+        Some(dir) => params
+            .iter()
+            .map(|p| Answer::load(dir, p.query()).map(Some))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => vec![None; params.len()],
+    };
     let device = Arc::new(Device::new(args.session.device.config()?));
     let (ctx, _) = args.session.open_with(open, args.session.policy, device)?;
     let tokio = tokio::runtime::Builder::new_multi_thread()
@@ -146,8 +154,8 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
         .context("starting the tokio runtime")?;
     println!("query  wall s   CPU s    rows  check   parameters");
     let mut measured = Vec::with_capacity(params.len());
-    for p in params {
-        let m = tokio.block_on(measure(&ctx, p, args))?;
+    for (p, answer) in params.into_iter().zip(&answers) {
+        let m = tokio.block_on(measure(&ctx, p, answer.as_ref(), args.repeat))?;
         print_row(&m);
         measured.push(m);
     }
@@ -195,18 +203,19 @@ fn database_sf(open: &OpenTables) -> anyhow::Result<f64> {
     })
 }
 
-/// Runs `params` `--repeat` times: median wall and CPU time, the last run's rows
-/// checked against the answer set.
+/// Runs `params` `repeat` times: median wall and CPU time, the last run's rows
+/// checked against `answer`.
 async fn measure(
     ctx: &SessionContext,
     params: Params,
-    args: &TpchArgs,
+    answer: Option<&Answer>,
+    repeat: u32,
 ) -> anyhow::Result<Measured> {
     let sql = params.sql()?;
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
     let mut rows = Vec::new();
-    for _ in 0..args.repeat {
+    for _ in 0..repeat {
         let (cpu0, start) = (process_cpu_time(), Instant::now());
         let batches = plan_read_only(ctx, &sql)
             .await?
@@ -217,17 +226,7 @@ async fn measure(
         cpus.push(process_cpu_time().saturating_sub(cpu0));
         rows = rows_of(&batches)?;
     }
-    let check = match &args.answers {
-        None => None,
-        Some(dir) => {
-            let answer = Answer::load(dir, params.query())?;
-            Some(
-                answer
-                    .check(params.query(), &rows)
-                    .map_err(|m| m.to_string()),
-            )
-        }
-    };
+    let check = answer.map(|a| a.check(params.query(), &rows).map_err(|m| m.to_string()));
     Ok(Measured {
         params,
         rows: rows.len(),

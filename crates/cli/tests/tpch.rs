@@ -157,6 +157,24 @@ fn impossible_requests_are_clear_errors() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A wrong answer directory fails before any query runs.
+    let out = coopscan(&[
+        "tpch",
+        "--db",
+        db(),
+        "--sf",
+        "1",
+        "--answers",
+        "/nonexistent",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/q01.out"));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("Q1 "),
+        "no query ran"
+    );
+    let out = coopscan(&["tpch", "--db", db(), "--sf", "1e300"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("got 1e300"));
     for bad in [["--queries", "23"], ["--queries", "x"], ["--streams", "0"]] {
         let out = coopscan(&["tpch", "--db", db(), bad[0], bad[1]]);
         assert_eq!(out.status.code(), Some(2), "{bad:?}: usage error");
