@@ -11,7 +11,7 @@
 //! parameters, all through one buffer; per policy of `--policies`, the stream times,
 //! CPU-seconds, bytes and pieces read, and the pieces Belady's OPT would read.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,8 +74,9 @@ pub struct TpchArgs {
     /// directory as `tpch-<policy>.trace` (replay with `coopscan opt`).
     #[arg(long, value_name = "DIR", requires = "streams")]
     pub trace: Option<PathBuf>,
-    /// With --streams: write the runs as JSON to this file.
-    #[arg(long, value_name = "FILE", requires = "streams")]
+    /// Write the results as JSON to this file: each query's times, rows and check, or
+    /// with --streams each policy's run.
+    #[arg(long, value_name = "FILE", conflicts_with = "print_sql")]
     pub json: Option<PathBuf>,
 }
 
@@ -99,6 +100,33 @@ struct ThroughputRun {
 
 fn parse_query(s: &str) -> Result<QueryId, String> {
     s.parse::<QueryId>().map_err(|e| e.to_string())
+}
+
+/// One query of a power run, as `--json` writes it.
+#[derive(serde::Serialize)]
+struct QueryRun {
+    query: u8,
+    parameters: String,
+    wall_s: f64,
+    cpu_s: f64,
+    rows: usize,
+    /// `null` without `--answers`; otherwise whether the result matched, and if not why.
+    correct: Option<bool>,
+    mismatch: Option<String>,
+}
+
+impl QueryRun {
+    fn of(m: &Measured) -> QueryRun {
+        QueryRun {
+            query: m.params.query().number(),
+            parameters: m.params.describe(),
+            wall_s: m.wall.as_secs_f64(),
+            cpu_s: m.cpu.as_secs_f64(),
+            rows: m.rows,
+            correct: m.check.as_ref().map(Result::is_ok),
+            mismatch: m.check.as_ref().and_then(|c| c.clone().err()),
+        }
+    }
 }
 
 /// One query's outcome.
@@ -159,7 +187,7 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
         print_row(&m);
         measured.push(m);
     }
-    summarize(&measured)
+    summarize(&measured, args.json.as_deref())
 }
 
 /// The queries to run with their parameters, in run order.
@@ -319,11 +347,14 @@ fn throughput(args: &TpchArgs, open: OpenTables, sf: f64, streams: u16) -> anyho
         });
     }
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&runs)?;
-        std::fs::write(path, text)
-            .with_context(|| format!("--json: writing {}", path.display()))?;
+        write_json(path, &runs)?;
     }
     Ok(())
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(path, text).with_context(|| format!("--json: writing {}", path.display()))
 }
 
 /// Runs a stream's queries one after another; its time.
@@ -366,7 +397,10 @@ fn print_row(m: &Measured) {
 }
 
 /// Prints the sums; fails if any result was wrong.
-fn summarize(measured: &[Measured]) -> anyhow::Result<()> {
+fn summarize(measured: &[Measured], json: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(path) = json {
+        write_json(path, &measured.iter().map(QueryRun::of).collect::<Vec<_>>())?;
+    }
     let wall: Duration = measured.iter().map(|m| m.wall).sum();
     let cpu: Duration = measured.iter().map(|m| m.cpu).sum();
     println!(

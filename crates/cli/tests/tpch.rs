@@ -55,9 +55,20 @@ fn db() -> &'static str {
 
 #[test]
 fn the_22_queries_run_timed_and_their_sql_is_printed() {
-    let out = stdout(&coopscan(&["tpch", "--db", db()]));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let json = tmp.path().join("power.json");
+    let json_arg = json.to_str().expect("utf8");
+    let out = stdout(&coopscan(&["tpch", "--db", db(), "--json", json_arg]));
     let lines: Vec<&str> = out.lines().filter(|l| l.starts_with('Q')).collect();
     assert_eq!(lines.len(), 22, "{out}");
+    let runs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    let runs = runs.as_array().expect("an array");
+    let numbers: Vec<u64> = runs.iter().filter_map(|r| r["query"].as_u64()).collect();
+    assert_eq!(numbers, (1..=22).collect::<Vec<u64>>());
+    assert!(runs
+        .iter()
+        .all(|r| r["correct"].is_null() && r["rows"].as_u64() > Some(0)));
     assert!(
         lines[10].contains("FRACTION=0.01"),
         "Q11 scaled to SF 0.01: {}",
