@@ -177,7 +177,9 @@ async fn one_core_queries_match_in_memory_under_every_policy() {
 async fn parallel_cscans_match_in_memory_under_every_policy() {
     const WORKERS: usize = 3;
     let table = table(Layout::Pax);
-    let sqls = queries(table.rows());
+    let mut sqls = queries(table.rows());
+    // One chunk for three workers: a static split leaves two of them empty scans.
+    sqls.push(Query::Fast.sql("lineitem", Some(0..10)));
     let want = expected(&sqls).await;
     let splits = [false, true];
     for (policy, static_split) in PolicyKind::ALL

@@ -474,10 +474,16 @@ impl Sim<'_> {
                 let specs: Vec<ScanSpec> = slices
                     .into_iter()
                     .filter(|s| !s.is_empty())
-                    .map(|s| ScanSpec::new(s, scan_spec.columns))
+                    .map(|s| match in_order {
+                        true => ScanSpec::new(s, scan_spec.columns).in_order(),
+                        false => ScanSpec::new(s, scan_spec.columns),
+                    })
                     .collect();
-                let count = specs.len() as u16;
-                (specs, count)
+                match specs.len() {
+                    // No chunk at all: one scan, as the dynamic split registers it.
+                    0 => (vec![scan_spec.with_workers(1)], 1),
+                    n => (specs, n as u16),
+                }
             }
         };
         let now = nanos(self.now);
