@@ -52,7 +52,6 @@ mod statistics;
 pub use datafusion;
 
 pub use checked_arithmetic::CheckedArithmetic;
-pub use coopscan_buffer::{static_slices, Split};
 pub use counters::ScanCountersSnapshot;
 pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit};
 pub use error::{ExecError, Result};

@@ -12,7 +12,6 @@ use coopscan_bench::{
 };
 use coopscan_buffer::{EvictionStrategy, Reference};
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
-use coopscan_exec::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
     query_session, query_session_config, run_sql, CoopTable, InOrderHint, Query, QueryTag,
@@ -21,6 +20,7 @@ use coopscan_exec::{
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
 use coopscan_storage::Table;
+use coopscan_tpch::answers::rows_with_null;
 use coopscan_tpch::synthetic::SYNTHETIC_TABLE;
 
 /// The name queries use for the table: lineitem, or Table 4's synthetic relation.
@@ -127,21 +127,13 @@ impl QueryEngine for DfEngine {
     }
 }
 
-/// Every result row as `v1|v2|…`, sorted: the form results are compared in.
+/// Every result row as `v1|v2|…`, sorted, nulls empty: the form results are compared
+/// in (the peers' `coopscan_peers::canonical` writes theirs the same way).
 pub fn canonical_rows(batches: &[RecordBatch]) -> anyhow::Result<Vec<String>> {
-    let options = FormatOptions::default();
-    let mut rows = Vec::new();
-    for batch in batches {
-        let formatters = batch
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
-            .collect::<Result<Vec<_>, _>>()?;
-        for r in 0..batch.num_rows() {
-            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
-            rows.push(cells.join("|"));
-        }
-    }
+    let mut rows: Vec<String> = rows_with_null(batches, "")?
+        .into_iter()
+        .map(|cells| cells.join("|"))
+        .collect();
     rows.sort();
     Ok(rows)
 }

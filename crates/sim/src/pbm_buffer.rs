@@ -155,6 +155,13 @@ pub(crate) fn policy_columns(first: Option<&PbmBufferPoint>) -> Vec<&String> {
         .unwrap_or_default()
 }
 
+/// One policy's cell of a sweep's text table: loads / average stream time / average
+/// normalized latency (NaN when it was not measured).
+pub(crate) fn policy_cell(loads: u64, avg_stream_s: f64, nlat: Option<f64>) -> String {
+    let nlat = nlat.unwrap_or(f64::NAN);
+    format!(" {loads:>7} / {avg_stream_s:>7.1} / {nlat:>6.2}")
+}
+
 /// A replay's loads for a text cell, `-` when there was none.
 pub(crate) fn replay_loads(replay: Option<Replay>) -> String {
     replay.map_or("-".to_string(), |r| r.loads.to_string())
@@ -189,12 +196,11 @@ pub fn pbm_buffer_text(report: &PbmBufferReport) -> String {
         let _ = write!(out, "{:>6}% {:>7}", p.buffer_pct, p.frames);
         for name in &names {
             let r = &p.policies[*name];
-            let nlat = r.avg_normalized_latency.unwrap_or(f64::NAN);
-            let _ = write!(
-                out,
-                " {:>7} / {:>7.1} / {:>6.2}",
-                r.loads, r.avg_stream_s, nlat
-            );
+            out.push_str(&policy_cell(
+                r.loads,
+                r.avg_stream_s,
+                r.avg_normalized_latency,
+            ));
         }
         let _ = writeln!(
             out,

@@ -11,7 +11,9 @@
 use crate::engine::SimConfig;
 use crate::experiments::table2_config;
 use crate::experiments::{buffer_pct, defs, range_workload};
-use crate::pbm_buffer::{chunks_touched, point, policy_columns, replay_loads, PbmBufferPoint};
+use crate::pbm_buffer::{
+    chunks_touched, point, policy_cell, policy_columns, replay_loads, PbmBufferPoint,
+};
 use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};
@@ -107,12 +109,11 @@ pub fn pbm_streams_text(report: &PbmStreamsReport) -> String {
         let _ = write!(out, "{:>7} {:>6}", p.streams, p.point.frames);
         for name in &names {
             let r = &p.point.policies[*name];
-            let nlat = r.avg_normalized_latency.unwrap_or(f64::NAN);
-            let _ = write!(
-                out,
-                " {:>7} / {:>7.1} / {:>6.2}",
-                r.loads, r.avg_stream_s, nlat
-            );
+            out.push_str(&policy_cell(
+                r.loads,
+                r.avg_stream_s,
+                r.avg_normalized_latency,
+            ));
         }
         let _ = writeln!(out, " {:>9}", replay_loads(p.point.opt));
     }

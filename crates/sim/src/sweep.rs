@@ -9,6 +9,7 @@ use crate::engine::{abm_config, geometry, simulate, simulate_ordered, SimConfig}
 use crate::experiments::{range_workload, short_names, table2_config};
 use crate::mixed_pool::choose_scans;
 use crate::model::DeviceModel;
+use crate::pbm_buffer::policy_cell;
 use crate::presets::standalone_latencies;
 use crate::result::RunResult;
 use crate::workload::Workload;
@@ -170,12 +171,11 @@ pub fn sweep_text(report: &SweepReport) -> String {
         let _ = write!(out, "{:<width$} {:>6} {:>6}", p.label, p.chunks, p.frames);
         for name in &names {
             let r = &p.policies[*name];
-            let nlat = r.avg_normalized_latency.unwrap_or(f64::NAN);
-            let _ = write!(
-                out,
-                " {:>7} / {:>7.1} / {:>6.2}",
-                r.loads, r.avg_stream_s, nlat
-            );
+            out.push_str(&policy_cell(
+                r.loads,
+                r.avg_stream_s,
+                r.avg_normalized_latency,
+            ));
         }
         out.push('\n');
     }

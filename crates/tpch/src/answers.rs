@@ -234,7 +234,12 @@ fn cells_match(expected: &str, actual: &str, tolerance: Tolerance) -> bool {
 /// Rows of `batches` as text cells, in order (nulls as `NULL`, dates as `YYYY-MM-DD`,
 /// decimals with their scale's digits).
 pub fn rows_of(batches: &[RecordBatch]) -> Result<Vec<Vec<String>>> {
-    let options = FormatOptions::default().with_null("NULL");
+    rows_with_null(batches, "NULL")
+}
+
+/// [`rows_of`] with nulls written as `null`.
+pub fn rows_with_null(batches: &[RecordBatch], null: &str) -> Result<Vec<Vec<String>>> {
+    let options = FormatOptions::default().with_null(null);
     let mut rows = Vec::new();
     for batch in batches {
         let formatters = batch

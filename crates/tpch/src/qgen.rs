@@ -292,28 +292,32 @@ impl Params {
 }
 
 fn q16(rng: &mut impl Rng) -> Vec<(&'static str, String)> {
-    const NAMES: [&str; 8] = [
+    const SIZES: [&str; 8] = [
         "SIZE1", "SIZE2", "SIZE3", "SIZE4", "SIZE5", "SIZE6", "SIZE7", "SIZE8",
     ];
-    let sizes: [usize; 8] = distinct(rng, 50);
+    // Sizes drawn first: a seed's parameters stay what they were when this was written.
+    let sizes = named_distinct(rng, SIZES, 1..=50);
     let mut values = vec![("BRAND", brand(rng)), ("TYPE", part_type(rng, 2))];
-    values.extend(
-        NAMES
-            .iter()
-            .zip(sizes)
-            .map(|(n, s)| (*n, (s + 1).to_string())),
-    );
+    values.extend(sizes);
     values
 }
 
 fn q22(rng: &mut impl Rng) -> Vec<(&'static str, String)> {
-    const NAMES: [&str; 7] = ["I1", "I2", "I3", "I4", "I5", "I6", "I7"];
-    let count = COUNTRY_CODES.clone().count();
-    let codes: [usize; 7] = distinct(rng, count);
-    NAMES
-        .iter()
-        .zip(codes)
-        .map(|(n, c)| (*n, (*COUNTRY_CODES.start() as usize + c).to_string()))
+    const CODES: [&str; 7] = ["I1", "I2", "I3", "I4", "I5", "I6", "I7"];
+    named_distinct(rng, CODES, COUNTRY_CODES)
+}
+
+/// One distinct value of `range` for each of `names` (Q16's sizes, Q22's country codes).
+fn named_distinct<const N: usize>(
+    rng: &mut impl Rng,
+    names: [&'static str; N],
+    range: std::ops::RangeInclusive<u32>,
+) -> Vec<(&'static str, String)> {
+    let offsets: [usize; N] = distinct(rng, range.clone().count());
+    names
+        .into_iter()
+        .zip(offsets)
+        .map(|(n, o)| (n, (*range.start() as usize + o).to_string()))
         .collect()
 }
 
@@ -417,6 +421,20 @@ mod tests {
         assert_ne!(stream_params(7, 0, 1.0), stream_params(8, 0, 1.0));
     }
 
+    /// Parameters `PREFIX1` … `PREFIXn` as numbers, checked to be `n` distinct ones.
+    fn distinct_numbers(params: &Params, prefix: &str, n: usize) -> Vec<u32> {
+        let mut values: Vec<u32> = (1..=n)
+            .map(|i| {
+                let value = params.get(&format!("{prefix}{i}"));
+                value.and_then(|v| v.parse().ok()).expect("a number")
+            })
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        assert_eq!(values.len(), n, "{params:?}");
+        values
+    }
+
     /// Each drawn value lies in its domain, over many draws.
     #[test]
     fn random_parameters_stay_in_their_domains() {
@@ -443,30 +461,10 @@ mod tests {
                 ("1993-01-01"..="1997-10-01").contains(&d) && d.ends_with("-01"),
                 "{d}"
             );
-            let p16 = Params::random(q(16), 1.0, &mut rng);
-            let mut sizes: Vec<u32> = (1..=8)
-                .map(|i| {
-                    p16.get(&format!("SIZE{i}"))
-                        .and_then(|s| s.parse().ok())
-                        .expect("size")
-                })
-                .collect();
-            sizes.sort_unstable();
-            sizes.dedup();
-            assert_eq!(sizes.len(), 8);
-            assert!(sizes.iter().all(|s| (1..=50).contains(s)));
-            let p22 = Params::random(q(22), 1.0, &mut rng);
-            let mut codes: Vec<u32> = (1..=7)
-                .map(|i| {
-                    p22.get(&format!("I{i}"))
-                        .and_then(|s| s.parse().ok())
-                        .expect("code")
-                })
-                .collect();
-            codes.sort_unstable();
-            codes.dedup();
-            assert_eq!(codes.len(), 7);
-            assert!(codes.iter().all(|c| COUNTRY_CODES.contains(c)));
+            let sizes = distinct_numbers(&Params::random(q(16), 1.0, &mut rng), "SIZE", 8);
+            assert!(sizes.iter().all(|s| (1..=50).contains(s)), "{sizes:?}");
+            let codes = distinct_numbers(&Params::random(q(22), 1.0, &mut rng), "I", 7);
+            assert!(codes.iter().all(|c| COUNTRY_CODES.contains(c)), "{codes:?}");
         }
     }
 }

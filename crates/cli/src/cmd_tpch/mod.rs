@@ -17,15 +17,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use coopscan_bench::cpu::process_cpu_time;
-use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_only;
 use coopscan_storage::device::Device;
 use coopscan_tpch::answers::{rows_of, Answer};
 use coopscan_tpch::{sf_of_source, stream_params, Params, QueryId, MAX_SCALE_FACTOR};
-use futures::future::join_all;
 
 use crate::session_args::{parse_policy, OpenTables, SessionArgs, SqlPolicy};
+
+mod throughput;
 
 /// Most repetitions of each query.
 const MAX_REPEAT: u32 = 100;
@@ -78,24 +78,6 @@ pub struct TpchArgs {
     /// with --streams each policy's run.
     #[arg(long, value_name = "FILE", conflicts_with = "print_sql")]
     pub json: Option<PathBuf>,
-}
-
-/// One policy's throughput run, as `--json` writes it.
-#[derive(serde::Serialize)]
-struct ThroughputRun {
-    policy: String,
-    streams: u16,
-    seed: u64,
-    sf: f64,
-    avg_stream_s: f64,
-    max_stream_s: f64,
-    stream_s: Vec<f64>,
-    cpu_s: f64,
-    mb_read: f64,
-    /// Pieces the buffer manager read (DSM: a column of a chunk; none for plain Scans).
-    piece_loads: Option<u64>,
-    /// Pieces Belady's OPT reads on the same piece references in the same buffer.
-    opt_piece_loads: Option<u64>,
 }
 
 fn parse_query(s: &str) -> Result<QueryId, String> {
@@ -157,7 +139,25 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(streams) = args.streams {
-        return throughput(args, open, sf, streams);
+        let setup = throughput::Setup {
+            session: &args.session,
+            open,
+            streams: (1..=usize::from(streams))
+                .map(|s| stream_queries(args, s, sf))
+                .collect(),
+            trace: args.trace.as_deref(),
+            seed: args.seed,
+            sf,
+        };
+        let policies = match args.policies.is_empty() {
+            true => vec![args.session.policy],
+            false => args.policies.clone(),
+        };
+        let runs = throughput::run(&setup, &policies)?;
+        if let Some(path) = &args.json {
+            write_json(path, &runs)?;
+        }
+        return Ok(());
     }
     let params = chosen_params(args, sf);
     if args.print_sql {
@@ -264,111 +264,9 @@ async fn measure(
     })
 }
 
-/// Streams 1 to `streams` at once under each policy; one line per policy.
-fn throughput(args: &TpchArgs, open: OpenTables, sf: f64, streams: u16) -> anyhow::Result<()> {
-    let policies = if args.policies.is_empty() {
-        vec![args.session.policy]
-    } else {
-        args.policies.clone()
-    };
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
-    if let Some(dir) = &args.trace {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("--trace: creating {}", dir.display()))?;
-    }
-    println!(
-        "policy             avg stream s  max stream s    CPU s   MB read  pieces OPT pieces  stream times"
-    );
-    let mut runs = Vec::new();
-    for policy in policies {
-        let device = Arc::new(Device::new(args.session.device.config()?));
-        let (ctx, runtime) = args
-            .session
-            .open_with(open.clone(), policy, Arc::clone(&device))?;
-        if let Some(runtime) = &runtime {
-            runtime.record_trace();
-        }
-        let (cpu0, io0) = (process_cpu_time(), device.stats().bytes);
-        let streams_run = (1..=usize::from(streams)).map(|s| {
-            let params = stream_queries(args, s, sf);
-            let ctx = &ctx;
-            async move { run_stream(ctx, &params).await }
-        });
-        let times = tokio
-            .block_on(join_all(streams_run))
-            .into_iter()
-            .collect::<anyhow::Result<Vec<Duration>>>()
-            .with_context(|| format!("under {policy}"))?;
-        let cpu = process_cpu_time().saturating_sub(cpu0);
-        let mb = device.stats().bytes.saturating_sub(io0) as f64 / f64::from(1u32 << 20);
-        let secs: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
-        let avg = secs.iter().sum::<f64>() / secs.len().max(1) as f64;
-        let max = secs.iter().copied().fold(0.0, f64::max);
-        let (loads, opt) = match &runtime {
-            Some(runtime) => {
-                let trace = runtime.take_trace();
-                if let Some(dir) = &args.trace {
-                    let path = dir.join(format!("tpch-{policy}.trace"));
-                    let file = std::fs::File::create(&path)
-                        .with_context(|| format!("--trace: creating {}", path.display()))?;
-                    coopscan_buffer::write_trace(std::io::BufWriter::new(file), &trace)
-                        .with_context(|| format!("--trace: writing {}", path.display()))?;
-                }
-                let opt = replay_opt(&trace, runtime.buffer_bytes());
-                (Some(runtime.stats().piece_loads), Some(opt.loads))
-            }
-            None => (None, None),
-        };
-        let each: Vec<String> = secs.iter().map(|s| format!("{s:.2}")).collect();
-        let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        println!(
-            "{:<18} {avg:>12.2} {max:>13.2} {:>8.2} {mb:>9.1} {:>7} {:>10}  {}",
-            policy.to_string(),
-            cpu.as_secs_f64(),
-            count(loads),
-            count(opt),
-            each.join(" ")
-        );
-        runs.push(ThroughputRun {
-            policy: policy.to_string(),
-            streams,
-            seed: args.seed,
-            sf,
-            avg_stream_s: avg,
-            max_stream_s: max,
-            stream_s: secs,
-            cpu_s: cpu.as_secs_f64(),
-            mb_read: mb,
-            piece_loads: loads,
-            opt_piece_loads: opt,
-        });
-    }
-    if let Some(path) = &args.json {
-        write_json(path, &runs)?;
-    }
-    Ok(())
-}
-
 fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     std::fs::write(path, text).with_context(|| format!("--json: writing {}", path.display()))
-}
-
-/// Runs a stream's queries one after another; its time.
-async fn run_stream(ctx: &SessionContext, params: &[Params]) -> anyhow::Result<Duration> {
-    let start = Instant::now();
-    for p in params {
-        let sql = p.sql()?;
-        plan_read_only(ctx, &sql)
-            .await?
-            .collect()
-            .await
-            .with_context(|| format!("{} ({})", p.query(), p.describe()))?;
-    }
-    Ok(start.elapsed())
 }
 
 fn median(values: &mut [Duration]) -> Duration {
