@@ -234,9 +234,6 @@ pub(crate) fn decode_bytes(
     let start = data.len();
     data.resize(start + room + SHORT_ENTRY, 0);
     let mut end = start;
-    let mut padded_body = Vec::with_capacity(body.len() + SHORT_ENTRY);
-    padded_body.extend_from_slice(body);
-    padded_body.resize(body.len() + SHORT_ENTRY, 0);
     packed.unpack(keep, |c| {
         let value = (bounds.get(c as usize), bounds.get(c as usize + 1));
         match value {
@@ -244,10 +241,12 @@ pub(crate) fn decode_bytes(
                 let len = hi - lo;
                 budget -= len;
                 // In range: `end - start` never exceeds `room` (the budget and the
-                // longest entry bound it), and `data` has a block of slack beyond.
-                if len <= SHORT_ENTRY {
-                    data[end..end + SHORT_ENTRY]
-                        .copy_from_slice(&padded_body[lo..lo + SHORT_ENTRY]);
+                // longest entry bound it), and `data` has a block of slack beyond. The
+                // block's bytes past the entry land in that slack and are overwritten
+                // by the next value; entries near the dictionary's end, whose block
+                // would run past it, are copied as they are.
+                if len <= SHORT_ENTRY && lo + SHORT_ENTRY <= body.len() {
+                    data[end..end + SHORT_ENTRY].copy_from_slice(&body[lo..lo + SHORT_ENTRY]);
                 } else {
                     data[end..end + len].copy_from_slice(&body[lo..hi]);
                 }
