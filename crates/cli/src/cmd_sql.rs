@@ -8,16 +8,20 @@
 //! the results only. A session in which a statement failed exits with status 1 (after
 //! running the rest), so a script piped in cannot fail unnoticed.
 //!
-//! The session is read-only over its tables (`coopscan_exec::plan_read_only`): no
-//! `COPY … TO`, `CREATE EXTERNAL TABLE`, `INSERT` or `SET`. Before, `COPY` wrote any
-//! path the process could write, and an external table read any file it could read.
+//! Besides queries it runs `INSERT INTO`, `UPDATE` and `DELETE` on its tables
+//! (`coopscan_exec::plan_read_or_change`): the changes go to each table's Positional
+//! Delta Tree and every later query of the session sees them; they are not written to
+//! disk yet, so they end with the session. Nothing else writes: no `COPY … TO`,
+//! `CREATE EXTERNAL TABLE` or `SET`. Before, `COPY` wrote any path the process could
+//! write, and an external table read any file it could read.
 
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::time::Instant;
 
 use anyhow::Context;
+use coopscan_exec::datafusion::logical_expr::LogicalPlan;
 use coopscan_exec::datafusion::prelude::SessionContext;
-use coopscan_exec::plan_read_only;
+use coopscan_exec::plan_read_or_change;
 
 use crate::session_args::SessionArgs;
 use crate::table_printer::TablePrinter;
@@ -55,7 +59,8 @@ pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
 async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
     use futures::StreamExt;
     let start = Instant::now();
-    let frame = plan_read_only(ctx, sql.trim().trim_end_matches(';')).await?;
+    let frame = plan_read_or_change(ctx, sql.trim().trim_end_matches(';')).await?;
+    let changes = matches!(frame.logical_plan(), LogicalPlan::Dml(_));
     let mut stream = frame.execute_stream().await?;
     let stdout = std::io::stdout();
     let mut printer = TablePrinter::new(stdout.lock(), stream.schema());
@@ -66,7 +71,12 @@ async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
         printer.finish()
     };
     match printed.await {
-        Ok(rows) => eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64()),
+        Ok(rows) => {
+            eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64());
+            if changes {
+                eprintln!("(changes are kept in memory: they end with this session)");
+            }
+        }
         // The reader went away (`| head`): dropping the stream stops the query.
         Err(e) if is_broken_pipe(&e) => {}
         Err(e) => return Err(e),

@@ -149,3 +149,97 @@ fn bad_arguments_are_clear_errors_not_panics() {
         assert!(!err.is_empty(), "{args:?}: no message");
     }
 }
+
+/// Lines of tpchgen's SF 0.01 lineitem whose order key is below `key`.
+fn lines_below(key: i64) -> usize {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    coopscan_tpch::generate(coopscan_tpch::TpchTable::Lineitem, 0.01, 1, 1, 8192)
+        .map(|b| {
+            let b = b.expect("batch");
+            let keys = b.column_by_name("l_orderkey").expect("l_orderkey");
+            let keys = keys.as_primitive::<Int64Type>();
+            keys.values().iter().filter(|&&k| k < key).count()
+        })
+        .sum()
+}
+
+/// `coopscan sql` runs DELETE, UPDATE and INSERT on its tables: later statements of the
+/// session see them (under a Scan and under CScans), a new session does not (changes
+/// are kept in memory), and the session says so.
+#[test]
+fn sql_changes_a_table_for_the_session() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().to_str().expect("utf8");
+    let gen = coopscan(
+        &["gen", "--sf", "0.01", "--chunk-mb", "1", "--out", out],
+        tmp.path(),
+    );
+    assert!(
+        gen.status.success(),
+        "gen: {}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let spec = format!("lineitem={}", tmp.path().join("lineitem").display());
+    let columns = "l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, \
+        l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, \
+        l_receiptdate, l_shipinstruct, l_shipmode, l_comment";
+    let script = format!(
+        "DELETE FROM lineitem WHERE l_orderkey < 100;\n\
+         UPDATE lineitem SET l_comment = 'edited' WHERE l_orderkey < 200;\n\
+         INSERT INTO lineitem ({columns}) VALUES (999999, 1, 1, 1, 1.00, 1.00, 0.00, 0.00, 'N', 'O', \
+         DATE '1998-01-01', DATE '1998-01-01', DATE '1998-01-01', 'NONE', 'AIR', 'new');\n\
+         SELECT count(*) AS n, sum(CASE WHEN l_comment = 'edited' THEN 1 ELSE 0 END) AS e FROM lineitem;\n"
+    );
+    let (deleted, edited) = (lines_below(100), lines_below(200) - lines_below(100));
+    let want = format!("{}", 60175 - deleted + 1);
+    for policy in ["scan", "relevance"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_coopscan"))
+            .args(["sql", "--table", &spec, "--policy", policy])
+            .env("COOPSCAN_DATA", tmp.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(script.as_bytes())
+            .expect("write");
+        let res = child.wait_with_output().expect("wait");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&res.stdout),
+            String::from_utf8_lossy(&res.stderr),
+        );
+        assert!(res.status.success(), "{policy}: {stderr}");
+        assert!(stderr.contains("kept in memory"), "{policy}: {stderr}");
+        let last = stdout
+            .lines()
+            .rev()
+            .find(|l| l.contains(&want))
+            .unwrap_or_default();
+        assert!(
+            last.contains(&format!("{edited}")),
+            "{policy}: want n = {want}, e = {edited}: {stdout}"
+        );
+        let fresh = coopscan(
+            &[
+                "sql",
+                "--table",
+                &spec,
+                "--policy",
+                policy,
+                "SELECT count(*) FROM lineitem",
+            ],
+            tmp.path(),
+        );
+        assert!(
+            String::from_utf8_lossy(&fresh.stdout).contains("60175"),
+            "{policy}: a new session"
+        );
+    }
+}

@@ -138,7 +138,7 @@ fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
         };
         let decoded = chunk.batch().map_err(external)?;
         core.counters.chunk_delivered(decoded.num_rows());
-        let batch = core.shape.assemble(&decoded, &chunk.rows())?;
+        let batch = core.assemble(&decoded, &chunk.rows())?;
         // The tuples are owned now: release the chunk before waiting for the consumer.
         // A consumer may leave this stream unread for a long time (a hash join reads
         // its build side first, possibly another scan of the same table); a pin held

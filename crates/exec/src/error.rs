@@ -14,14 +14,17 @@ pub enum ExecError {
     /// Registering a CScan, a failed chunk load, a runtime that shut down.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// A change or position a table's delta tree refuses (a row that does not exist).
+    #[error(transparent)]
+    Delta(#[from] coopscan_delta::DeltaError),
     /// Planning or running a query.
     #[error(transparent)]
     DataFusion(#[from] DataFusionError),
     /// A statement a coopscan session does not run: it would define tables, write or
     /// change the session (`session::read_only_sql_options`).
     #[error(
-        "refused: a coopscan session is read-only over its registered tables (no DDL, \
-         DML, COPY or SET): {0}"
+        "refused: a coopscan session is read-only over its registered tables but for \
+         INSERT, UPDATE and DELETE on them (no DDL, COPY or SET): {0}"
     )]
     ReadOnly(String),
     /// A caller error: mismatched runtime and table, a bad argument.

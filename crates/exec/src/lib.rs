@@ -32,6 +32,7 @@
 mod checked_arithmetic;
 mod counters;
 mod cscan_exec;
+pub mod delta;
 mod error;
 mod feed;
 mod leaf_plan;
@@ -67,6 +68,6 @@ pub use queries::{
 pub use query_tag::QueryTag;
 pub use scan_exec::ScanExec;
 pub use session::{
-    plan_read_only, query_session, query_session_config, read_only_sql_options, run_sql,
-    session_context,
+    plan_read_only, plan_read_or_change, query_session, query_session_config,
+    read_only_sql_options, run_sql, session_context,
 };

@@ -13,7 +13,11 @@ use datafusion::physical_expr::{EquivalenceProperties, PhysicalSortExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::{Partitioning, PlanProperties};
 
+use datafusion::arrow::array::RecordBatch;
+use datafusion::error::Result;
+
 use crate::counters::ScanCounters;
+use crate::delta::{merge_chunk, DeltaScan};
 use crate::pushdown::ROWID_COLUMN;
 use crate::shape::OutputShape;
 
@@ -27,6 +31,9 @@ pub struct ScanCore {
     pub counters: Arc<ScanCounters>,
     /// What the planner is told about the scan's output (`crate::statistics`).
     pub statistics: Arc<Statistics>,
+    /// The table's changes as this scan sees them, when it has any: `ranges` are then
+    /// stable positions (SIDs) and the output is merged with them (`crate::delta`).
+    pub delta: Option<Arc<DeltaScan>>,
 }
 
 /// Whether the plan promises its output in `_rowid` order.
@@ -75,9 +82,22 @@ impl ScanCore {
         column.name() == ROWID_COLUMN && Some(column.index()) == ours && !first.options.descending
     }
 
-    /// Rows the plan will deliver.
+    /// Rows the plan will deliver (at most, for a changed table: its chunks pruned by
+    /// zonemaps may drop some of the wanted RIDs).
     pub fn rows(&self) -> u64 {
-        self.ranges.rows()
+        match &self.delta {
+            Some(delta) => delta.wanted.rows(),
+            None => self.ranges.rows(),
+        }
+    }
+
+    /// The output batch of a decoded batch holding stable tuples `rows` (sorted ranges,
+    /// in that order): merged with the table's changes when the scan sees any.
+    pub fn assemble(&self, decoded: &RecordBatch, rows: &[Range<u64>]) -> Result<RecordBatch> {
+        match &self.delta {
+            Some(delta) => merge_chunk(delta, &self.shape, decoded, rows),
+            None => Ok(self.shape.assemble(decoded, rows)?),
+        }
     }
 
     pub fn fmt_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -24,13 +24,21 @@ use crate::counters::{ScanCounters, ScanCountersSnapshot};
 use crate::cscan_exec::{
     CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit, Workers,
 };
+use crate::delta::dml::{DeltaSink, DmlExec};
+use crate::delta::{DeltaScan, TableDelta};
+use crate::error::external;
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
-use crate::pushdown::{classify, scan_ranges, ROWID_COLUMN};
+use crate::pushdown::{classify, prune_ranges, rowid_range, scan_ranges, Pushed, ROWID_COLUMN};
 use crate::scan_exec::{DirectSource, ScanExec};
 use crate::shape::OutputShape;
-use crate::statistics::scan_statistics;
+use crate::statistics::{changed_table_statistics, scan_statistics};
+use coopscan_buffer::RowRanges;
 use coopscan_buffer::Split;
+use coopscan_delta::Pdt;
+use datafusion::common::{not_impl_err, ScalarValue};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::logical_expr::dml::InsertOp;
 
 /// How a [`CoopTable`]'s queries read chunks.
 #[derive(Clone)]
@@ -52,11 +60,14 @@ impl fmt::Debug for ScanMode {
 }
 
 /// Where a query's chunks come from.
+#[derive(Clone)]
 enum Source {
     Direct(Arc<DirectSource>),
     Shared(Arc<Pooled>),
 }
 
+/// Cloning is cheap: the clone shares the original's source, counters and changes.
+#[derive(Clone)]
 pub struct CoopTable {
     table: Table,
     schema: SchemaRef,
@@ -65,6 +76,11 @@ pub struct CoopTable {
     /// Scans of this table run in table order in the shared buffer, never as CScans
     /// (a small table: `CoopTable::in_order`).
     in_order: bool,
+    /// The table's committed changes (inserts, deletes, updates).
+    delta: Arc<TableDelta>,
+    /// What an INSERT that leaves `_rowid` out gives it (ignored: a row's RID is its
+    /// position).
+    rowid_default: Expr,
 }
 
 impl fmt::Debug for CoopTable {
@@ -111,8 +127,11 @@ impl CoopTable {
     }
 
     fn with_source(table: Table, source: Source) -> CoopTable {
+        let delta = TableDelta::new(table.rows(), table.schema().len());
         CoopTable {
             schema: provider_schema(&table),
+            delta: Arc::new(delta),
+            rowid_default: Expr::Literal(ScalarValue::Int64(Some(0)), None),
             table,
             source,
             counters: Arc::default(),
@@ -153,6 +172,24 @@ impl CoopTable {
 
     pub fn table(&self) -> &Table {
         &self.table
+    }
+
+    /// This provider sharing `delta` (another provider's changes of the same table).
+    pub fn with_delta(mut self, delta: Arc<TableDelta>) -> CoopTable {
+        self.delta = delta;
+        self
+    }
+
+    /// The table's committed changes.
+    pub fn delta(&self) -> &Arc<TableDelta> {
+        &self.delta
+    }
+
+    /// A plan reading every column and `_rowid` of the committed state now, on one
+    /// worker: what DELETE and UPDATE search.
+    pub(crate) fn full_scan(&self) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
+        self.scan_plan(&all, &[], None, 1, Split::Dynamic)
     }
 
     /// Chunks and tuples delivered by this provider's scans so far.
@@ -227,32 +264,130 @@ impl TableProvider for CoopTable {
                 &all
             }
         };
-        let schema = Arc::new(self.schema.project(projection)?);
-        let shape = OutputShape::new(schema, projection, self.table.schema().len());
-        let pushed: Vec<_> = filters
-            .iter()
-            .filter_map(|f| classify(&self.table, f))
-            .collect();
-        let mut ranges = scan_ranges(&self.table, &pushed);
-        // DataFusion passes a LIMIT only when no filter stays above the scan (every
-        // pushed conjunct Exact), so any `limit` tuples answer it: the first ones, so
-        // a `SELECT … LIMIT 10` loads one chunk, not the table.
-        if let Some(limit) = limit {
-            ranges = ranges.first_rows(u64::try_from(limit).unwrap_or(u64::MAX));
-        }
-        let statistics = Arc::new(scan_statistics(&self.table, &shape, &ranges));
-        let core = ScanCore {
-            shape,
-            ranges,
-            counters: Arc::clone(&self.counters),
-            statistics,
-        };
         // A cooperative scan gets the workers the session asks for (`ScanWorkers`).
         let workers = state.config().get_extension::<ScanWorkers>();
         let split = match state.config().get_extension::<StaticSplit>() {
             Some(_) => Split::Static,
             None => Split::Dynamic,
         };
-        Ok(self.plan(core, workers.map_or(1, |w| w.0), split))
+        let workers = workers.map_or(1, |w| w.0);
+        self.scan_plan(projection, filters, limit, workers, split)
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        op: InsertOp,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if op != InsertOp::Append {
+            return not_impl_err!("{op} on a coopscan table: only INSERT INTO appends");
+        }
+        let sink = DeltaSink {
+            delta: Arc::clone(&self.delta),
+            schema: self.schema(),
+        };
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
+
+    async fn delete_from(
+        &self,
+        state: &dyn Session,
+        filters: Vec<Expr>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(DmlExec::delete(self.clone(), state, &filters)?))
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let plan = DmlExec::update(self.clone(), state, &assignments, &filters)?;
+        Ok(Arc::new(plan))
+    }
+
+    /// `_rowid` is the row's position, never a value an INSERT gives: one it names is
+    /// ignored, and one it leaves out is this.
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        (column == ROWID_COLUMN).then_some(&self.rowid_default)
+    }
+}
+
+impl CoopTable {
+    /// The leaf plan of a scan of `projection` (provider column indexes) under `filters`.
+    fn scan_plan(
+        &self,
+        projection: &[usize],
+        filters: &[Expr],
+        limit: Option<usize>,
+        workers: usize,
+        split: Split,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let schema = Arc::new(self.schema.project(projection)?);
+        let shape = OutputShape::new(schema, projection, self.table.schema().len());
+        let pushed: Vec<_> = filters
+            .iter()
+            .filter_map(|f| classify(&self.table, f))
+            .collect();
+        // DataFusion passes a LIMIT only when no filter stays above the scan (every
+        // pushed conjunct Exact), so any `limit` tuples answer it: the first ones, so
+        // a `SELECT … LIMIT 10` loads one chunk, not the table.
+        let limit = limit.map(|l| u64::try_from(l).unwrap_or(u64::MAX));
+        let snapshot = self.delta.snapshot();
+        let core = if snapshot.is_empty() {
+            self.stable_core(shape, &pushed, limit)
+        } else {
+            self.changed_core(shape, &pushed, limit, snapshot)?
+        };
+        Ok(self.plan(core, workers, split))
+    }
+
+    /// A scan of the stable table: `ranges` are RIDs and SIDs alike.
+    fn stable_core(&self, shape: OutputShape, pushed: &[Pushed], limit: Option<u64>) -> ScanCore {
+        let mut ranges = scan_ranges(&self.table, pushed);
+        if let Some(limit) = limit {
+            ranges = ranges.first_rows(limit);
+        }
+        let statistics = Arc::new(scan_statistics(&self.table, &shape, &ranges));
+        let counters = Arc::clone(&self.counters);
+        ScanCore {
+            shape,
+            ranges,
+            counters,
+            statistics,
+            delta: None,
+        }
+    }
+
+    /// A scan of a changed table (2012 paper §2.1): the wanted RIDs translated into the
+    /// SID ranges the chunks are read for, zonemaps pruning only chunks without changed
+    /// tuples, every chunk merged with the snapshot.
+    fn changed_core(
+        &self,
+        shape: OutputShape,
+        pushed: &[Pushed],
+        limit: Option<u64>,
+        snapshot: Pdt<ScalarValue>,
+    ) -> DfResult<ScanCore> {
+        let mut wanted = RowRanges::new([rowid_range(pushed, snapshot.rows())]);
+        if let Some(limit) = limit {
+            wanted = wanted.first_rows(limit);
+        }
+        let sids = snapshot.sid_ranges(wanted.ranges()).map_err(external)?;
+        let stable = scan_statistics(&self.table, &shape, &RowRanges::new(sids.clone()));
+        let statistics = Arc::new(changed_table_statistics(&stable, wanted.rows()));
+        let delta = DeltaScan::new(snapshot, wanted);
+        let ranges = prune_ranges(&self.table, pushed, &sids, |rows| delta.patches_in(rows));
+        let counters = Arc::clone(&self.counters);
+        let delta = Some(Arc::new(delta));
+        Ok(ScanCore {
+            shape,
+            ranges,
+            counters,
+            statistics,
+            delta,
+        })
     }
 }

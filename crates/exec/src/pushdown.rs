@@ -228,29 +228,40 @@ pub fn may_match(zonemap: Option<&Zonemap>, op: CmpOp, value: i64) -> bool {
 /// zonemap conjunct rules out; consecutive surviving chunks form one range.
 pub fn scan_ranges(table: &Table, pushed: &[Pushed]) -> RowRanges {
     let bound = rowid_range(pushed, table.rows());
-    let mut ranges: Vec<Range<u64>> = Vec::new();
-    if bound.is_empty() {
-        return RowRanges::default();
-    }
-    for k in table.chunks_for_rows(bound.clone()) {
-        let chunk = table.chunk(k);
-        let keep = pushed.iter().all(|p| match *p {
-            Pushed::Zonemap { column, op, value } => {
-                may_match(chunk.columns[column].zonemap.as_ref(), op, value)
+    prune_ranges(table, pushed, &[bound], |_| false)
+}
+
+/// The parts of `ranges` (sorted stable positions) in chunks whose zonemaps may match
+/// every pushed comparison, or for which `keep_anyway(chunk rows)` holds (a chunk with
+/// changed tuples, whose values its zonemap does not know).
+pub fn prune_ranges(
+    table: &Table,
+    pushed: &[Pushed],
+    ranges: &[Range<u64>],
+    keep_anyway: impl Fn(Range<u64>) -> bool,
+) -> RowRanges {
+    let mut out: Vec<Range<u64>> = Vec::new();
+    for range in ranges.iter().filter(|r| !r.is_empty()) {
+        for k in table.chunks_for_rows(range.clone()) {
+            let chunk = table.chunk(k);
+            let keep = pushed.iter().all(|p| match *p {
+                Pushed::Zonemap { column, op, value } => {
+                    may_match(chunk.columns[column].zonemap.as_ref(), op, value)
+                }
+                Pushed::RowId { .. } => true,
+            });
+            if !keep && !keep_anyway(chunk.rows()) {
+                continue;
             }
-            Pushed::RowId { .. } => true,
-        });
-        if !keep {
-            continue;
-        }
-        let rows = chunk.rows();
-        let piece = rows.start.max(bound.start)..rows.end.min(bound.end);
-        match ranges.last_mut() {
-            Some(last) if last.end == piece.start => last.end = piece.end,
-            _ => ranges.push(piece),
+            let rows = chunk.rows();
+            let piece = rows.start.max(range.start)..rows.end.min(range.end);
+            match out.last_mut() {
+                Some(last) if last.end == piece.start => last.end = piece.end,
+                _ => out.push(piece),
+            }
         }
     }
-    RowRanges::new(ranges)
+    RowRanges::new(out)
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ fn produce(core: &ScanCore, source: &DirectSource, sink: &BatchSink) -> Result<(
                 )
                 .map_err(external)?;
             core.counters.chunk_delivered(decoded.num_rows());
-            let batch = core.shape.assemble(&decoded, &[rows])?;
+            let batch = core.assemble(&decoded, &[rows])?;
             if !sink.send(batch) {
                 return Ok(());
             }

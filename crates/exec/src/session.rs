@@ -3,15 +3,19 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::datasource::source_as_provider;
 use datafusion::error::DataFusionError;
 use datafusion::execution::context::SQLOptions;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{DmlStatement, LogicalPlan, WriteOp};
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 use crate::checked_arithmetic::CheckedArithmetic;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
 use crate::narrow_decimal::NarrowDecimals;
+use crate::provider::CoopTable;
 
 /// A DataFusion session with the default configuration (target partitions = cores).
 /// Register tables with `ctx.register_table(name, Arc::new(CoopTable::…))`.
@@ -73,6 +77,33 @@ pub async fn plan_read_only(ctx: &SessionContext, sql: &str) -> Result<DataFrame
             other => ExecError::DataFusion(other),
         })?;
     Ok(ctx.execute_logical_plan(plan).await?)
+}
+
+/// Plans `sql` for `ctx` if it only reads ([`plan_read_only`]) or is an INSERT, UPDATE
+/// or DELETE of a coopscan table whose input only reads: what `coopscan sql` runs. A
+/// change to any other table (a `COPY … TO` is DML too) is refused like any write.
+pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    let plan = ctx.state().create_logical_plan(sql).await?;
+    let checked = match &plan {
+        LogicalPlan::Dml(dml) if changes_a_coop_table(dml) => dml.input.as_ref(),
+        other => other,
+    };
+    read_only_sql_options()
+        .verify_plan(checked)
+        .map_err(|e| match e {
+            DataFusionError::Plan(message) => ExecError::ReadOnly(message),
+            other => ExecError::DataFusion(other),
+        })?;
+    Ok(ctx.execute_logical_plan(plan).await?)
+}
+
+fn changes_a_coop_table(dml: &DmlStatement) -> bool {
+    let change = matches!(
+        dml.op,
+        WriteOp::Insert(InsertOp::Append) | WriteOp::Update | WriteOp::Delete
+    );
+    let ours = source_as_provider(&dml.target).is_ok_and(|p| p.is::<CoopTable>());
+    change && ours
 }
 
 /// Plans (read-only, [`plan_read_only`]) and runs `sql`, collecting all result batches.

@@ -61,12 +61,32 @@ impl OutputShape {
         let options = RecordBatchOptions::new().with_row_count(Some(decoded.num_rows()));
         RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options)
     }
+
+    /// Builds the output batch from merged tuples and their RIDs (`_rowid`), one each.
+    pub fn assemble_with_rowids(
+        &self,
+        merged: &RecordBatch,
+        rids: &[u64],
+    ) -> Result<RecordBatch, ArrowError> {
+        let mut columns: Vec<ArrayRef> = if self.row_count_only {
+            Vec::new()
+        } else {
+            merged.columns().to_vec()
+        };
+        if self.with_rowid {
+            columns.push(rowid_list(rids.iter().copied())?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(merged.num_rows()));
+        RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options)
+    }
 }
 
 fn rowid_array(rows: &[Range<u64>]) -> Result<ArrayRef, ArrowError> {
-    let ids = rows
-        .iter()
-        .flat_map(|r| r.clone())
+    rowid_list(rows.iter().flat_map(|r| r.clone()))
+}
+
+fn rowid_list(ids: impl Iterator<Item = u64>) -> Result<ArrayRef, ArrowError> {
+    let ids = ids
         .map(|id| {
             i64::try_from(id)
                 .map_err(|_| ArrowError::ComputeError(format!("row id {id} exceeds i64")))

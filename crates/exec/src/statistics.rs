@@ -70,6 +70,29 @@ pub fn partition_share(whole: &Statistics, partitions: usize) -> Statistics {
     }
 }
 
+/// The statistics of a scan of a changed table that wants `wanted_rows` tuples: zonemap
+/// pruning may drop some (so the count is a bound), and inserted or modified values lie
+/// outside what the zonemaps know, so no column has bounds. Nulls stay 0: changes with
+/// nulls are refused (`crate::delta::dml`).
+pub fn changed_table_statistics(stable: &Statistics, wanted_rows: u64) -> Statistics {
+    Statistics {
+        num_rows: Precision::Inexact(to_usize(wanted_rows)),
+        total_byte_size: stable.total_byte_size.to_inexact(),
+        column_statistics: stable
+            .column_statistics
+            .iter()
+            .map(|c| ColumnStatistics {
+                null_count: c.null_count,
+                max_value: Precision::Absent,
+                min_value: Precision::Absent,
+                sum_value: Precision::Absent,
+                distinct_count: Precision::Absent,
+                byte_size: c.byte_size.to_inexact(),
+            })
+            .collect(),
+    }
+}
+
 /// The chunks holding any tuple of `ranges`, each once, in table order.
 fn touched_chunks<'t>(table: &'t Table, ranges: &RowRanges) -> Vec<&'t ChunkMeta> {
     let mut out: Vec<&ChunkMeta> = Vec::new();

@@ -1,0 +1,262 @@
+//! INSERT, DELETE and UPDATE on coopscan tables (changes kept in a Positional Delta Tree,
+//! merged into every scan) against the same statements on DataFusion's `MemTable` over
+//! tpchgen's batches in memory: every query after the changes returns the same rows, as
+//! a Scan, as CScans under several policies and as parallel CScans, over NSM and DSM;
+//! `_rowid` is the row's position in the changed table.
+
+mod common;
+
+use std::sync::Arc;
+
+use coopscan_exec::{CoopTable, ScanMode, ScanWorkers};
+use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+use coopscan_storage::{Layout, Table};
+use coopscan_tpch::{generate, TpchTable};
+use datafusion::datasource::MemTable;
+use datafusion::physical_plan::collect;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use common::*;
+
+/// Few frames relative to the table's chunks, so scans evict and share.
+const FRAMES: u32 = 6;
+
+const COLUMNS: &str = "l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, \
+    l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, \
+    l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment";
+
+/// The changes, in order: deletes spread over the table, an update of many rows
+/// (including a sort of value no zonemap knows), inserts in the middle of nothing (they
+/// append), an update and a delete that touch inserted rows.
+fn statements() -> Vec<String> {
+    vec![
+        "DELETE FROM lineitem WHERE l_orderkey % 7 = 3".into(),
+        "UPDATE lineitem SET l_quantity = l_quantity + 1, l_returnflag = 'X' WHERE l_suppkey < 20".into(),
+        "UPDATE lineitem SET l_shipdate = DATE '2001-01-01' WHERE l_orderkey = 5".into(),
+        format!(
+            "INSERT INTO lineitem ({COLUMNS}) VALUES \
+             (900000001, 1, 2, 1, 17.00, 1000.50, 0.05, 0.02, 'N', 'O', DATE '1996-03-13', DATE '1996-02-12', DATE '1996-03-22', 'NONE', 'AIR', 'first new'), \
+             (900000002, 7, 3, 2, 36.00, 2000.00, 0.09, 0.06, 'R', 'F', DATE '2002-02-02', DATE '1996-02-28', DATE '1996-04-20', 'NONE', 'MAIL', 'second new'), \
+             (900000003, 9, 4, 3, 8.00, 300.25, 0.10, 0.02, 'A', 'F', DATE '1994-01-29', DATE '1994-03-05', DATE '1994-01-31', 'NONE', 'SHIP', 'third new')"
+        ),
+        "UPDATE lineitem SET l_comment = 'changed twice' WHERE l_orderkey = 900000002 OR l_suppkey < 5".into(),
+        "DELETE FROM lineitem WHERE l_orderkey = 900000003 OR l_partkey % 11 = 0".into(),
+    ]
+}
+
+/// Queries after the changes: aggregates, zonemap-prunable filters that only changed
+/// rows match, whole rows.
+fn queries() -> Vec<String> {
+    vec![
+        "SELECT count(*), sum(l_quantity), sum(l_extendedprice) FROM lineitem".into(),
+        "SELECT l_returnflag, l_linestatus, count(*), sum(l_quantity), avg(l_discount) FROM lineitem GROUP BY 1, 2".into(),
+        "SELECT l_orderkey, l_linenumber, l_comment FROM lineitem WHERE l_shipdate > DATE '1999-01-01'".into(),
+        "SELECT count(*) FROM lineitem WHERE l_orderkey > 800000000".into(),
+        format!("SELECT {COLUMNS} FROM lineitem WHERE l_suppkey < 6"),
+    ]
+}
+
+fn reference() -> SessionContext {
+    let batches: Vec<_> = generate(TpchTable::Lineitem, SF, 1, 1, 8192)
+        .map(|b| b.expect("generate"))
+        .collect();
+    let mem = MemTable::try_new(batches[0].schema(), vec![batches]).expect("memtable");
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
+    ctx.register_table("lineitem", Arc::new(mem))
+        .expect("register");
+    ctx
+}
+
+/// `count` of each statement on `ctx`.
+async fn change(ctx: &SessionContext) -> Vec<Vec<Vec<String>>> {
+    let mut out = Vec::new();
+    for sql in statements() {
+        out.push(run(ctx, &sql).await);
+    }
+    out
+}
+
+async fn answers(ctx: &SessionContext) -> Vec<Vec<Vec<String>>> {
+    let mut out = Vec::new();
+    for sql in queries() {
+        out.push(run(ctx, &sql).await);
+    }
+    out
+}
+
+/// The whole table in `_rowid` order (ours) must be the reference's rows in its order.
+async fn in_rowid_order(ctx: &SessionContext) -> (Vec<Vec<String>>, Vec<i64>) {
+    let sql = format!("SELECT {COLUMNS}, _rowid FROM lineitem ORDER BY _rowid");
+    let batches = ctx
+        .sql(&sql)
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("run");
+    let mut rows = Vec::new();
+    let mut ids = Vec::new();
+    for b in &batches {
+        let rowid = b.column(b.num_columns() - 1);
+        let rowid = rowid
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .expect("int64");
+        ids.extend(rowid.values().iter().copied());
+        let without = b
+            .project(&(0..b.num_columns() - 1).collect::<Vec<_>>())
+            .expect("project");
+        rows.extend(unsorted(&without));
+    }
+    (rows, ids)
+}
+
+fn unsorted(batch: &datafusion::arrow::array::RecordBatch) -> Vec<Vec<String>> {
+    use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default();
+    let formatters: Vec<ArrayFormatter> = batch
+        .columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).expect("fmt"))
+        .collect();
+    (0..batch.num_rows())
+        .map(|r| formatters.iter().map(|f| f.value(r).to_string()).collect())
+        .collect()
+}
+
+async fn reference_in_order(ctx: &SessionContext) -> Vec<Vec<String>> {
+    let batches = ctx
+        .sql(&format!("SELECT {COLUMNS} FROM lineitem"))
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("run");
+    batches.iter().flat_map(unsorted).collect()
+}
+
+fn session(provider: CoopTable, workers: usize) -> SessionContext {
+    let config = SessionConfig::new().with_extension(Arc::new(ScanWorkers(workers)));
+    let ctx = SessionContext::new_with_config(config);
+    ctx.register_table("lineitem", Arc::new(provider))
+        .expect("register");
+    ctx
+}
+
+async fn check(
+    ctx: &SessionContext,
+    want_counts: &[Vec<Vec<String>>],
+    want: &[Vec<Vec<String>>],
+    want_order: &[Vec<String>],
+    what: &str,
+) {
+    assert_eq!(&change(ctx).await, want_counts, "{what}: rows changed");
+    assert_eq!(&answers(ctx).await, want, "{what}: answers");
+    let (rows, ids) = in_rowid_order(ctx).await;
+    assert_eq!(
+        ids,
+        (0..ids.len() as i64).collect::<Vec<_>>(),
+        "{what}: _rowid is the position"
+    );
+    assert!(
+        rows == want_order,
+        "{what}: the table in _rowid order differs from the reference's order"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_match_memtable_under_scan_and_cscans() {
+    let reference = reference();
+    let want_counts = change(&reference).await;
+    let want = answers(&reference).await;
+    let want_order = reference_in_order(&reference).await;
+    assert!(
+        want[2].len() >= 2,
+        "the date query must see changed rows only: {:?}",
+        want[2]
+    );
+
+    for layout in [Layout::Nsm, Layout::Dsm] {
+        let table: Table = table(layout);
+        let scan = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+        check(
+            &session(scan, 1),
+            &want_counts,
+            &want,
+            &want_order,
+            &format!("{layout:?} Scan"),
+        )
+        .await;
+        for (policy, workers) in [
+            (PolicyKind::Relevance, 1),
+            (PolicyKind::Pbm, 1),
+            (PolicyKind::Relevance, 3),
+            (PolicyKind::Normal, 2),
+        ] {
+            let runtime = Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy))
+                .expect("runtime");
+            let provider = CoopTable::cooperative(Arc::new(runtime));
+            let what = format!("{layout:?} CScan {policy:?} x{workers}");
+            check(
+                &session(provider, workers),
+                &want_counts,
+                &want,
+                &want_order,
+                &what,
+            )
+            .await;
+        }
+    }
+}
+
+/// Snapshot isolation for a statement: a plan made before a DELETE is published reads
+/// the table as it was when the plan was made, and a plan made after reads the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_planned_before_a_change_sees_the_old_rows() {
+    let table = table(Layout::Dsm);
+    let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+    let ctx = session(provider, 1);
+    let sql = "SELECT count(*), sum(l_orderkey) FROM lineitem WHERE l_comment <> ''";
+    let before = run(&ctx, sql).await;
+    let planned = ctx
+        .sql(sql)
+        .await
+        .expect("plan")
+        .create_physical_plan()
+        .await
+        .expect("physical plan");
+    assert_eq!(
+        run(&ctx, "DELETE FROM lineitem WHERE l_orderkey < 1000")
+            .await
+            .len(),
+        1
+    );
+    let old = canonical(&collect(planned, ctx.task_ctx()).await.expect("run"));
+    assert_eq!(old, before, "a plan made before the DELETE");
+    let after = run(&ctx, sql).await;
+    assert_ne!(after, before, "a plan made after the DELETE");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_changes_are_clear_errors_and_change_nothing() {
+    let table = table(Layout::Nsm);
+    let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+    let ctx = session(provider, 1);
+    let nulls = format!("INSERT INTO lineitem ({COLUMNS}) SELECT {COLUMNS} FROM lineitem WHERE l_orderkey < 10 UNION ALL SELECT NULL, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment FROM lineitem WHERE l_orderkey = 1");
+    for (sql, says) in [
+        (nulls.as_str(), "null"),
+        ("UPDATE lineitem SET _rowid = 5", "_rowid"),
+        (
+            "UPDATE lineitem SET l_comment = NULL WHERE l_orderkey = 1",
+            "cannot be NULL",
+        ),
+        ("UPDATE lineitem SET nope = 1", "nope"),
+    ] {
+        let err = try_run(&ctx, sql).await.expect_err(sql);
+        assert!(err.contains(says), "{sql}: {err}");
+    }
+    assert_eq!(
+        run(&ctx, "SELECT count(*) FROM lineitem").await,
+        vec![vec![table.rows().to_string()]]
+    );
+}
