@@ -1,0 +1,319 @@
+//! The delta log: commits replay into the same tree, a torn tail is ignored and cut off,
+//! a log for another table or changed by another process is refused, and committed
+//! changes survive the process being killed at any point of a commit (seeded kills: 200
+//! by default, `COOPSCAN_CRASH_KILLS` for more).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use coopscan_delta::log::{replay, CrashStage, DeltaLog, LogError, LogIdentity, Op, ValueCodec};
+use coopscan_delta::{Pdt, Rid, Step};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const STABLE_ROWS: u64 = 50;
+const COLUMNS: usize = 2;
+const IDENTITY: LogIdentity = LogIdentity {
+    stable_rows: STABLE_ROWS,
+    columns: COLUMNS,
+    fingerprint: 0x00c0_ffee,
+};
+/// Commits a child makes before it stops on its own.
+const COMMITS: u64 = 24;
+const CHILD_ENV: &str = "COOPSCAN_DELTA_CRASH_CHILD";
+
+struct U32Codec;
+
+impl ValueCodec<u32> for U32Codec {
+    fn encode(&self, _: usize, value: &u32, out: &mut Vec<u8>) -> Result<(), String> {
+        out.extend_from_slice(&value.to_le_bytes());
+        Ok(())
+    }
+    fn decode(&self, _: usize, bytes: &[u8]) -> Result<u32, String> {
+        let array: [u8; 4] = bytes
+            .try_into()
+            .map_err(|_| format!("{} bytes for a u32", bytes.len()))?;
+        Ok(u32::from_le_bytes(array))
+    }
+}
+
+/// One statement: a few changes, each valid in the state the ones before it left.
+fn statement(rng: &mut ChaCha8Rng, pdt: &Pdt<u32>) -> Vec<Op<u32>> {
+    let mut scratch = pdt.clone();
+    let mut ops = Vec::new();
+    for _ in 0..rng.random_range(1..5) {
+        let rows = scratch.rows();
+        let op = match rng.random_range(0..3) {
+            0 => Op::Insert {
+                rid: Rid(rng.random_range(0..=rows)),
+                row: vec![rng.random(), rng.random()],
+            },
+            1 if rows > 0 => Op::Delete {
+                rid: Rid(rng.random_range(0..rows)),
+            },
+            _ if rows > 0 => Op::Modify {
+                rid: Rid(rng.random_range(0..rows)),
+                values: vec![(rng.random_range(0..COLUMNS), rng.random())],
+            },
+            _ => continue,
+        };
+        op.apply(&mut scratch).expect("valid op");
+        ops.push(op);
+    }
+    ops
+}
+
+/// The tree after the first `commits` statements of `seed`.
+fn model(seed: u64, commits: u64) -> Pdt<u32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut pdt = Pdt::new(STABLE_ROWS, COLUMNS);
+    for _ in 0..commits {
+        for op in statement(&mut rng, &pdt) {
+            op.apply(&mut pdt).expect("apply");
+        }
+    }
+    pdt
+}
+
+/// The table's rows (stable values are `sid * 10 + column`).
+fn rows(pdt: &Pdt<u32>) -> Vec<Vec<u32>> {
+    let merged = pdt.merge_steps(0..STABLE_ROWS).expect("merge");
+    let stable = |sid: u64| {
+        (0..COLUMNS)
+            .map(|c| sid as u32 * 10 + c as u32)
+            .collect::<Vec<_>>()
+    };
+    let mut out = Vec::new();
+    for step in merged.steps {
+        match step {
+            Step::Stable(sids) => out.extend(sids.map(stable)),
+            Step::Insert(row) => out.push(row.to_vec()),
+            Step::Modified { sid, values } => {
+                let mut row = stable(sid);
+                for (c, v) in values {
+                    row[*c] = *v;
+                }
+                out.push(row);
+            }
+        }
+    }
+    out
+}
+
+/// Commits `commits` statements of `seed` through a log at `path`, printing "acked i"
+/// after each append returns.
+fn commit_all(path: &Path, seed: u64, commits: u64, crash: Option<(u64, CrashStage)>) {
+    let mut log = DeltaLog::open(path, IDENTITY, &U32Codec, 0).expect("open");
+    if let Some((append, stage)) = crash {
+        log.crash_at(append, stage);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut pdt = Pdt::new(STABLE_ROWS, COLUMNS);
+    let stdout = std::io::stdout();
+    for i in 0..commits {
+        let ops = statement(&mut rng, &pdt);
+        log.append(&ops, &U32Codec).expect("append");
+        for op in &ops {
+            op.apply(&mut pdt).expect("apply");
+        }
+        let mut out = stdout.lock();
+        writeln!(out, "acked {i}").expect("stdout");
+        out.flush().expect("flush");
+    }
+}
+
+#[test]
+fn commits_replay_into_the_same_tree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("delta.log");
+    commit_all(&path, 7, COMMITS, None);
+    let replayed = replay(&path, IDENTITY, &U32Codec).expect("replay");
+    assert_eq!(replayed.records, COMMITS);
+    assert_eq!(rows(&replayed.pdt), rows(&model(7, COMMITS)));
+    assert!(
+        rows(&replayed.pdt) != rows(&model(7, COMMITS - 1)),
+        "the last commit changed something"
+    );
+}
+
+#[test]
+fn a_torn_tail_is_ignored_then_cut_off() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("delta.log");
+    commit_all(&path, 3, 5, None);
+    let whole = std::fs::read(&path).expect("read");
+    for cut in [1usize, 5, 9, 17] {
+        std::fs::write(&path, &whole[..whole.len() - cut]).expect("write");
+        let replayed = replay(&path, IDENTITY, &U32Codec).expect("replay");
+        assert_eq!(replayed.records, 4, "cut {cut}");
+        assert_eq!(rows(&replayed.pdt), rows(&model(3, 4)));
+    }
+    let mut log = DeltaLog::open(&path, IDENTITY, &U32Codec, 4).expect("reopen");
+    log.append(&[Op::Delete { rid: Rid(0) }], &U32Codec)
+        .expect("append after a torn tail");
+    drop(log);
+    assert_eq!(
+        replay(&path, IDENTITY, &U32Codec).expect("replay").records,
+        5
+    );
+}
+
+#[test]
+fn a_log_of_another_table_or_writer_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("delta.log");
+    commit_all(&path, 5, 3, None);
+    let other = LogIdentity {
+        stable_rows: STABLE_ROWS + 1,
+        ..IDENTITY
+    };
+    assert!(matches!(
+        replay(&path, other, &U32Codec),
+        Err(LogError::Mismatch { .. })
+    ));
+    assert!(matches!(
+        DeltaLog::open(&path, IDENTITY, &U32Codec, 1),
+        Err(LogError::Stale { .. })
+    ));
+    let held = DeltaLog::open(&path, IDENTITY, &U32Codec, 3).expect("open");
+    assert!(matches!(
+        DeltaLog::open(&path, IDENTITY, &U32Codec, 3),
+        Err(LogError::Locked { .. })
+    ));
+    drop(held);
+    let mut damaged = std::fs::read(&path).expect("read");
+    damaged[3] ^= 0xff;
+    std::fs::write(&path, damaged).expect("write");
+    assert!(matches!(
+        replay(&path, IDENTITY, &U32Codec),
+        Err(LogError::Mismatch { .. })
+    ));
+}
+
+/// The child's role: commits under a planned crash (or until it is killed). A no-op
+/// unless the parent test set `CHILD_ENV`.
+#[test]
+fn crash_child() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let parts: Vec<&str> = spec.split('|').collect();
+    let path = Path::new(parts[0]);
+    let seed: u64 = parts[1].parse().expect("seed");
+    let crash = match parts[2] {
+        "none" => None,
+        stage => Some((parts[3].parse().expect("append"), stage_named(stage))),
+    };
+    commit_all(path, seed, COMMITS, crash);
+    // Without a planned crash: wait to be killed.
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+/// Commits the child reported: one more than the last "acked i" it printed (the test
+/// harness may print on the same line).
+fn acknowledged(stdout: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(stdout);
+    let last = text.split("acked ").skip(1).filter_map(|rest| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u64>().ok()
+    });
+    last.max().map_or(0, |i| i + 1)
+}
+
+const STAGES: [CrashStage; 4] = [
+    CrashStage::BeforeWrite,
+    CrashStage::MidRecord,
+    CrashStage::BeforeSync,
+    CrashStage::AfterSync,
+];
+
+fn stage_named(name: &str) -> CrashStage {
+    STAGES
+        .into_iter()
+        .find(|s| format!("{s:?}") == name)
+        .expect("stage")
+}
+
+/// Kills a committing process at a seeded point (a stage of a chosen append, or a
+/// random instant) and checks the log after: exactly the commits that reached the disk,
+/// each whole, none torn; the log takes further commits.
+#[test]
+fn commits_survive_kills_at_every_point() {
+    let kills: u64 = std::env::var("COOPSCAN_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let mut random_kills_mid_run = 0;
+    for k in 0..kills {
+        let mut rng = ChaCha8Rng::seed_from_u64(k);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("delta.log");
+        let planned = (rng.random_bool(0.75))
+            .then(|| (rng.random_range(0..COMMITS), STAGES[rng.random_range(0..4)]));
+        let spec = match planned {
+            Some((append, stage)) => format!("{}|{k}|{stage:?}|{append}", path.display()),
+            None => format!("{}|{k}|none|0", path.display()),
+        };
+        let mut child = Command::new(std::env::current_exe().expect("test binary"))
+            .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, &spec)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        if planned.is_none() {
+            std::thread::sleep(Duration::from_micros(rng.random_range(0..8_000)));
+            child.kill().expect("kill");
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            !out.status.success() || planned.is_none(),
+            "kill {k}: the child was meant to die"
+        );
+        let acked = acknowledged(&out.stdout);
+        let replayed =
+            replay(&path, IDENTITY, &U32Codec).unwrap_or_else(|e| panic!("kill {k} ({spec}): {e}"));
+        let expected: Vec<u64> = match planned {
+            Some((append, CrashStage::BeforeWrite | CrashStage::MidRecord)) => vec![append],
+            // The record was written whole: a process's death keeps what it wrote.
+            Some((append, CrashStage::BeforeSync | CrashStage::AfterSync)) => vec![append + 1],
+            None => vec![acked, acked + 1],
+        };
+        assert!(
+            expected.contains(&replayed.records),
+            "kill {k} ({spec}): {} records, {acked} acked",
+            replayed.records
+        );
+        assert!(
+            replayed.records >= acked,
+            "kill {k}: an acknowledged commit was lost"
+        );
+        if planned.is_none() && replayed.records < COMMITS {
+            random_kills_mid_run += 1;
+        }
+        assert_eq!(
+            rows(&replayed.pdt),
+            rows(&model(k, replayed.records)),
+            "kill {k} ({spec})"
+        );
+        let mut log = DeltaLog::open(&path, IDENTITY, &U32Codec, replayed.records)
+            .expect("reopen after the kill");
+        log.append(
+            &[Op::Insert {
+                rid: Rid(0),
+                row: vec![1, 2],
+            }],
+            &U32Codec,
+        )
+        .expect("append after the kill");
+    }
+    eprintln!(
+        "{random_kills_mid_run} of {kills} kills at a random instant stopped a child mid-run"
+    );
+    assert!(
+        kills < 40 || random_kills_mid_run > 0,
+        "no random kill landed while the child committed"
+    );
+}
