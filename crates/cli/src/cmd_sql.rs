@@ -9,9 +9,9 @@
 //! running the rest), so a script piped in cannot fail unnoticed.
 //!
 //! Besides queries it runs `INSERT INTO`, `UPDATE` and `DELETE` on its tables
-//! (`coopscan_exec::plan_read_or_change`): the changes go to each table's Positional
-//! Delta Tree and every later query of the session sees them; they are not written to
-//! disk yet, so they end with the session. Nothing else writes: no `COPY … TO`,
+//! (`coopscan_exec::plan_read_or_change`): each statement's changes go to the table's
+//! Positional Delta Tree and, synced before the statement reports, to its delta log
+//! (`TABLE/delta.log`), which every later session replays. Nothing else writes: no `COPY … TO`,
 //! `CREATE EXTERNAL TABLE` or `SET`. Before, `COPY` wrote any path the process could
 //! write, and an external table read any file it could read.
 
@@ -19,7 +19,6 @@ use std::io::{BufRead, IsTerminal, Read, Write};
 use std::time::Instant;
 
 use anyhow::Context;
-use coopscan_exec::datafusion::logical_expr::LogicalPlan;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_or_change;
 
@@ -60,7 +59,6 @@ async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
     use futures::StreamExt;
     let start = Instant::now();
     let frame = plan_read_or_change(ctx, sql.trim().trim_end_matches(';')).await?;
-    let changes = matches!(frame.logical_plan(), LogicalPlan::Dml(_));
     let mut stream = frame.execute_stream().await?;
     let stdout = std::io::stdout();
     let mut printer = TablePrinter::new(stdout.lock(), stream.schema());
@@ -71,12 +69,7 @@ async fn execute(ctx: &SessionContext, sql: &str) -> anyhow::Result<()> {
         printer.finish()
     };
     match printed.await {
-        Ok(rows) => {
-            eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64());
-            if changes {
-                eprintln!("(changes are kept in memory: they end with this session)");
-            }
-        }
+        Ok(rows) => eprintln!("{rows} row(s) in {:.3} s", start.elapsed().as_secs_f64()),
         // The reader went away (`| head`): dropping the stream stops the query.
         Err(e) if is_broken_pipe(&e) => {}
         Err(e) => return Err(e),

@@ -17,6 +17,9 @@ pub enum ExecError {
     /// A change or position a table's delta tree refuses (a row that does not exist).
     #[error(transparent)]
     Delta(#[from] coopscan_delta::DeltaError),
+    /// Reading or appending a table's delta log.
+    #[error(transparent)]
+    Log(#[from] coopscan_delta::log::LogError),
     /// Planning or running a query.
     #[error(transparent)]
     DataFusion(#[from] DataFusionError),

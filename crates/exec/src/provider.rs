@@ -127,7 +127,7 @@ impl CoopTable {
     }
 
     fn with_source(table: Table, source: Source) -> CoopTable {
-        let delta = TableDelta::new(table.rows(), table.schema().len());
+        let delta = TableDelta::logged(&table);
         CoopTable {
             schema: provider_schema(&table),
             delta: Arc::new(delta),
@@ -186,10 +186,11 @@ impl CoopTable {
     }
 
     /// A plan reading every column and `_rowid` of the committed state now, on one
-    /// worker: what DELETE and UPDATE search.
-    pub(crate) fn full_scan(&self) -> DfResult<Arc<dyn ExecutionPlan>> {
+    /// worker, its chunks pruned by `filters` (which the caller still evaluates): what
+    /// DELETE and UPDATE search.
+    pub(crate) fn full_scan(&self, filters: &[Expr]) -> DfResult<Arc<dyn ExecutionPlan>> {
         let all: Vec<usize> = (0..self.schema.fields().len()).collect();
-        self.scan_plan(&all, &[], None, 1, Split::Dynamic)
+        self.scan_plan(&all, filters, None, 1, Split::Dynamic)
     }
 
     /// Chunks and tuples delivered by this provider's scans so far.
@@ -335,7 +336,7 @@ impl CoopTable {
         // pushed conjunct Exact), so any `limit` tuples answer it: the first ones, so
         // a `SELECT … LIMIT 10` loads one chunk, not the table.
         let limit = limit.map(|l| u64::try_from(l).unwrap_or(u64::MAX));
-        let snapshot = self.delta.snapshot();
+        let snapshot = self.delta.snapshot()?;
         let core = if snapshot.is_empty() {
             self.stable_core(shape, &pushed, limit)
         } else {

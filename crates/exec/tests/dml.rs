@@ -135,6 +135,19 @@ async fn reference_in_order(ctx: &SessionContext) -> Vec<Vec<String>> {
     batches.iter().flat_map(unsorted).collect()
 }
 
+/// A copy of the shared fixture's `layout` table that this test may change (its delta
+/// log is written into the table's directory).
+fn private_table(layout: Layout) -> (tempfile::TempDir, Table) {
+    let shared = table(layout);
+    let dir = tempfile::tempdir().expect("tempdir");
+    for entry in std::fs::read_dir(shared.dir()).expect("read dir") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+    }
+    let copy = Table::open(dir.path()).expect("open copy");
+    (dir, copy)
+}
+
 fn session(provider: CoopTable, workers: usize) -> SessionContext {
     let config = SessionConfig::new().with_extension(Arc::new(ScanWorkers(workers)));
     let ctx = SessionContext::new_with_config(config);
@@ -177,7 +190,8 @@ async fn changes_match_memtable_under_scan_and_cscans() {
     );
 
     for layout in [Layout::Nsm, Layout::Dsm] {
-        let table: Table = table(layout);
+        // Every run changes its own copy of the stable table (and its own delta log).
+        let (_dir, table) = private_table(layout);
         let scan = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
         check(
             &session(scan, 1),
@@ -193,6 +207,7 @@ async fn changes_match_memtable_under_scan_and_cscans() {
             (PolicyKind::Relevance, 3),
             (PolicyKind::Normal, 2),
         ] {
+            let (_dir, table) = private_table(layout);
             let runtime = Runtime::new(table.clone(), device(), RuntimeConfig::new(FRAMES, policy))
                 .expect("runtime");
             let provider = CoopTable::cooperative(Arc::new(runtime));
@@ -213,7 +228,7 @@ async fn changes_match_memtable_under_scan_and_cscans() {
 /// the table as it was when the plan was made, and a plan made after reads the change.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scan_planned_before_a_change_sees_the_old_rows() {
-    let table = table(Layout::Dsm);
+    let (_dir, table) = private_table(Layout::Dsm);
     let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
     let ctx = session(provider, 1);
     let sql = "SELECT count(*), sum(l_orderkey) FROM lineitem WHERE l_comment <> ''";
@@ -239,7 +254,7 @@ async fn a_scan_planned_before_a_change_sees_the_old_rows() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_changes_are_clear_errors_and_change_nothing() {
-    let table = table(Layout::Nsm);
+    let (_dir, table) = private_table(Layout::Nsm);
     let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
     let ctx = session(provider, 1);
     let nulls = format!("INSERT INTO lineitem ({COLUMNS}) SELECT {COLUMNS} FROM lineitem WHERE l_orderkey < 10 UNION ALL SELECT NULL, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment FROM lineitem WHERE l_orderkey = 1");
@@ -258,5 +273,49 @@ async fn bad_changes_are_clear_errors_and_change_nothing() {
     assert_eq!(
         run(&ctx, "SELECT count(*) FROM lineitem").await,
         vec![vec![table.rows().to_string()]]
+    );
+}
+
+/// Committed changes are in the table's delta log: a provider opened later (a new
+/// session, a new process) sees them, under a Scan and under CScans; a damaged log makes
+/// scans fail rather than answer without the changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_outlive_their_session() {
+    let reference = reference();
+    change(&reference).await;
+    let want = answers(&reference).await;
+    let (_dir, table) = private_table(Layout::Dsm);
+    let first = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+    change(&session(first, 1)).await;
+    let reopened = Table::open(table.dir()).expect("reopen");
+    let scan = CoopTable::new(reopened.clone(), device(), ScanMode::Scan).expect("provider");
+    assert_eq!(answers(&session(scan, 1)).await, want, "a new Scan session");
+    let runtime = Runtime::new(
+        reopened.clone(),
+        device(),
+        RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
+    )
+    .expect("runtime");
+    let cscan = CoopTable::cooperative(Arc::new(runtime));
+    assert_eq!(
+        answers(&session(cscan, 2)).await,
+        want,
+        "a new CScan session"
+    );
+
+    let log = table.dir().join(coopscan_exec::delta::LOG_FILE);
+    let mut bytes = std::fs::read(&log).expect("read log");
+    bytes[10] ^= 0x55;
+    std::fs::write(&log, bytes).expect("write log");
+    let damaged = CoopTable::new(reopened, device(), ScanMode::Scan).expect("provider");
+    let err = try_run(
+        &session(damaged, 1),
+        "SELECT count(*) FROM lineitem WHERE l_comment <> ''",
+    )
+    .await
+    .expect_err("damaged log");
+    assert!(
+        err.contains("delta.log") && err.contains("changes cannot be read"),
+        "{err}"
     );
 }

@@ -10,7 +10,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use coopscan_delta::{Pdt, Rid};
+use coopscan_delta::log::Op;
+use coopscan_delta::Rid;
 use datafusion::arrow::array::{
     Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, UInt64Array,
 };
@@ -86,13 +87,18 @@ impl DataSink for DeltaSink {
                 rows.push(row_values(&batch, row, stored, &self.schema)?);
             }
         }
-        let _writer = self.delta.writer.lock().await;
-        let mut next = self.delta.snapshot();
+        let mut writer = self.delta.writer().await;
+        let mut next = self.delta.snapshot()?;
+        let mut ops = Vec::with_capacity(rows.len());
         for row in rows.iter() {
-            next.insert(Rid(next.rows()), row.clone())
-                .map_err(external)?;
+            let op = Op::Insert {
+                rid: Rid(next.rows()),
+                row: row.clone(),
+            };
+            op.apply(&mut next).map_err(external)?;
+            ops.push(op);
         }
-        self.delta.publish(next);
+        self.delta.commit(&mut writer, next, &ops)?;
         Ok(rows.len() as u64)
     }
 }
@@ -134,11 +140,19 @@ enum Action {
 /// table's writer lock from its scan to its publication; yields the count of rows.
 #[derive(Debug)]
 pub struct DmlExec {
+    statement: Statement,
+    properties: Arc<PlanProperties>,
+}
+
+/// What a DELETE or UPDATE does, ready to run.
+#[derive(Debug, Clone)]
+struct Statement {
     table: CoopTable,
     action: Action,
-    /// The WHERE conjuncts over the provider's schema.
+    /// The WHERE conjuncts: as given (they prune the scan's chunks) and over the
+    /// provider's schema (they select its rows).
+    filters: Vec<Expr>,
     predicates: Vec<Arc<dyn PhysicalExpr>>,
-    properties: Arc<PlanProperties>,
 }
 
 impl DmlExec {
@@ -185,57 +199,65 @@ impl DmlExec {
             EmissionType::Final,
             Boundedness::Bounded,
         ));
-        Ok(DmlExec {
+        let filters = filters.to_vec();
+        let statement = Statement {
             table,
             action,
+            filters,
             predicates,
+        };
+        Ok(DmlExec {
+            statement,
             properties,
         })
     }
+}
 
-    /// Finds the rows, changes them on a copy of the committed tree, publishes it.
-    async fn run(
-        table: CoopTable,
-        action: Action,
-        predicates: Vec<Arc<dyn PhysicalExpr>>,
-        context: Arc<TaskContext>,
-    ) -> Result<RecordBatch> {
+impl Statement {
+    /// Finds the rows, changes them on a copy of the committed tree, commits it.
+    async fn run(self, context: Arc<TaskContext>) -> Result<RecordBatch> {
+        let Statement {
+            table,
+            action,
+            filters,
+            predicates,
+        } = self;
         let delta = Arc::clone(table.delta());
-        let _writer = delta.writer.lock().await;
-        let plan = table.full_scan()?;
-        let mut next = delta.snapshot();
+        let mut writer = delta.writer().await;
+        let plan = table.full_scan(&filters)?;
+        let mut next = delta.snapshot()?;
+        let mut ops = Vec::new();
         let mut rows = 0u64;
-        let mut doomed: Vec<Rid> = Vec::new();
         for batch in collect(plan, context).await? {
             let batch = selected(&batch, &predicates)?;
             match &action {
-                Action::Delete => doomed.extend(rids(&batch)?),
-                Action::Update(targets) => {
-                    update_rows(&mut next, &batch, targets, &table.schema())?
+                Action::Delete => {
+                    ops.extend(rids(&batch)?.into_iter().map(|rid| Op::Delete { rid }))
                 }
+                Action::Update(targets) => update_ops(&mut ops, &batch, targets, &table.schema())?,
             }
             rows += batch.num_rows() as u64;
         }
-        // From the last row back: a delete moves only the RIDs after it.
-        doomed.sort_unstable_by(|a, b| b.cmp(a));
-        for rid in doomed {
-            next.delete(rid).map_err(external)?;
+        // Deletes from the last row back: a delete moves only the RIDs after it.
+        ops.sort_by_key(|op| std::cmp::Reverse(op_rid(op)));
+        for op in &ops {
+            op.apply(&mut next).map_err(external)?;
         }
-        delta.publish(next);
+        delta.commit(&mut writer, next, &ops)?;
         count_batch(rows)
     }
 }
 
 impl DisplayAs for DmlExec {
     fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.action {
+        let what = match self.statement.action {
             Action::Delete => "DELETE",
             Action::Update(_) => "UPDATE",
         };
         write!(
             f,
             "DmlExec: {what} where {} conditions",
-            self.predicates.len()
+            self.statement.predicates.len()
         )
     }
 }
@@ -279,12 +301,7 @@ impl ExecutionPlan for DmlExec {
         if partition != 0 {
             return internal_err!("DmlExec has one partition, not {partition}");
         }
-        let run = DmlExec::run(
-            self.table.clone(),
-            self.action.clone(),
-            self.predicates.clone(),
-            context,
-        );
+        let run = self.statement.clone().run(context);
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             count_schema(),
             futures::stream::once(run),
@@ -329,9 +346,10 @@ fn rids(batch: &RecordBatch) -> Result<Vec<Rid>> {
         .collect()
 }
 
-/// Gives every row of `batch` its new values (`targets` evaluated on it).
-fn update_rows(
-    next: &mut Pdt<ScalarValue>,
+/// The modifications giving every row of `batch` its new values (`targets` evaluated
+/// on it).
+fn update_ops(
+    ops: &mut Vec<Op<ScalarValue>>,
     batch: &RecordBatch,
     targets: &[(usize, Arc<dyn PhysicalExpr>)],
     schema: &Schema,
@@ -346,7 +364,16 @@ fn update_rows(
             let value = ScalarValue::try_from_array(array, row)?;
             changes.push((*column, not_null(value, schema.field(*column).name())?));
         }
-        next.modify(rid, changes).map_err(external)?;
+        ops.push(Op::Modify {
+            rid,
+            values: changes,
+        });
     }
     Ok(())
+}
+
+fn op_rid<T>(op: &Op<T>) -> Rid {
+    match op {
+        Op::Insert { rid, .. } | Op::Delete { rid } | Op::Modify { rid, .. } => *rid,
+    }
 }

@@ -4,53 +4,169 @@
 //! Readers never wait for writers: a scan clones the committed tree when it is planned
 //! (O(1), the tree is copy-on-write) and merges that snapshot into every chunk it gets.
 //! Writers of one table take turns (`TableDelta::writer`); a statement builds its
-//! changes on a clone and publishes it whole, so a failing statement changes nothing.
-//! Changes live in memory only: they are lost when the session ends.
+//! changes on a clone, appends them to the table's delta log as one synced record
+//! (`coopscan_delta::log`) and only then publishes the clone, so a failing statement
+//! changes nothing and a reported one survives a crash. Opening a table replays its log.
 
+mod codec;
 pub mod dml;
 mod merge;
 
 use std::ops::Range;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use coopscan_buffer::RowRanges;
+use coopscan_delta::log::{replay, DeltaLog, LogIdentity, Op};
 use coopscan_delta::translate::RidLedger;
 use coopscan_delta::{Change, Pdt, Sid};
+use coopscan_storage::Table;
 use datafusion::common::ScalarValue;
+
+use crate::error::ExecError;
+use codec::ScalarCodec;
 
 pub use merge::merge_chunk;
 
-/// The committed changes of one table, shared by every provider of it in a session.
+/// The delta log's file in a table's directory: it belongs to that stable image and goes
+/// with it when the table is generated anew.
+pub const LOG_FILE: &str = "delta.log";
+
+/// The committed changes of one table, shared by every provider of it in a session, and
+/// where they are kept: the table's delta log, or memory only.
 #[derive(Debug)]
 pub struct TableDelta {
-    committed: RwLock<Pdt<ScalarValue>>,
-    /// Held by a statement from reading the rows it changes until it publishes them.
-    writer: tokio::sync::Mutex<()>,
+    committed: RwLock<Committed>,
+    /// Held by a statement from reading the rows it changes until it publishes them;
+    /// holds the log once the first statement opened it.
+    writer: tokio::sync::Mutex<Writer>,
+    log: Option<LogSpec>,
+    /// Why the table's log could not be replayed: every scan fails with it rather than
+    /// return rows without their committed changes.
+    damaged: Option<String>,
+}
+
+#[derive(Debug)]
+struct Committed {
+    pdt: Pdt<ScalarValue>,
+    /// Commits the log holds for this state.
+    records: u64,
+}
+
+/// What a statement holds while it changes a table.
+#[derive(Debug, Default)]
+pub struct Writer {
+    log: Option<DeltaLog>,
+}
+
+#[derive(Debug)]
+struct LogSpec {
+    path: PathBuf,
+    identity: LogIdentity,
+    codec: ScalarCodec,
 }
 
 impl TableDelta {
-    /// No changes yet over a stable table of `stable_rows` tuples of `columns` columns.
-    pub fn new(stable_rows: u64, columns: usize) -> TableDelta {
+    /// Changes kept in memory only, over a stable table of `stable_rows` tuples of
+    /// `columns` columns: they end with the process.
+    pub fn in_memory(stable_rows: u64, columns: usize) -> TableDelta {
+        let committed = Committed {
+            pdt: Pdt::new(stable_rows, columns),
+            records: 0,
+        };
         TableDelta {
-            committed: RwLock::new(Pdt::new(stable_rows, columns)),
-            writer: tokio::sync::Mutex::new(()),
+            committed: RwLock::new(committed),
+            writer: Default::default(),
+            log: None,
+            damaged: None,
         }
     }
 
-    /// The committed state now: what a scan planned now sees.
-    pub fn snapshot(&self) -> Pdt<ScalarValue> {
-        self.committed
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// The changes committed to `table` (its delta log replayed); later commits are
+    /// appended to that log and synced before they are published.
+    pub fn logged(table: &Table) -> TableDelta {
+        let spec = LogSpec {
+            path: table.dir().join(LOG_FILE),
+            identity: LogIdentity {
+                stable_rows: table.rows(),
+                columns: table.schema().len(),
+                fingerprint: fingerprint(table),
+            },
+            codec: ScalarCodec {
+                types: table.schema().columns.iter().map(|c| c.ty).collect(),
+            },
+        };
+        let mut delta = TableDelta::in_memory(table.rows(), table.schema().len());
+        match replay(&spec.path, spec.identity, &spec.codec) {
+            Ok(replayed) => {
+                delta.committed = RwLock::new(Committed {
+                    pdt: replayed.pdt,
+                    records: replayed.records,
+                });
+            }
+            Err(e) => delta.damaged = Some(e.to_string()),
+        }
+        delta.log = Some(spec);
+        delta
     }
 
-    /// Makes `next` the committed state (built from `snapshot()` under the writer lock).
-    fn publish(&self, next: Pdt<ScalarValue>) {
+    /// The committed state now: what a scan planned now sees.
+    pub fn snapshot(&self) -> Result<Pdt<ScalarValue>, ExecError> {
+        if let Some(why) = &self.damaged {
+            return Err(ExecError::Invalid(format!(
+                "the table's changes cannot be read: {why}"
+            )));
+        }
+        Ok(self
+            .committed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pdt
+            .clone())
+    }
+
+    /// Waits for this table's other writers: the guard is the statement's turn.
+    pub async fn writer(&self) -> tokio::sync::MutexGuard<'_, Writer> {
+        self.writer.lock().await
+    }
+
+    /// Makes `next` (built from `snapshot()` by `ops`, under `writer`) the committed
+    /// state: first in the log, synced, then visible to scans planned from now on.
+    pub fn commit(
+        &self,
+        writer: &mut Writer,
+        next: Pdt<ScalarValue>,
+        ops: &[Op<ScalarValue>],
+    ) -> Result<(), ExecError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let records = self
+            .committed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .records;
+        if let Some(spec) = &self.log {
+            if writer.log.is_none() {
+                writer.log = Some(DeltaLog::open(
+                    &spec.path,
+                    spec.identity,
+                    &spec.codec,
+                    records,
+                )?);
+            }
+            if let Some(log) = writer.log.as_mut() {
+                log.append(ops, &spec.codec)?;
+            }
+        }
         *self
             .committed
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = next;
+            .unwrap_or_else(PoisonError::into_inner) = Committed {
+            pdt: next,
+            records: records + 1,
+        };
+        Ok(())
     }
 
     /// Rows a query sees now.
@@ -58,8 +174,16 @@ impl TableDelta {
         self.committed
             .read()
             .unwrap_or_else(PoisonError::into_inner)
+            .pdt
             .rows()
     }
+}
+
+/// What tells this stable image from another: its manifest's checksum.
+fn fingerprint(table: &Table) -> u64 {
+    let checksum = table.manifest().checksum().unwrap_or_default();
+    let hex = checksum.rsplit(':').next().unwrap_or_default();
+    u64::from_str_radix(hex, 16).unwrap_or(0)
 }
 
 /// One scan's view of a changed table: its snapshot, the RIDs it must produce, and the
@@ -101,6 +225,3 @@ impl DeltaScan {
         found
     }
 }
-
-/// Shared handle type providers keep.
-pub type SharedDelta = Arc<TableDelta>;
