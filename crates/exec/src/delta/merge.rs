@@ -34,9 +34,17 @@ pub fn merge_chunk(
     sids: &[Range<u64>],
 ) -> Result<RecordBatch> {
     let (origins, rids) = merged_origins(scan, sids)?;
+    // Columns no merged tuple has a value of its own in are the stable values taken:
+    // one index vector for all of them, no per-tuple choice.
+    let plain = plain_rows(&origins);
     let mut columns = Vec::with_capacity(decoded.num_columns());
     for (j, &column) in shape.storage_projection.iter().enumerate() {
-        columns.push(merged_column(decoded.column(j), column, &origins)?);
+        let stable = decoded.column(j);
+        let column = match &plain {
+            Some(rows) if !modifies(&origins, column) => taken(stable, rows)?,
+            _ => merged_column(stable, column, &origins)?,
+        };
+        columns.push(column);
     }
     let batch = RecordBatch::try_new(decoded.schema(), columns)?;
     Ok(shape.assemble_with_rowids(&batch, &rids)?)
@@ -78,6 +86,39 @@ fn origins_of<'a>(step: Step<'a, ScalarValue>, first_sid: u64, base: usize) -> V
         Step::Insert(values) => vec![Origin::Inserted(values)],
         Step::Modified { sid, values } => vec![Origin::Modified(row(sid), values)],
     }
+}
+
+/// The decoded row of every merged tuple, when none was inserted.
+fn plain_rows(origins: &[Origin<'_>]) -> Option<Vec<u32>> {
+    origins
+        .iter()
+        .map(|origin| match origin {
+            Origin::Stable(i) | Origin::Modified(i, _) => u32::try_from(*i).ok(),
+            Origin::Inserted(_) => None,
+        })
+        .collect()
+}
+
+/// Whether a merged tuple has its own value in table column `column`.
+fn modifies(origins: &[Origin<'_>], column: usize) -> bool {
+    origins.iter().any(|origin| match origin {
+        Origin::Modified(_, values) => values.iter().any(|(c, _)| *c == column),
+        Origin::Stable(_) | Origin::Inserted(_) => false,
+    })
+}
+
+/// The stable values at `rows`: the column itself when that is all of it, in order.
+fn taken(stable: &ArrayRef, rows: &[u32]) -> Result<ArrayRef> {
+    let identity =
+        rows.len() == stable.len() && rows.iter().enumerate().all(|(k, &i)| i as usize == k);
+    if identity {
+        return Ok(Arc::clone(stable));
+    }
+    Ok(take(
+        stable.as_ref(),
+        &UInt32Array::from(rows.to_vec()),
+        None,
+    )?)
 }
 
 /// A merged tuple's value in one column: a decoded stable row, or a value of its own.
