@@ -1,5 +1,6 @@
 //! `coopscan`: generate, inspect, verify and simulate cooperative scans.
 
+mod cmd_checkpoint;
 mod cmd_gen;
 mod cmd_inspect;
 mod cmd_opt;
@@ -39,6 +40,8 @@ enum Command {
     Opt(cmd_opt::OptArgs),
     /// Run SQL over coopscan tables (an interactive prompt when no SQL is given).
     Sql(cmd_sql::SqlArgs),
+    /// Merge tables' committed changes (INSERT, UPDATE, DELETE) into new stable images.
+    Checkpoint(cmd_checkpoint::CheckpointArgs),
     /// Run the 22 TPC-H queries over a database, timed, optionally checked against the
     /// kit's answer set.
     Tpch(cmd_tpch::TpchArgs),
@@ -56,6 +59,7 @@ fn main() -> std::process::ExitCode {
         Command::Sim(a) => cmd_sim::run(&a),
         Command::Opt(a) => cmd_opt::run(&a),
         Command::Sql(a) => cmd_sql::run(&a),
+        Command::Checkpoint(a) => cmd_checkpoint::run(&a),
         Command::Tpch(a) => cmd_tpch::run(&a),
         Command::Bench(a) => coopscan_lab::bench_cmd::run(&a),
     };

@@ -225,7 +225,33 @@ fn sql_changes_a_table_for_the_session() {
         );
     }
     let table = tmp.path().join("lineitem");
-    let verify = coopscan(&["verify", table.to_str().expect("utf8")], tmp.path());
+    let dir = table.to_str().expect("utf8");
+    let done = coopscan(&["checkpoint", dir], tmp.path());
+    let said = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        done.status.success() && said.contains("changes merged"),
+        "checkpoint: {said}"
+    );
+    assert!(
+        !table.join("delta.log").exists(),
+        "the log went with the old image"
+    );
+    let count = coopscan(
+        &["sql", "--table", &spec, "SELECT count(*) FROM lineitem"],
+        tmp.path(),
+    );
+    let after = format!("{}", 60175 - deleted + 2);
+    assert!(
+        String::from_utf8_lossy(&count.stdout).contains(&after),
+        "rows after the checkpoint"
+    );
+    let none = coopscan(&["checkpoint", "--db", "/nonexistent"], tmp.path());
+    assert_eq!(
+        none.status.code(),
+        Some(1),
+        "a missing database is an error"
+    );
+    let verify = coopscan(&["verify", dir], tmp.path());
     assert!(
         verify.status.success(),
         "verify: {}",

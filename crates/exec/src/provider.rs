@@ -318,7 +318,7 @@ impl TableProvider for CoopTable {
 
 impl CoopTable {
     /// The leaf plan of a scan of `projection` (provider column indexes) under `filters`.
-    fn scan_plan(
+    pub(crate) fn scan_plan(
         &self,
         projection: &[usize],
         filters: &[Expr],

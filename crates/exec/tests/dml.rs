@@ -319,3 +319,73 @@ async fn changes_outlive_their_session() {
         "{err}"
     );
 }
+
+/// A checkpoint writes the table with its changes merged as the new stable image: no
+/// log left, the same answers and order as the reference, zonemaps that describe the new
+/// data; a second checkpoint has nothing to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_merges_the_changes_into_a_new_image() {
+    use coopscan_exec::delta::checkpoint::checkpoint;
+    let reference = reference();
+    change(&reference).await;
+    let want = answers(&reference).await;
+    let want_order = reference_in_order(&reference).await;
+    for layout in [Layout::Nsm, Layout::Dsm] {
+        let (_dir, table) = private_table(layout);
+        let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+        change(&session(provider, 1)).await;
+        let done = checkpoint(table.clone(), device())
+            .await
+            .expect("checkpoint");
+        assert!(
+            done.changes > 0 && done.rows_after == want_order.len() as u64,
+            "{layout:?}: {done:?}"
+        );
+        assert!(
+            !table.dir().join(coopscan_exec::delta::LOG_FILE).exists(),
+            "{layout:?}: the log went with the old image"
+        );
+        let merged = Table::open(table.dir()).expect("reopen");
+        assert_eq!(merged.rows(), want_order.len() as u64);
+        assert_eq!(merged.manifest().layout, layout);
+        let files = merged.open_files(&device()).expect("files");
+        let all: Vec<usize> = (0..merged.schema().len()).collect();
+        for k in 0..merged.chunk_count() {
+            let batch = merged
+                .read_chunk_batch(&device(), &files, k, &all, None)
+                .expect("chunk");
+            merged
+                .check_chunk_contents(k, &batch)
+                .expect("zonemaps describe the new data");
+        }
+        let scan = CoopTable::new(merged.clone(), device(), ScanMode::Scan).expect("provider");
+        let ctx = session(scan, 1);
+        assert_eq!(
+            answers(&ctx).await,
+            want,
+            "{layout:?}: answers after the checkpoint"
+        );
+        assert!(
+            in_rowid_order(&ctx).await.0 == want_order,
+            "{layout:?}: order after the checkpoint"
+        );
+        let runtime = Runtime::new(
+            merged.clone(),
+            device(),
+            RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
+        )
+        .expect("runtime");
+        let cscan = CoopTable::cooperative(Arc::new(runtime));
+        assert_eq!(
+            answers(&session(cscan, 2)).await,
+            want,
+            "{layout:?}: CScans after the checkpoint"
+        );
+        let again = checkpoint(merged, device())
+            .await
+            .expect("second checkpoint");
+        assert_eq!(again.changes, 0);
+        let log = table.dir().join(coopscan_exec::delta::LOG_FILE);
+        assert!(!log.exists(), "{layout:?}: no log made");
+    }
+}

@@ -8,6 +8,7 @@
 //! (`coopscan_delta::log`) and only then publishes the clone, so a failing statement
 //! changes nothing and a reported one survives a crash. Opening a table replays its log.
 
+pub mod checkpoint;
 mod codec;
 pub mod dml;
 mod merge;
@@ -59,11 +60,29 @@ pub struct Writer {
     log: Option<DeltaLog>,
 }
 
+/// Where a table's log is and what it belongs to.
 #[derive(Debug)]
-struct LogSpec {
+pub struct LogSpec {
     path: PathBuf,
     identity: LogIdentity,
     codec: ScalarCodec,
+}
+
+impl LogSpec {
+    /// Whether the log file exists (a table never changed has none).
+    pub fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
+    /// Opens (and locks) the log for appending after its first `records` records.
+    pub fn open(&self, records: u64) -> Result<DeltaLog, ExecError> {
+        Ok(DeltaLog::open(
+            &self.path,
+            self.identity,
+            &self.codec,
+            records,
+        )?)
+    }
 }
 
 impl TableDelta {
@@ -167,6 +186,19 @@ impl TableDelta {
             records: records + 1,
         };
         Ok(())
+    }
+
+    /// Where the changes are logged (`None`: memory only).
+    pub fn log_spec(&self) -> Option<&LogSpec> {
+        self.log.as_ref()
+    }
+
+    /// Commits in the committed state.
+    pub fn records(&self) -> u64 {
+        self.committed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .records
     }
 
     /// Rows a query sees now.
