@@ -24,7 +24,7 @@ use crate::counters::{ScanCounters, ScanCountersSnapshot};
 use crate::cscan_exec::{
     CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit, Workers,
 };
-use crate::delta::dml::{DeltaSink, DmlExec};
+use crate::delta::dml::{ChangedTable, DeltaSink, DmlExec};
 use crate::delta::{DeltaScan, TableDelta};
 use crate::error::external;
 use crate::error::{ExecError, Result};
@@ -185,14 +185,6 @@ impl CoopTable {
         &self.delta
     }
 
-    /// A plan reading every column and `_rowid` of the committed state now, on one
-    /// worker, its chunks pruned by `filters` (which the caller still evaluates): what
-    /// DELETE and UPDATE search.
-    pub(crate) fn full_scan(&self, filters: &[Expr]) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
-        self.scan_plan(&all, filters, None, 1, Split::Dynamic)
-    }
-
     /// Chunks and tuples delivered by this provider's scans so far.
     pub fn counters(&self) -> ScanCountersSnapshot {
         self.counters.snapshot()
@@ -216,6 +208,21 @@ impl CoopTable {
                 Arc::new(CScanExec::new(core, Arc::new(workers)))
             }
         }
+    }
+}
+
+impl ChangedTable for CoopTable {
+    fn columns(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn changes(&self) -> &Arc<TableDelta> {
+        &self.delta
+    }
+
+    fn scan_for_change(&self, filters: &[Expr]) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
+        self.scan_plan(&all, filters, None, 1, Split::Dynamic)
     }
 }
 
@@ -296,7 +303,11 @@ impl TableProvider for CoopTable {
         state: &dyn Session,
         filters: Vec<Expr>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(DmlExec::delete(self.clone(), state, &filters)?))
+        Ok(Arc::new(DmlExec::delete(
+            Arc::new(self.clone()),
+            state,
+            &filters,
+        )?))
     }
 
     async fn update(
@@ -305,7 +316,7 @@ impl TableProvider for CoopTable {
         assignments: Vec<(String, Expr)>,
         filters: Vec<Expr>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let plan = DmlExec::update(self.clone(), state, &assignments, &filters)?;
+        let plan = DmlExec::update(Arc::new(self.clone()), state, &assignments, &filters)?;
         Ok(Arc::new(plan))
     }
 

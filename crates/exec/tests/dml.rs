@@ -148,6 +148,13 @@ fn private_table(layout: Layout) -> (tempfile::TempDir, Table) {
     (dir, copy)
 }
 
+/// A session whose `lineitem` is read by CScans of `workers` workers under relevance.
+fn relevance_session(table: Table, workers: usize) -> SessionContext {
+    let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
+    let runtime = Runtime::new(table, device(), config).expect("runtime");
+    session(CoopTable::cooperative(Arc::new(runtime)), workers)
+}
+
 fn session(provider: CoopTable, workers: usize) -> SessionContext {
     let config = SessionConfig::new().with_extension(Arc::new(ScanWorkers(workers)));
     let ctx = SessionContext::new_with_config(config);
@@ -290,18 +297,8 @@ async fn changes_outlive_their_session() {
     let reopened = Table::open(table.dir()).expect("reopen");
     let scan = CoopTable::new(reopened.clone(), device(), ScanMode::Scan).expect("provider");
     assert_eq!(answers(&session(scan, 1)).await, want, "a new Scan session");
-    let runtime = Runtime::new(
-        reopened.clone(),
-        device(),
-        RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
-    )
-    .expect("runtime");
-    let cscan = CoopTable::cooperative(Arc::new(runtime));
-    assert_eq!(
-        answers(&session(cscan, 2)).await,
-        want,
-        "a new CScan session"
-    );
+    let cscan = relevance_session(reopened.clone(), 2);
+    assert_eq!(answers(&cscan).await, want, "a new CScan session");
 
     let log = table.dir().join(coopscan_exec::delta::LOG_FILE);
     let mut bytes = std::fs::read(&log).expect("read log");
@@ -369,18 +366,9 @@ async fn a_checkpoint_merges_the_changes_into_a_new_image() {
             in_rowid_order(&ctx).await.0 == want_order,
             "{layout:?}: order after the checkpoint"
         );
-        let runtime = Runtime::new(
-            merged.clone(),
-            device(),
-            RuntimeConfig::new(FRAMES, PolicyKind::Relevance),
-        )
-        .expect("runtime");
-        let cscan = CoopTable::cooperative(Arc::new(runtime));
-        assert_eq!(
-            answers(&session(cscan, 2)).await,
-            want,
-            "{layout:?}: CScans after the checkpoint"
-        );
+        let cscan = relevance_session(merged.clone(), 2);
+        let what = format!("{layout:?}: CScans after the checkpoint");
+        assert_eq!(answers(&cscan).await, want, "{what}");
         let again = checkpoint(merged, device())
             .await
             .expect("second checkpoint");

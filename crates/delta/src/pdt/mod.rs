@@ -42,6 +42,13 @@ pub struct Entry<T> {
 }
 
 impl<T> Entry<T> {
+    fn new(sid: u64, change: Change<T>) -> Entry<T> {
+        Entry {
+            sid: Sid(sid),
+            change,
+        }
+    }
+
     /// Where the entry sorts: by SID, inserts (rank 0, in RID order) before the one
     /// delete or modification of the stable tuple itself (rank 1).
     pub(crate) fn key(&self) -> (u64, u8) {
@@ -203,15 +210,7 @@ impl<T: Clone> Pdt<T> {
                 sid,
                 entry: None,
                 at,
-            } => {
-                self.insert_entry(
-                    at,
-                    Entry {
-                        sid: Sid(sid),
-                        change: Change::Delete,
-                    },
-                );
-            }
+            } => self.insert_entry(at, Entry::new(sid, Change::Delete)),
         }
         Ok(())
     }
@@ -242,15 +241,7 @@ impl<T: Clone> Pdt<T> {
                 sid,
                 entry: None,
                 at,
-            } => {
-                self.insert_entry(
-                    at,
-                    Entry {
-                        sid: Sid(sid),
-                        change: Change::Modify(values),
-                    },
-                );
-            }
+            } => self.insert_entry(at, Entry::new(sid, Change::Modify(values))),
         }
         Ok(())
     }

@@ -17,7 +17,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::{and, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::catalog::{Session, TableProvider};
+use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{internal_datafusion_err, internal_err, plan_err, DFSchema, ScalarValue};
 use datafusion::datasource::sink::DataSink;
@@ -35,7 +35,6 @@ use futures::StreamExt;
 
 use super::TableDelta;
 use crate::error::external;
-use crate::provider::CoopTable;
 use crate::pushdown::ROWID_COLUMN;
 
 /// What every DML statement returns: one row, the number of rows it changed.
@@ -128,6 +127,18 @@ fn not_null(value: ScalarValue, column: &str) -> Result<ScalarValue> {
     Ok(value)
 }
 
+/// The table a DELETE or UPDATE changes: what it reads and where it commits (the
+/// provider, kept behind this trait so that it may build these plans without this module
+/// depending on it).
+pub trait ChangedTable: fmt::Debug + Send + Sync {
+    /// The provider's schema: the stored columns, then `_rowid`.
+    fn columns(&self) -> SchemaRef;
+    fn changes(&self) -> &Arc<TableDelta>;
+    /// Every column and `_rowid` of the committed state now, on one worker, chunks
+    /// pruned by `filters` (which the statement still evaluates).
+    fn scan_for_change(&self, filters: &[Expr]) -> Result<Arc<dyn ExecutionPlan>>;
+}
+
 /// What a DELETE or UPDATE does to the rows its WHERE selects.
 #[derive(Debug, Clone)]
 enum Action {
@@ -147,7 +158,7 @@ pub struct DmlExec {
 /// What a DELETE or UPDATE does, ready to run.
 #[derive(Debug, Clone)]
 struct Statement {
-    table: CoopTable,
+    table: Arc<dyn ChangedTable>,
     action: Action,
     /// The WHERE conjuncts: as given (they prune the scan's chunks) and over the
     /// provider's schema (they select its rows).
@@ -156,17 +167,21 @@ struct Statement {
 }
 
 impl DmlExec {
-    pub fn delete(table: CoopTable, state: &dyn Session, filters: &[Expr]) -> Result<DmlExec> {
+    pub fn delete(
+        table: Arc<dyn ChangedTable>,
+        state: &dyn Session,
+        filters: &[Expr],
+    ) -> Result<DmlExec> {
         DmlExec::new(table, Action::Delete, state, filters)
     }
 
     pub fn update(
-        table: CoopTable,
+        table: Arc<dyn ChangedTable>,
         state: &dyn Session,
         assignments: &[(String, Expr)],
         filters: &[Expr],
     ) -> Result<DmlExec> {
-        let schema = table.schema();
+        let schema = table.columns();
         let df_schema = DFSchema::try_from(Arc::clone(&schema))?;
         let mut targets = Vec::with_capacity(assignments.len());
         for (name, expr) in assignments {
@@ -183,12 +198,12 @@ impl DmlExec {
     }
 
     fn new(
-        table: CoopTable,
+        table: Arc<dyn ChangedTable>,
         action: Action,
         state: &dyn Session,
         filters: &[Expr],
     ) -> Result<DmlExec> {
-        let df_schema = DFSchema::try_from(table.schema())?;
+        let df_schema = DFSchema::try_from(table.columns())?;
         let predicates = filters
             .iter()
             .map(|f| state.create_physical_expr(f.clone(), &df_schema))
@@ -222,9 +237,9 @@ impl Statement {
             filters,
             predicates,
         } = self;
-        let delta = Arc::clone(table.delta());
+        let delta = Arc::clone(table.changes());
         let mut writer = delta.writer().await;
-        let plan = table.full_scan(&filters)?;
+        let plan = table.scan_for_change(&filters)?;
         let mut next = delta.snapshot()?;
         let mut ops = Vec::new();
         let mut rows = 0u64;
@@ -234,7 +249,7 @@ impl Statement {
                 Action::Delete => {
                     ops.extend(rids(&batch)?.into_iter().map(|rid| Op::Delete { rid }))
                 }
-                Action::Update(targets) => update_ops(&mut ops, &batch, targets, &table.schema())?,
+                Action::Update(targets) => update_ops(&mut ops, &batch, targets, &table.columns())?,
             }
             rows += batch.num_rows() as u64;
         }
