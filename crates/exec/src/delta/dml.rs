@@ -89,16 +89,16 @@ impl DataSink for DeltaSink {
         let mut writer = self.delta.writer().await;
         let mut next = self.delta.snapshot()?;
         let mut ops = Vec::with_capacity(rows.len());
-        for row in rows.iter() {
+        for row in rows {
             let op = Op::Insert {
                 rid: Rid(next.rows()),
-                row: row.clone(),
+                row,
             };
             op.apply(&mut next).map_err(external)?;
             ops.push(op);
         }
         self.delta.commit(&mut writer, next, &ops)?;
-        Ok(rows.len() as u64)
+        Ok(ops.len() as u64)
     }
 }
 
