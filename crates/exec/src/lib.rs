@@ -35,6 +35,7 @@ mod cscan_exec;
 pub mod delta;
 mod error;
 mod feed;
+mod insert_columns;
 mod leaf_plan;
 pub mod narrow_decimal;
 mod order_hint;

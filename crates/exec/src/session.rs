@@ -14,6 +14,7 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use crate::checked_arithmetic::CheckedArithmetic;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
+use crate::insert_columns::plan_with_stored_columns;
 use crate::narrow_decimal::NarrowDecimals;
 use crate::provider::CoopTable;
 
@@ -83,7 +84,7 @@ pub async fn plan_read_only(ctx: &SessionContext, sql: &str) -> Result<DataFrame
 /// or DELETE of a coopscan table whose input only reads: what `coopscan sql` runs. A
 /// change to any other table (a `COPY … TO` is DML too) is refused like any write.
 pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
-    let plan = ctx.state().create_logical_plan(sql).await?;
+    let plan = plan_with_stored_columns(ctx, sql).await?;
     let checked = match &plan {
         LogicalPlan::Dml(dml) if changes_a_coop_table(dml) => dml.input.as_ref(),
         other => other,

@@ -1,0 +1,42 @@
+//! `INSERT INTO t VALUES (…)` without a column list names every column of `t`, and a
+//! coopscan table has the virtual `_rowid` beside its stored columns, which no INSERT
+//! gives (DataFusion would answer "Column count doesn't match insert query!"). For a
+//! coopscan table such a statement is planned as if it listed the stored columns.
+
+use datafusion::error::Result;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Statement, TableObject};
+
+use crate::provider::CoopTable;
+
+/// The logical plan of `sql`, an INSERT into a coopscan table without a column list
+/// given its stored columns.
+pub async fn plan_with_stored_columns(ctx: &SessionContext, sql: &str) -> Result<LogicalPlan> {
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    let mut statement = state.sql_to_statement(sql, &dialect)?;
+    if let DfStatement::Statement(inner) = &mut statement {
+        if let Statement::Insert(insert) = inner.as_mut() {
+            if insert.columns.is_empty() {
+                if let TableObject::TableName(name) = &insert.table {
+                    insert.columns = stored_columns(ctx, name).await.unwrap_or_default();
+                }
+            }
+        }
+    }
+    state.statement_to_plan(statement).await
+}
+
+/// The stored columns of table `name` if it is a coopscan table, quoted as they are named.
+async fn stored_columns(ctx: &SessionContext, name: &ObjectName) -> Option<Vec<ObjectName>> {
+    let provider = ctx.table_provider(name.to_string()).await.ok()?;
+    let table = provider.downcast_ref::<CoopTable>()?;
+    let columns = table.table().schema().columns.iter();
+    Some(
+        columns
+            .map(|c| ObjectName::from(vec![Ident::with_quote('"', c.name.clone())]))
+            .collect(),
+    )
+}
