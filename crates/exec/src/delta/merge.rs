@@ -15,14 +15,15 @@ use super::DeltaScan;
 use crate::error::external;
 use crate::shape::OutputShape;
 
-/// Where one merged tuple's values come from.
-enum Origin<'a> {
-    /// Row `i` of the decoded stable batch.
-    Stable(usize),
-    /// An inserted tuple's values, by table column.
-    Inserted(&'a [ScalarValue]),
-    /// Row `i` of the decoded batch with these table columns replaced.
-    Modified(usize, &'a [(usize, ScalarValue)]),
+/// The merged tuples of a delivered batch, in output order, by where their values come
+/// from: built once per batch from the tree's steps, then used for every column.
+struct Plan<'a> {
+    /// Per tuple: `(0, decoded row)`, or `(1, i)` for the `i`th of `inserted`.
+    base: Vec<(usize, usize)>,
+    inserted: Vec<&'a [ScalarValue]>,
+    /// A modified stable tuple's place in `base` and its new values.
+    modified: Vec<(usize, &'a [(usize, ScalarValue)])>,
+    rids: Vec<u64>,
 }
 
 /// The output batch of stable tuples `sids` (sorted; `decoded` holds them in order)
@@ -33,146 +34,140 @@ pub fn merge_chunk(
     decoded: &RecordBatch,
     sids: &[Range<u64>],
 ) -> Result<RecordBatch> {
-    let (origins, rids) = merged_origins(scan, sids)?;
-    // Columns no merged tuple has a value of its own in are the stable values taken:
-    // one index vector for all of them, no per-tuple choice.
-    let plain = plain_rows(&origins);
+    let plan = Plan::of(scan, sids)?;
+    // Without inserted tuples, a column no tuple modified is one `take` of its stable
+    // values (or the values themselves): one index vector for all such columns.
+    let stable_rows = if plan.inserted.is_empty() {
+        let rows = plan.base.iter().map(|&(_, i)| index(i));
+        Some(UInt32Array::from(rows.collect::<Result<Vec<u32>>>()?))
+    } else {
+        None
+    };
     let mut columns = Vec::with_capacity(decoded.num_columns());
     for (j, &column) in shape.storage_projection.iter().enumerate() {
         let stable = decoded.column(j);
-        let column = match &plain {
-            Some(rows) if !modifies(&origins, column) => taken(stable, rows)?,
-            _ => merged_column(stable, column, &origins)?,
+        let own = plan.modifications_of(column);
+        let merged = match &stable_rows {
+            Some(rows) if own.is_empty() => taken(stable, rows)?,
+            _ => plan.interleaved(stable, column, &own)?,
         };
-        columns.push(column);
+        columns.push(merged);
     }
     let batch = RecordBatch::try_new(decoded.schema(), columns)?;
-    Ok(shape.assemble_with_rowids(&batch, &rids)?)
+    Ok(shape.assemble_with_rowids(&batch, &plan.rids)?)
 }
 
-/// Every tuple the ranges produce that the scan still wants, with its RID.
-fn merged_origins<'a>(
-    scan: &'a DeltaScan,
-    sids: &[Range<u64>],
-) -> Result<(Vec<Origin<'a>>, Vec<u64>)> {
-    let (mut origins, mut rids) = (Vec::new(), Vec::new());
-    let mut stable_at = 0usize;
-    for range in sids {
-        let merged = scan.pdt.merge_steps(range.clone()).map_err(external)?;
-        let span = merged.first_rid.0..merged.first_rid.0 + merged.rows();
-        let claimed = scan.claim(span);
-        let mut rid = merged.first_rid.0;
-        let base = stable_at;
-        for step in merged.steps {
-            for origin in origins_of(step, range.start, base) {
-                if claimed.iter().any(|c| c.contains(&rid)) {
-                    origins.push(origin);
-                    rids.push(rid);
+impl<'a> Plan<'a> {
+    /// Every tuple the ranges produce that the scan still wants, with its RID.
+    fn of(scan: &'a DeltaScan, sids: &[Range<u64>]) -> Result<Plan<'a>> {
+        let mut plan = Plan {
+            base: Vec::new(),
+            inserted: Vec::new(),
+            modified: Vec::new(),
+            rids: Vec::new(),
+        };
+        let mut first_row = 0usize;
+        for range in sids {
+            let merged = scan.pdt.merge_steps(range.clone()).map_err(external)?;
+            let claimed = scan.claim(merged.first_rid.0..merged.first_rid.0 + merged.rows());
+            let mut rid = merged.first_rid.0;
+            let row_of = |sid: u64| first_row + (sid - range.start) as usize;
+            for step in merged.steps {
+                let rows = step.rows();
+                match step {
+                    Step::Stable(sids) => plan.stable_run(row_of(sids.start), rid, rows, &claimed),
+                    Step::Insert(values) if wanted(&claimed, rid) => {
+                        plan.base.push((1, plan.inserted.len()));
+                        plan.inserted.push(values);
+                        plan.rids.push(rid);
+                    }
+                    Step::Modified { sid, values } if wanted(&claimed, rid) => {
+                        plan.modified.push((plan.base.len(), values));
+                        plan.base.push((0, row_of(sid)));
+                        plan.rids.push(rid);
+                    }
+                    Step::Insert(_) | Step::Modified { .. } => {}
                 }
-                rid += 1;
+                rid += rows;
+            }
+            first_row += usize::try_from(range.end - range.start).map_err(too_large)?;
+        }
+        Ok(plan)
+    }
+
+    /// Stable tuples from decoded row `row` on, at RIDs `rid..rid + len`: the claimed
+    /// ones.
+    fn stable_run(&mut self, row: usize, rid: u64, len: u64, claimed: &[Range<u64>]) {
+        for c in claimed {
+            let (start, end) = (c.start.max(rid), c.end.min(rid + len));
+            if start < end {
+                let first = row + (start - rid) as usize;
+                self.base
+                    .extend((first..first + (end - start) as usize).map(|i| (0, i)));
+                self.rids.extend(start..end);
             }
         }
-        stable_at += usize::try_from(range.end - range.start).map_err(too_large)?;
     }
-    Ok((origins, rids))
-}
 
-/// The origins of one step's tuples: stable SIDs map to decoded rows from `base`, the
-/// decoded row of `first_sid`.
-fn origins_of<'a>(step: Step<'a, ScalarValue>, first_sid: u64, base: usize) -> Vec<Origin<'a>> {
-    let row = |sid: u64| base + (sid - first_sid) as usize;
-    match step {
-        Step::Stable(sids) => sids.map(|sid| Origin::Stable(row(sid))).collect(),
-        Step::Insert(values) => vec![Origin::Inserted(values)],
-        Step::Modified { sid, values } => vec![Origin::Modified(row(sid), values)],
+    /// The modified tuples with a new value in table column `column`: their place, value.
+    fn modifications_of(&self, column: usize) -> Vec<(usize, &'a ScalarValue)> {
+        let value = |values: &'a [(usize, ScalarValue)]| {
+            let at = values.binary_search_by_key(&column, |(c, _)| *c).ok()?;
+            values.get(at).map(|(_, v)| v)
+        };
+        self.modified
+            .iter()
+            .filter_map(|&(pos, values)| Some((pos, value(values)?)))
+            .collect()
+    }
+
+    /// Table column `column`: the stable values, the inserted tuples' and the new values
+    /// `own` interleaved.
+    fn interleaved(
+        &self,
+        stable: &ArrayRef,
+        column: usize,
+        own: &[(usize, &ScalarValue)],
+    ) -> Result<ArrayRef> {
+        let mut values = Vec::with_capacity(self.inserted.len() + own.len());
+        for row in &self.inserted {
+            let Some(value) = row.get(column) else {
+                return Err(DataFusionError::Internal(format!(
+                    "an inserted row lacks column {column}"
+                )));
+            };
+            values.push(value.clone());
+        }
+        let mut picks = self.base.clone();
+        for &(pos, value) in own {
+            if let Some(pick) = picks.get_mut(pos) {
+                *pick = (1, values.len());
+            }
+            values.push(value.clone());
+        }
+        let values = cast(&ScalarValue::iter_to_array(values)?, stable.data_type())?;
+        Ok(interleave(&[stable.as_ref(), values.as_ref()], &picks)?)
     }
 }
 
-/// The decoded row of every merged tuple, when none was inserted.
-fn plain_rows(origins: &[Origin<'_>]) -> Option<Vec<u32>> {
-    origins
-        .iter()
-        .map(|origin| match origin {
-            Origin::Stable(i) | Origin::Modified(i, _) => u32::try_from(*i).ok(),
-            Origin::Inserted(_) => None,
-        })
-        .collect()
+/// Whether RID `rid` lies in the claimed ranges.
+fn wanted(claimed: &[Range<u64>], rid: u64) -> bool {
+    claimed.iter().any(|c| c.contains(&rid))
 }
 
-/// Whether a merged tuple has its own value in table column `column`.
-fn modifies(origins: &[Origin<'_>], column: usize) -> bool {
-    origins.iter().any(|origin| match origin {
-        Origin::Modified(_, values) => values.iter().any(|(c, _)| *c == column),
-        Origin::Stable(_) | Origin::Inserted(_) => false,
-    })
+fn index(i: usize) -> Result<u32> {
+    u32::try_from(i).map_err(too_large)
 }
 
 /// The stable values at `rows`: the column itself when that is all of it, in order.
-fn taken(stable: &ArrayRef, rows: &[u32]) -> Result<ArrayRef> {
+fn taken(stable: &ArrayRef, rows: &UInt32Array) -> Result<ArrayRef> {
+    let values = rows.values();
     let identity =
-        rows.len() == stable.len() && rows.iter().enumerate().all(|(k, &i)| i as usize == k);
+        values.len() == stable.len() && values.iter().enumerate().all(|(k, &i)| i as usize == k);
     if identity {
         return Ok(Arc::clone(stable));
     }
-    Ok(take(
-        stable.as_ref(),
-        &UInt32Array::from(rows.to_vec()),
-        None,
-    )?)
-}
-
-/// A merged tuple's value in one column: a decoded stable row, or a value of its own.
-enum Pick {
-    Stable(usize),
-    Own(ScalarValue),
-}
-
-fn pick(origin: &Origin<'_>, column: usize) -> Result<Pick> {
-    Ok(match origin {
-        Origin::Stable(i) => Pick::Stable(*i),
-        Origin::Inserted(values) => match values.get(column) {
-            Some(value) => Pick::Own(value.clone()),
-            None => {
-                return Err(DataFusionError::Internal(format!(
-                    "an inserted row lacks column {column}"
-                )))
-            }
-        },
-        Origin::Modified(i, values) => match values.binary_search_by_key(&column, |(c, _)| *c) {
-            Ok(at) => Pick::Own(values[at].1.clone()),
-            Err(_) => Pick::Stable(*i),
-        },
-    })
-}
-
-/// Table column `column` of the merged tuples: the stable values taken, the tuples' own
-/// values interleaved where one was inserted or had this column modified.
-fn merged_column(stable: &ArrayRef, column: usize, origins: &[Origin<'_>]) -> Result<ArrayRef> {
-    let mut own: Vec<ScalarValue> = Vec::new();
-    let mut picks: Vec<(usize, usize)> = Vec::with_capacity(origins.len());
-    for origin in origins {
-        match pick(origin, column)? {
-            Pick::Stable(i) => picks.push((0, i)),
-            Pick::Own(value) => {
-                picks.push((1, own.len()));
-                own.push(value);
-            }
-        }
-    }
-    let identity =
-        picks.len() == stable.len() && picks.iter().enumerate().all(|(k, &p)| p == (0, k));
-    if identity {
-        return Ok(Arc::clone(stable));
-    }
-    if own.is_empty() {
-        let indices = picks
-            .iter()
-            .map(|&(_, i)| u32::try_from(i).map_err(too_large));
-        let indices = UInt32Array::from(indices.collect::<Result<Vec<u32>>>()?);
-        return Ok(take(stable.as_ref(), &indices, None)?);
-    }
-    let own = cast(&ScalarValue::iter_to_array(own)?, stable.data_type())?;
-    Ok(interleave(&[stable.as_ref(), own.as_ref()], &picks)?)
+    Ok(take(stable.as_ref(), rows, None)?)
 }
 
 fn too_large(_: std::num::TryFromIntError) -> DataFusionError {
