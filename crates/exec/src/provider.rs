@@ -25,6 +25,7 @@ use crate::cscan_exec::{
     CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit, Workers,
 };
 use crate::delta::dml::{ChangedTable, DeltaSink, DmlExec};
+use crate::delta::transaction::TransactionSlot;
 use crate::delta::{DeltaScan, TableDelta};
 use crate::error::external;
 use crate::error::{ExecError, Result};
@@ -220,9 +221,13 @@ impl ChangedTable for CoopTable {
         &self.delta
     }
 
-    fn scan_for_change(&self, filters: &[Expr]) -> DfResult<Arc<dyn ExecutionPlan>> {
+    fn scan_for_change(
+        &self,
+        filters: &[Expr],
+        snapshot: Pdt<ScalarValue>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let all: Vec<usize> = (0..self.schema.fields().len()).collect();
-        self.scan_plan(&all, filters, None, 1, Split::Dynamic)
+        self.scan_plan(&all, filters, None, (1, Split::Dynamic), snapshot)
     }
 }
 
@@ -279,7 +284,13 @@ impl TableProvider for CoopTable {
             None => Split::Dynamic,
         };
         let workers = workers.map_or(1, |w| w.0);
-        self.scan_plan(projection, filters, limit, workers, split)
+        // A session in a transaction reads its own changes of this table.
+        let own = state.config().get_extension::<TransactionSlot>();
+        let snapshot = match own.and_then(|t| t.snapshot_of(&self.delta)) {
+            Some(own) => own,
+            None => self.delta.snapshot()?,
+        };
+        self.scan_plan(projection, filters, limit, (workers, split), snapshot)
     }
 
     async fn insert_into(
@@ -334,8 +345,8 @@ impl CoopTable {
         projection: &[usize],
         filters: &[Expr],
         limit: Option<usize>,
-        workers: usize,
-        split: Split,
+        (workers, split): (usize, Split),
+        snapshot: Pdt<ScalarValue>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let schema = Arc::new(self.schema.project(projection)?);
         let shape = OutputShape::new(schema, projection, self.table.schema().len());
@@ -347,7 +358,6 @@ impl CoopTable {
         // pushed conjunct Exact), so any `limit` tuples answer it: the first ones, so
         // a `SELECT … LIMIT 10` loads one chunk, not the table.
         let limit = limit.map(|l| u64::try_from(l).unwrap_or(u64::MAX));
-        let snapshot = self.delta.snapshot()?;
         let core = if snapshot.is_empty() {
             self.stable_core(shape, &pushed, limit)
         } else {

@@ -8,15 +8,18 @@ use datafusion::error::DataFusionError;
 use datafusion::execution::context::SQLOptions;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::dml::InsertOp;
-use datafusion::logical_expr::{DmlStatement, LogicalPlan, WriteOp};
+use datafusion::logical_expr::{
+    DmlStatement, LogicalPlan, Statement, TransactionConclusion, WriteOp,
+};
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 use crate::checked_arithmetic::CheckedArithmetic;
+use crate::delta::transaction::TransactionSlot;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
-use crate::insert_columns::plan_with_stored_columns;
 use crate::narrow_decimal::NarrowDecimals;
 use crate::provider::CoopTable;
+use crate::rewrite::plan_statement;
 
 /// A DataFusion session with the default configuration (target partitions = cores).
 /// Register tables with `ctx.register_table(name, Arc::new(CoopTable::…))`.
@@ -29,6 +32,8 @@ pub fn session_context() -> SessionContext {
 /// arithmetic in 64 bits where the values fit ([`NarrowDecimals`]). Every coopscan
 /// session is made here; the tests' in-memory reference is plain DataFusion.
 pub fn query_session(config: SessionConfig) -> SessionContext {
+    // Its own transaction slot: `BEGIN` … `COMMIT` of this session (`plan_read_or_change`).
+    let config = config.with_extension(Arc::new(TransactionSlot::default()));
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
@@ -84,7 +89,13 @@ pub async fn plan_read_only(ctx: &SessionContext, sql: &str) -> Result<DataFrame
 /// or DELETE of a coopscan table whose input only reads: what `coopscan sql` runs. A
 /// change to any other table (a `COPY … TO` is DML too) is refused like any write.
 pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
-    let plan = plan_with_stored_columns(ctx, sql).await?;
+    let plan = plan_statement(ctx, sql).await?;
+    if let LogicalPlan::Statement(statement) = &plan {
+        if let Some(done) = transaction_statement(ctx, statement).await {
+            done?;
+            return Ok(ctx.read_empty()?);
+        }
+    }
     let checked = match &plan {
         LogicalPlan::Dml(dml) if changes_a_coop_table(dml) => dml.input.as_ref(),
         other => other,
@@ -96,6 +107,24 @@ pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<Data
             other => ExecError::DataFusion(other),
         })?;
     Ok(ctx.execute_logical_plan(plan).await?)
+}
+
+/// Runs `BEGIN`, `COMMIT` or `ROLLBACK` on the session's transaction (`None`: another
+/// statement).
+async fn transaction_statement(ctx: &SessionContext, statement: &Statement) -> Option<Result<()>> {
+    let slot = ctx.state().config().get_extension::<TransactionSlot>();
+    let done = match (statement, slot) {
+        (Statement::TransactionStart(_), Some(slot)) => slot.begin(),
+        (Statement::TransactionEnd(end), Some(slot)) => match end.conclusion {
+            TransactionConclusion::Commit => slot.commit().await,
+            TransactionConclusion::Rollback => slot.rollback(),
+        },
+        (Statement::TransactionStart(_) | Statement::TransactionEnd(_), None) => Err(
+            ExecError::Invalid("this session has no transactions".into()),
+        ),
+        _ => return None,
+    };
+    Some(done)
 }
 
 fn changes_a_coop_table(dml: &DmlStatement) -> bool {

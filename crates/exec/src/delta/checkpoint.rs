@@ -72,7 +72,8 @@ async fn write_merged(table: &Table, provider: &CoopTable) -> Result<u64> {
     let mut writer =
         TableWriter::create(table.dir(), &manifest.name, table.schema().clone(), options)?;
     let stored: Vec<usize> = (0..table.schema().len()).collect();
-    let plan = provider.scan_plan(&stored, &[], None, 1, Split::Dynamic)?;
+    let snapshot = provider.delta().snapshot()?;
+    let plan = provider.scan_plan(&stored, &[], None, (1, Split::Dynamic), snapshot)?;
     let mut stream = plan.execute(0, Arc::new(TaskContext::default()))?;
     while let Some(batch) = stream.next().await {
         writer.write_batch(&batch?)?;

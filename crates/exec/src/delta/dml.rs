@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use coopscan_delta::log::Op;
-use coopscan_delta::Rid;
+use coopscan_delta::{Pdt, Rid};
 use datafusion::arrow::array::{
     Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, UInt64Array,
 };
@@ -33,7 +33,8 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
-use super::TableDelta;
+use super::transaction::TransactionSlot;
+use super::{TableDelta, Writer};
 use crate::error::external;
 use crate::pushdown::ROWID_COLUMN;
 
@@ -76,7 +77,7 @@ impl DataSink for DeltaSink {
     async fn write_all(
         &self,
         mut data: SendableRecordBatchStream,
-        _: &Arc<TaskContext>,
+        context: &Arc<TaskContext>,
     ) -> Result<u64> {
         let stored = self.schema.fields().len().saturating_sub(1);
         let mut rows: Vec<Vec<ScalarValue>> = Vec::new();
@@ -86,8 +87,9 @@ impl DataSink for DeltaSink {
                 rows.push(row_values(&batch, row, stored, &self.schema)?);
             }
         }
+        let transaction = open_transaction(context);
         let mut writer = self.delta.writer().await;
-        let mut next = self.delta.snapshot()?;
+        let mut next = starting_tree(&self.delta, transaction.as_deref())?;
         let mut ops = Vec::with_capacity(rows.len());
         for row in rows {
             let op = Op::Insert {
@@ -97,8 +99,42 @@ impl DataSink for DeltaSink {
             op.apply(&mut next).map_err(external)?;
             ops.push(op);
         }
-        self.delta.commit(&mut writer, next, &ops)?;
-        Ok(ops.len() as u64)
+        let count = ops.len() as u64;
+        conclude(&self.delta, &mut writer, transaction.as_deref(), next, ops)?;
+        Ok(count)
+    }
+}
+
+/// The session's open transaction, if any.
+fn open_transaction(context: &TaskContext) -> Option<Arc<TransactionSlot>> {
+    let slot = context.session_config().get_extension::<TransactionSlot>();
+    slot.filter(|t| t.is_open())
+}
+
+/// The tree a statement starts from: its transaction's copy of the table once the
+/// transaction changed it, else the committed tree.
+fn starting_tree(
+    delta: &Arc<TableDelta>,
+    transaction: Option<&TransactionSlot>,
+) -> Result<Pdt<ScalarValue>> {
+    match transaction.and_then(|t| t.snapshot_of(delta)) {
+        Some(own) => Ok(own),
+        None => Ok(delta.snapshot()?),
+    }
+}
+
+/// Ends a statement (holding the table's writer): its changes go to its transaction,
+/// or are committed.
+fn conclude(
+    delta: &Arc<TableDelta>,
+    writer: &mut Writer,
+    transaction: Option<&TransactionSlot>,
+    next: Pdt<ScalarValue>,
+    ops: Vec<Op<ScalarValue>>,
+) -> Result<()> {
+    match transaction {
+        Some(t) => Ok(t.record(delta, next, ops)?),
+        None => Ok(delta.commit(writer, next, &ops)?),
     }
 }
 
@@ -136,7 +172,11 @@ pub trait ChangedTable: fmt::Debug + Send + Sync {
     fn changes(&self) -> &Arc<TableDelta>;
     /// Every column and `_rowid` of the committed state now, on one worker, chunks
     /// pruned by `filters` (which the statement still evaluates).
-    fn scan_for_change(&self, filters: &[Expr]) -> Result<Arc<dyn ExecutionPlan>>;
+    fn scan_for_change(
+        &self,
+        filters: &[Expr],
+        snapshot: Pdt<ScalarValue>,
+    ) -> Result<Arc<dyn ExecutionPlan>>;
 }
 
 /// What a DELETE or UPDATE does to the rows its WHERE selects.
@@ -238,9 +278,10 @@ impl Statement {
             predicates,
         } = self;
         let delta = Arc::clone(table.changes());
+        let transaction = open_transaction(&context);
         let mut writer = delta.writer().await;
-        let plan = table.scan_for_change(&filters)?;
-        let mut next = delta.snapshot()?;
+        let mut next = starting_tree(&delta, transaction.as_deref())?;
+        let plan = table.scan_for_change(&filters, next.clone())?;
         let mut ops = Vec::new();
         let mut rows = 0u64;
         for batch in collect(plan, context).await? {
@@ -258,7 +299,7 @@ impl Statement {
         for op in &ops {
             op.apply(&mut next).map_err(external)?;
         }
-        delta.commit(&mut writer, next, &ops)?;
+        conclude(&delta, &mut writer, transaction.as_deref(), next, ops)?;
         count_batch(rows)
     }
 }

@@ -12,6 +12,7 @@ pub mod checkpoint;
 mod codec;
 pub mod dml;
 mod merge;
+pub mod transaction;
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ pub struct TableDelta {
     /// holds the log once the first statement opened it.
     writer: tokio::sync::Mutex<Writer>,
     log: Option<LogSpec>,
+    /// How errors name the table.
+    name: String,
     /// Why the table's log could not be replayed: every scan fails with it rather than
     /// return rows without their committed changes.
     damaged: Option<String>,
@@ -97,6 +100,7 @@ impl TableDelta {
             committed: RwLock::new(committed),
             writer: Default::default(),
             log: None,
+            name: "a table in memory".into(),
             damaged: None,
         }
     }
@@ -126,6 +130,7 @@ impl TableDelta {
             Err(e) => delta.damaged = Some(e.to_string()),
         }
         delta.log = Some(spec);
+        delta.name = table.dir().display().to_string();
         delta
     }
 
@@ -186,6 +191,11 @@ impl TableDelta {
             records: records + 1,
         };
         Ok(())
+    }
+
+    /// The table's directory, as errors name it.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Where the changes are logged (`None`: memory only).

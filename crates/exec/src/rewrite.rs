@@ -1,7 +1,10 @@
-//! `INSERT INTO t VALUES (…)` without a column list names every column of `t`, and a
-//! coopscan table has the virtual `_rowid` beside its stored columns, which no INSERT
-//! gives (DataFusion would answer "Column count doesn't match insert query!"). For a
-//! coopscan table such a statement is planned as if it listed the stored columns.
+//! Two statements planned as a coopscan session means them, rewritten before DataFusion
+//! plans them:
+//! - `INSERT INTO t VALUES (…)` without a column list names every column of `t`, and a
+//!   coopscan table has the virtual `_rowid` beside its stored columns, which no INSERT
+//!   gives (DataFusion would answer "Column count doesn't match insert query!"): for a
+//!   coopscan table it is planned as if it listed the stored columns;
+//! - `BEGIN` (DataFusion plans only `START TRANSACTION`) is planned as that.
 
 use datafusion::error::Result;
 use datafusion::logical_expr::LogicalPlan;
@@ -11,19 +14,20 @@ use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Statement, TableObject}
 
 use crate::provider::CoopTable;
 
-/// The logical plan of `sql`, an INSERT into a coopscan table without a column list
-/// given its stored columns.
-pub async fn plan_with_stored_columns(ctx: &SessionContext, sql: &str) -> Result<LogicalPlan> {
+/// The logical plan of `sql`, rewritten as the module says.
+pub async fn plan_statement(ctx: &SessionContext, sql: &str) -> Result<LogicalPlan> {
     let state = ctx.state();
     let dialect = state.config().options().sql_parser.dialect;
     let mut statement = state.sql_to_statement(sql, &dialect)?;
     if let DfStatement::Statement(inner) = &mut statement {
-        if let Statement::Insert(insert) = inner.as_mut() {
-            if insert.columns.is_empty() {
+        match inner.as_mut() {
+            Statement::Insert(insert) if insert.columns.is_empty() => {
                 if let TableObject::TableName(name) = &insert.table {
                     insert.columns = stored_columns(ctx, name).await.unwrap_or_default();
                 }
             }
+            Statement::StartTransaction { begin, .. } => *begin = false,
+            _ => {}
         }
     }
     state.statement_to_plan(statement).await
