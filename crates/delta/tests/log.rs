@@ -317,3 +317,80 @@ fn commits_survive_kills_at_every_point() {
         "no random kill landed while the child committed"
     );
 }
+
+const FULL_ENV: &str = "COOPSCAN_DELTA_FULL_CHILD";
+
+/// The child's role under a file-size limit: commits until an append fails, prints the
+/// error, and stops. A no-op unless the parent test set `FULL_ENV`.
+#[test]
+fn disk_full_child() {
+    let Ok(spec) = std::env::var(FULL_ENV) else {
+        return;
+    };
+    let (path, seed) = spec.split_once('|').expect("path|seed");
+    let mut log = DeltaLog::open(Path::new(path), IDENTITY, &U32Codec, 0).expect("open");
+    let mut rng = ChaCha8Rng::seed_from_u64(seed.parse().expect("seed"));
+    let mut pdt = Pdt::new(STABLE_ROWS, COLUMNS);
+    for i in 0..COMMITS {
+        let ops = statement(&mut rng, &pdt);
+        if let Err(e) = log.append(&ops, &U32Codec) {
+            println!("failed {i}: {e}");
+            return;
+        }
+        for op in &ops {
+            op.apply(&mut pdt).expect("apply");
+        }
+        println!("acked {i}");
+    }
+}
+
+/// A commit that cannot be written (the file-size limit of `prlimit`, as a full disk
+/// would) fails with the system's error, and every commit before it stays readable and
+/// appendable after.
+#[test]
+fn a_failed_append_keeps_the_commits_before_it() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: no prlimit on this machine");
+        return;
+    }
+    for (seed, limit) in [(1u64, 300u64), (2, 900), (3, 1800)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("delta.log");
+        let exe = std::env::current_exe().expect("test binary");
+        // SIGXFSZ ignored (inherited through exec): the write fails with EFBIG instead.
+        let script = format!(
+            "trap '' XFSZ; exec prlimit --fsize={limit} -- '{}' disk_full_child --exact --nocapture --test-threads=1",
+            exe.display()
+        );
+        let out = Command::new("sh")
+            .args(["-c", &script])
+            .env(FULL_ENV, format!("{}|{seed}", path.display()))
+            .output()
+            .expect("run the child");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("failed "),
+            "limit {limit}: no append failed: {stdout}"
+        );
+        assert!(stdout.contains("File too large"), "limit {limit}: {stdout}");
+        let acked = acknowledged(&out.stdout);
+        assert!(
+            acked > 0 && acked < COMMITS,
+            "limit {limit}: {acked} commits"
+        );
+        let replayed = replay(&path, IDENTITY, &U32Codec).expect("replay");
+        assert_eq!(
+            replayed.records, acked,
+            "limit {limit}: the commits before the failure"
+        );
+        assert_eq!(rows(&replayed.pdt), rows(&model(seed, acked)));
+        assert_eq!(
+            replayed.valid_len,
+            std::fs::metadata(&path).expect("len").len(),
+            "cut back"
+        );
+        let mut log = DeltaLog::open(&path, IDENTITY, &U32Codec, acked).expect("reopen");
+        log.append(&[Op::Delete { rid: Rid(0) }], &U32Codec)
+            .expect("append after the failure");
+    }
+}
