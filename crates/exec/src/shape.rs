@@ -50,16 +50,7 @@ impl OutputShape {
         decoded: &RecordBatch,
         rows: &[Range<u64>],
     ) -> Result<RecordBatch, ArrowError> {
-        let mut columns: Vec<ArrayRef> = if self.row_count_only {
-            Vec::new()
-        } else {
-            decoded.columns().to_vec()
-        };
-        if self.with_rowid {
-            columns.push(rowid_array(rows)?);
-        }
-        let options = RecordBatchOptions::new().with_row_count(Some(decoded.num_rows()));
-        RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options)
+        self.assemble_ids(decoded, rows.iter().flat_map(|r| r.clone()))
     }
 
     /// Builds the output batch from merged tuples and their RIDs (`_rowid`), one each.
@@ -68,21 +59,27 @@ impl OutputShape {
         merged: &RecordBatch,
         rids: &[u64],
     ) -> Result<RecordBatch, ArrowError> {
+        self.assemble_ids(merged, rids.iter().copied())
+    }
+
+    /// The output batch of `tuples`, whose `_rowid`s are `ids` (read only when the
+    /// output has that column).
+    fn assemble_ids(
+        &self,
+        tuples: &RecordBatch,
+        ids: impl Iterator<Item = u64>,
+    ) -> Result<RecordBatch, ArrowError> {
         let mut columns: Vec<ArrayRef> = if self.row_count_only {
             Vec::new()
         } else {
-            merged.columns().to_vec()
+            tuples.columns().to_vec()
         };
         if self.with_rowid {
-            columns.push(rowid_list(rids.iter().copied())?);
+            columns.push(rowid_list(ids)?);
         }
-        let options = RecordBatchOptions::new().with_row_count(Some(merged.num_rows()));
+        let options = RecordBatchOptions::new().with_row_count(Some(tuples.num_rows()));
         RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options)
     }
-}
-
-fn rowid_array(rows: &[Range<u64>]) -> Result<ArrayRef, ArrowError> {
-    rowid_list(rows.iter().flat_map(|r| r.clone()))
 }
 
 fn rowid_list(ids: impl Iterator<Item = u64>) -> Result<ArrayRef, ArrowError> {
