@@ -134,6 +134,10 @@ fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
     // the buffer as soon as it has delivered its current chunk.
     while !sink.is_closed() {
         let Some(chunk) = scan.next_chunk().map_err(external)? else {
+            // All workers may send it: the scan's ledger lets the first one's rows through.
+            if let Some(tail) = core.tail() {
+                sink.send(tail?);
+            }
             return Ok(());
         };
         let decoded = chunk.batch().map_err(external)?;

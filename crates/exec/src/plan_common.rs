@@ -91,6 +91,12 @@ impl ScanCore {
         }
     }
 
+    /// What the scan yields after its last chunk: the inserted rows of an empty stable
+    /// image (`DeltaScan::tail`), if that is what it reads.
+    pub fn tail(&self) -> Option<Result<RecordBatch>> {
+        self.delta.as_ref()?.tail(&self.shape)
+    }
+
     /// The output batch of a decoded batch holding stable tuples `rows` (sorted ranges,
     /// in that order): merged with the table's changes when the scan sees any.
     pub fn assemble(&self, decoded: &RecordBatch, rows: &[Range<u64>]) -> Result<RecordBatch> {

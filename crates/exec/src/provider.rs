@@ -37,6 +37,7 @@ use crate::statistics::{changed_table_statistics, scan_statistics};
 use coopscan_buffer::RowRanges;
 use coopscan_buffer::Split;
 use coopscan_delta::Pdt;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::common::{not_impl_err, ScalarValue};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::logical_expr::dml::InsertOp;
@@ -400,7 +401,14 @@ impl CoopTable {
         let sids = snapshot.sid_ranges(wanted.ranges()).map_err(external)?;
         let stable = scan_statistics(&self.table, &shape, &RowRanges::new(sids.clone()));
         let statistics = Arc::new(changed_table_statistics(&stable, wanted.rows()));
-        let delta = DeltaScan::new(snapshot, wanted);
+        let mut delta = DeltaScan::new(snapshot, wanted);
+        if delta.pdt.stable_rows() == 0 {
+            let stable = self
+                .table
+                .arrow_schema()
+                .project(&shape.storage_projection)?;
+            delta = delta.with_empty_stable(RecordBatch::new_empty(Arc::new(stable)));
+        }
         let ranges = prune_ranges(&self.table, pushed, &sids, |rows| delta.patches_in(rows));
         let counters = Arc::clone(&self.counters);
         let delta = Some(Arc::new(delta));

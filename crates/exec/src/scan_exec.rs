@@ -60,6 +60,9 @@ fn produce(core: &ScanCore, source: &DirectSource, sink: &BatchSink) -> Result<(
             }
         }
     }
+    if let Some(tail) = core.tail() {
+        sink.send(tail?);
+    }
     Ok(())
 }
 

@@ -486,3 +486,42 @@ async fn transactions_see_their_own_changes_and_commit_whole() {
         .expect_err("nested")
         .contains("already open"));
 }
+
+/// A table whose every row was deleted and checkpointed has an empty stable image: rows
+/// inserted after are the tree's alone (no chunk to merge them into), and scans still
+/// return them, as a Scan and as CScans.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_inserted_into_an_empty_table_are_read() {
+    use coopscan_exec::delta::checkpoint::checkpoint;
+    let (_dir, table) = private_table(Layout::Dsm);
+    let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+    run(&session(provider, 1), "DELETE FROM lineitem").await;
+    checkpoint(table.clone(), device())
+        .await
+        .expect("checkpoint");
+    let empty = Table::open(table.dir()).expect("reopen");
+    assert_eq!(empty.rows(), 0);
+    let provider = CoopTable::new(empty.clone(), device(), ScanMode::Scan).expect("provider");
+    let ctx = session(provider, 1);
+    run(
+        &ctx,
+        &format!("INSERT INTO lineitem ({COLUMNS}) SELECT {COLUMNS} FROM lineitem"),
+    )
+    .await;
+    let insert = statements()[3].clone();
+    run(&ctx, &insert).await;
+    let want = vec![vec!["3".to_string()]];
+    assert_eq!(
+        run(&ctx, "SELECT count(*) FROM lineitem WHERE l_comment <> ''").await,
+        want
+    );
+    let cscan = relevance_session(empty, 2);
+    assert_eq!(
+        run(
+            &cscan,
+            "SELECT count(*) FROM lineitem WHERE l_comment <> ''"
+        )
+        .await,
+        want
+    );
+}

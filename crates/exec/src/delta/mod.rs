@@ -23,9 +23,11 @@ use coopscan_delta::log::{replay, DeltaLog, LogIdentity, Op};
 use coopscan_delta::translate::RidLedger;
 use coopscan_delta::{Change, Pdt, Sid};
 use coopscan_storage::Table;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::common::ScalarValue;
 
 use crate::error::ExecError;
+use crate::shape::OutputShape;
 use codec::ScalarCodec;
 
 pub use merge::merge_chunk;
@@ -235,14 +237,34 @@ pub struct DeltaScan {
     pub pdt: Pdt<ScalarValue>,
     pub wanted: RowRanges,
     ledger: Mutex<RidLedger>,
+    /// Over an empty stable image (no chunk to merge inserted rows into): the decoded
+    /// shape of no stable tuples, which the scan merges once at its end.
+    empty_stable: Option<RecordBatch>,
 }
 
 impl DeltaScan {
+    /// Over an empty stable image, the scan's inserted rows come from
+    /// [`DeltaScan::tail`]: `empty` is the decoded shape of no stable tuples.
+    pub fn with_empty_stable(mut self, empty: RecordBatch) -> DeltaScan {
+        self.empty_stable = Some(empty);
+        self
+    }
+
+    /// The rows of an empty stable image (all inserted), merged like a chunk's; `None`
+    /// when the stable image has chunks.
+    pub fn tail(&self, shape: &OutputShape) -> Option<datafusion::error::Result<RecordBatch>> {
+        let empty = self.empty_stable.as_ref()?;
+        // No stable tuples: the range ending the (empty) stable table carries its inserts.
+        let nothing = std::iter::once(0..0).collect::<Vec<Range<u64>>>();
+        Some(merge_chunk(self, shape, empty, &nothing))
+    }
+
     pub fn new(pdt: Pdt<ScalarValue>, wanted: RowRanges) -> DeltaScan {
         DeltaScan {
             pdt,
             wanted,
             ledger: Mutex::new(RidLedger::new()),
+            empty_stable: None,
         }
     }
 
