@@ -48,7 +48,9 @@ pub enum LogError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: another writer (a process, or another session of this one) is changing this table")]
+    #[error(
+        "{path}: another writer (a process, or another session of this one) is changing this table"
+    )]
     Locked { path: PathBuf },
     #[error("{path}: the log belongs to another table image ({what})")]
     Mismatch { path: PathBuf, what: String },
