@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::{Change, DeltaError, Pdt, Rid, Sid};
+use crate::{Change, DeltaError, Entry, Pdt, Rid, Sid};
 
 /// One run of the merged stream, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,14 +51,10 @@ impl<T: Clone> Pdt<T> {
                 stable_rows: self.stable_rows(),
             });
         }
-        let with_tail = sids.end == self.stable_rows();
         let mut steps = Vec::new();
         let mut next = sids.start;
-        let delta = self.visit_from_sid(Sid(sids.start), |entry| {
+        let delta = self.visit_anchored(sids.clone(), |entry| {
             let sid = entry.sid.0;
-            if sid > sids.end || (sid == sids.end && !with_tail) {
-                return false;
-            }
             if sid > next {
                 steps.push(Step::Stable(next..sid));
                 next = sid;
@@ -81,6 +77,34 @@ impl<T: Clone> Pdt<T> {
         Ok(Merged {
             first_rid: Rid(first_rid),
             steps,
+        })
+    }
+
+    /// Whether an inserted or modified tuple is anchored in stable tuples `sids`: a
+    /// chunk of them may hold values its zonemap does not know.
+    pub fn has_new_values_in(&self, sids: Range<u64>) -> bool {
+        let mut found = false;
+        self.visit_anchored(sids, |entry| {
+            found = !matches!(entry.change, Change::Delete);
+            !found
+        });
+        found
+    }
+
+    /// Calls `f` on the entries merged with stable tuples `sids`, in stream order, until
+    /// it returns `false`: those at SIDs in the range, and the appended ones (at
+    /// `Sid(stable_rows)`) when the range ends the stable table. Returns the delta of the
+    /// entries before the range.
+    fn visit_anchored<'a>(
+        &'a self,
+        sids: Range<u64>,
+        mut f: impl FnMut(&'a Entry<T>) -> bool,
+    ) -> i64 {
+        let with_tail = sids.end == self.stable_rows();
+        self.visit_from_sid(Sid(sids.start), |entry| {
+            let sid = entry.sid.0;
+            let inside = sid < sids.end || (sid == sids.end && with_tail);
+            inside && f(entry)
         })
     }
 }

@@ -105,7 +105,7 @@ fn rows(pdt: &Pdt<u32>) -> Vec<Vec<u32>> {
 /// Commits `commits` statements of `seed` through a log at `path`, printing "acked i"
 /// after each append returns.
 fn commit_all(path: &Path, seed: u64, commits: u64, crash: Option<(u64, CrashStage)>) {
-    let mut log = DeltaLog::open(path, IDENTITY, &U32Codec, 0).expect("open");
+    let mut log = DeltaLog::open(path, IDENTITY, 0).expect("open");
     if let Some((append, stage)) = crash {
         log.crash_at(append, stage);
     }
@@ -150,7 +150,7 @@ fn a_torn_tail_is_ignored_then_cut_off() {
         assert_eq!(replayed.records, 4, "cut {cut}");
         assert_eq!(rows(&replayed.pdt), rows(&model(3, 4)));
     }
-    let mut log = DeltaLog::open(&path, IDENTITY, &U32Codec, 4).expect("reopen");
+    let mut log = DeltaLog::open(&path, IDENTITY, 4).expect("reopen");
     log.append(&[Op::Delete { rid: Rid(0) }], &U32Codec)
         .expect("append after a torn tail");
     drop(log);
@@ -174,12 +174,12 @@ fn a_log_of_another_table_or_writer_is_refused() {
         Err(LogError::Mismatch { .. })
     ));
     assert!(matches!(
-        DeltaLog::open(&path, IDENTITY, &U32Codec, 1),
+        DeltaLog::open(&path, IDENTITY, 1),
         Err(LogError::Stale { .. })
     ));
-    let held = DeltaLog::open(&path, IDENTITY, &U32Codec, 3).expect("open");
+    let held = DeltaLog::open(&path, IDENTITY, 3).expect("open");
     assert!(matches!(
-        DeltaLog::open(&path, IDENTITY, &U32Codec, 3),
+        DeltaLog::open(&path, IDENTITY, 3),
         Err(LogError::Locked { .. })
     ));
     drop(held);
@@ -298,8 +298,8 @@ fn commits_survive_kills_at_every_point() {
             rows(&model(k, replayed.records)),
             "kill {k} ({spec})"
         );
-        let mut log = DeltaLog::open(&path, IDENTITY, &U32Codec, replayed.records)
-            .expect("reopen after the kill");
+        let mut log =
+            DeltaLog::open(&path, IDENTITY, replayed.records).expect("reopen after the kill");
         log.append(
             &[Op::Insert {
                 rid: Rid(0),
@@ -328,7 +328,7 @@ fn disk_full_child() {
         return;
     };
     let (path, seed) = spec.split_once('|').expect("path|seed");
-    let mut log = DeltaLog::open(Path::new(path), IDENTITY, &U32Codec, 0).expect("open");
+    let mut log = DeltaLog::open(Path::new(path), IDENTITY, 0).expect("open");
     let mut rng = ChaCha8Rng::seed_from_u64(seed.parse().expect("seed"));
     let mut pdt = Pdt::new(STABLE_ROWS, COLUMNS);
     for i in 0..COMMITS {
@@ -389,7 +389,7 @@ fn a_failed_append_keeps_the_commits_before_it() {
             std::fs::metadata(&path).expect("len").len(),
             "cut back"
         );
-        let mut log = DeltaLog::open(&path, IDENTITY, &U32Codec, acked).expect("reopen");
+        let mut log = DeltaLog::open(&path, IDENTITY, acked).expect("reopen");
         log.append(&[Op::Delete { rid: Rid(0) }], &U32Codec)
             .expect("append after the failure");
     }

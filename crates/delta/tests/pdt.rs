@@ -121,6 +121,13 @@ fn check_chunked_scan(pdt: &Pdt<u32>, model: &Model, rng: &mut ChaCha8Rng) {
     for chunk in chunks {
         let (first, tuples) = merged_rows(pdt, chunk.clone());
         let span = pdt.rid_range(chunk.clone()).expect("rid range");
+        let merged = pdt.merge_steps(chunk.clone()).expect("merge");
+        let new_values = merged.steps.iter().any(|s| !matches!(s, Step::Stable(_)));
+        assert_eq!(
+            pdt.has_new_values_in(chunk.clone()),
+            new_values,
+            "chunk {chunk:?}"
+        );
         assert_eq!(span, first..first + tuples.len() as u64);
         let needed = sid_ranges
             .iter()

@@ -176,12 +176,6 @@ impl CoopTable {
         &self.table
     }
 
-    /// This provider sharing `delta` (another provider's changes of the same table).
-    pub fn with_delta(mut self, delta: Arc<TableDelta>) -> CoopTable {
-        self.delta = delta;
-        self
-    }
-
     /// The table's committed changes.
     pub fn delta(&self) -> &Arc<TableDelta> {
         &self.delta

@@ -119,41 +119,62 @@ fn replay_bytes<T: Clone>(
     codec: &dyn ValueCodec<T>,
     mut pdt: Pdt<T>,
 ) -> Result<Replayed<T>, LogError> {
+    let (records, valid_len) = records_of(path, bytes, identity)?;
+    for record in &records {
+        let corrupt = |reason: String| LogError::Corrupt {
+            path: path.to_path_buf(),
+            offset: record.offset,
+            reason,
+        };
+        for op in decode_ops(record.ops, codec).map_err(corrupt)? {
+            op.apply(&mut pdt).map_err(|e| corrupt(e.to_string()))?;
+        }
+    }
+    Ok(Replayed {
+        pdt,
+        records: records.len() as u64,
+        valid_len,
+    })
+}
+
+/// One whole, sound record of a log: where it starts and its changes' bytes.
+struct Record<'b> {
+    offset: u64,
+    ops: &'b [u8],
+}
+
+/// The records of a log's `bytes`, in order, up to a torn tail, and the bytes they fill
+/// (header included; 0 for a log without a whole header, where nothing was committed).
+fn records_of<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    identity: LogIdentity,
+) -> Result<(Vec<Record<'b>>, u64), LogError> {
     if bytes.len() < HEADER_BYTES {
-        // A crash while the header was written: nothing was ever committed.
-        return Ok(Replayed {
-            pdt,
-            records: 0,
-            valid_len: 0,
-        });
+        return Ok((Vec::new(), 0));
     }
     check_header(path, &bytes[..HEADER_BYTES], identity)?;
     let mut at = HEADER_BYTES;
-    let mut records = 0u64;
+    let mut records = Vec::new();
     while let Some((payload, next)) = frame_at(bytes, at) {
         let corrupt = |reason: String| LogError::Corrupt {
             path: path.to_path_buf(),
             offset: at as u64,
             reason,
         };
-        let mut rest = payload;
-        let seq = u64::from_le_bytes(take_array(&mut rest).map_err(corrupt)?);
-        if seq != records {
-            return Err(corrupt(format!(
-                "record {seq} where record {records} belongs"
-            )));
+        let mut ops = payload;
+        let seq = u64::from_le_bytes(take_array(&mut ops).map_err(corrupt)?);
+        if seq != records.len() as u64 {
+            let want = records.len();
+            return Err(corrupt(format!("record {seq} where record {want} belongs")));
         }
-        for op in decode_ops(rest, codec).map_err(corrupt)? {
-            op.apply(&mut pdt).map_err(|e| corrupt(e.to_string()))?;
-        }
-        records += 1;
+        records.push(Record {
+            offset: at as u64,
+            ops,
+        });
         at = next;
     }
-    Ok(Replayed {
-        pdt,
-        records,
-        valid_len: at as u64,
-    })
+    Ok((records, at as u64))
 }
 
 /// The payload of the record at `at` and the offset after it, if it is whole and sound.
@@ -230,12 +251,12 @@ pub struct DeltaLog {
 
 impl DeltaLog {
     /// Opens the log at `path` for appending, creating it with its header if missing,
-    /// cutting off a torn tail. `known_records`: the commits the caller's state holds;
-    /// a log with others was changed by another process since ([`LogError::Stale`]).
-    pub fn open<T: Clone>(
+    /// cutting off a torn tail. `known_records`: the commits the caller's state holds
+    /// (from [`replay`]); a log with others was changed by another writer since
+    /// ([`LogError::Stale`]).
+    pub fn open(
         path: &Path,
         identity: LogIdentity,
-        codec: &dyn ValueCodec<T>,
         known_records: u64,
     ) -> Result<DeltaLog, LogError> {
         let io = |e| LogError::io(path, e);
@@ -249,14 +270,16 @@ impl DeltaLog {
         lock(path, &file)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io)?;
-        let pdt = Pdt::new(identity.stable_rows, identity.columns);
-        let replayed = replay_bytes(path, &bytes, identity, codec, pdt)?;
-        if replayed.records != known_records {
+        // The caller replayed the records already; here they are only counted (their
+        // frames and sequence checked), not decoded again.
+        let (records, valid_len) = records_of(path, &bytes, identity)?;
+        let records = records.len() as u64;
+        if records != known_records {
             return Err(LogError::Stale {
                 path: path.to_path_buf(),
             });
         }
-        let mut len = replayed.valid_len;
+        let mut len = valid_len;
         if len == 0 {
             file.set_len(0).map_err(io)?;
             file.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -272,7 +295,7 @@ impl DeltaLog {
             path: path.to_path_buf(),
             file,
             len,
-            records: replayed.records,
+            records,
             broken: false,
             crash: None,
         })

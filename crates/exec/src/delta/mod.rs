@@ -21,7 +21,7 @@ use std::sync::{Mutex, PoisonError, RwLock};
 use coopscan_buffer::RowRanges;
 use coopscan_delta::log::{replay, DeltaLog, LogIdentity, Op};
 use coopscan_delta::translate::RidLedger;
-use coopscan_delta::{Change, Pdt, Sid};
+use coopscan_delta::Pdt;
 use coopscan_storage::Table;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::common::ScalarValue;
@@ -81,19 +81,14 @@ impl LogSpec {
 
     /// Opens (and locks) the log for appending after its first `records` records.
     pub fn open(&self, records: u64) -> Result<DeltaLog, ExecError> {
-        Ok(DeltaLog::open(
-            &self.path,
-            self.identity,
-            &self.codec,
-            records,
-        )?)
+        Ok(DeltaLog::open(&self.path, self.identity, records)?)
     }
 }
 
 impl TableDelta {
-    /// Changes kept in memory only, over a stable table of `stable_rows` tuples of
-    /// `columns` columns: they end with the process.
-    pub fn in_memory(stable_rows: u64, columns: usize) -> TableDelta {
+    /// No changes over a stable table of `stable_rows` tuples of `columns` columns, and
+    /// no log (what `logged` starts from).
+    fn in_memory(stable_rows: u64, columns: usize) -> TableDelta {
         let committed = Committed {
             pdt: Pdt::new(stable_rows, columns),
             records: 0,
@@ -174,12 +169,7 @@ impl TableDelta {
             .records;
         if let Some(spec) = &self.log {
             if writer.log.is_none() {
-                writer.log = Some(DeltaLog::open(
-                    &spec.path,
-                    spec.identity,
-                    &spec.codec,
-                    records,
-                )?);
+                writer.log = Some(spec.open(records)?);
             }
             if let Some(log) = writer.log.as_mut() {
                 log.append(ops, &spec.codec)?;
@@ -211,15 +201,6 @@ impl TableDelta {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .records
-    }
-
-    /// Rows a query sees now.
-    pub fn rows(&self) -> u64 {
-        self.committed
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pdt
-            .rows()
     }
 }
 
@@ -277,15 +258,6 @@ impl DeltaScan {
     /// Whether an inserted or modified tuple is anchored in stable tuples `sids`: such a
     /// chunk may hold matches whatever its zonemap says.
     pub fn patches_in(&self, sids: Range<u64>) -> bool {
-        let tail = sids.end == self.pdt.stable_rows();
-        let mut found = false;
-        self.pdt.visit_from_sid(Sid(sids.start), |entry| {
-            if entry.sid.0 > sids.end || (entry.sid.0 == sids.end && !tail) {
-                return false;
-            }
-            found = !matches!(entry.change, Change::Delete);
-            !found
-        });
-        found
+        self.pdt.has_new_values_in(sids)
     }
 }
