@@ -49,6 +49,10 @@ pub enum Change {
 /// How long an undone server gets to shut down before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(20);
 const RECORD_SUFFIX: &str = "change";
+/// How long a recorded server may take to exec from its starting shell into `postgres`.
+const EXEC_WAIT: Duration = Duration::from_secs(10);
+/// The programs between a spawned server's pid and `postgres` (`postgres::server_command`).
+const EXEC_CHAIN: [&str; 4] = ["sh", "dash", "bash", "setpriv"];
 
 static JOURNAL: OnceLock<PathBuf> = OnceLock::new();
 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -291,7 +295,7 @@ fn plausible(change: &Change) -> Result<(), String> {
 /// [`STOP_GRACE`].
 fn stop_process(id: ProcessId, program: &Path) -> Result<String, String> {
     let pid = id.pid;
-    if !id.runs() || !runs(pid, program) {
+    if !id.runs() || !becomes(id, program) {
         return Ok(format!("the server {pid} was already gone"));
     }
     let raw = i32::try_from(pid).map_err(|e| e.to_string())?;
@@ -306,6 +310,33 @@ fn stop_process(id: ProcessId, program: &Path) -> Result<String, String> {
         return Ok(format!("killed the server {pid} ({})", program.display()));
     }
     Ok(format!("stopped the server {pid} ({})", program.display()))
+}
+
+/// Whether the recorded process runs `program`, waiting up to [`EXEC_WAIT`] while it is
+/// still in the chain that starts it: the server is recorded the moment it is spawned,
+/// as `sh -c '... exec "$@"'` (and `setpriv` as root), so a run stopped right then finds
+/// the pid not yet running `program`. Reading that as "already gone" left the server
+/// running once its exec finished.
+fn becomes(id: ProcessId, program: &Path) -> bool {
+    let deadline = Instant::now() + EXEC_WAIT;
+    loop {
+        if runs(id.pid, program) {
+            return true;
+        }
+        if !id.runs() || !in_exec_chain(id.pid) || Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether `pid` runs one of the programs a server is started through.
+fn in_exec_chain(pid: u32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+        exe.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| EXEC_CHAIN.contains(&n))
+    })
 }
 
 /// Whether `pid`'s executable is `program` (a pid the kernel reused runs another).
@@ -391,5 +422,36 @@ mod tests {
         assert!(line.starts_with("stopped"), "{line}");
         let _ = child.wait();
         assert!(!proc_stat::running(pid));
+    }
+
+    /// A server is recorded as soon as it is spawned, while its pid still runs the
+    /// shell that execs it: stopped then, it is stopped once it runs the program, not
+    /// taken for gone (the shell waits here before its exec, as a cgroup join does).
+    #[test]
+    fn a_server_stopped_while_its_shell_still_starts_it_is_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("postgres");
+        std::fs::copy(which("sleep"), &program).unwrap();
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 0.3; exec \"$@\"", "sh"])
+            .arg(&program)
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let started = proc_stat::stat(pid).unwrap().start_time;
+        let line = undo(&Change::Process {
+            pid,
+            started,
+            program: program.clone(),
+        })
+        .unwrap();
+        assert!(line.starts_with("stopped"), "{line}");
+        let _ = child.wait();
+        assert!(!proc_stat::running(pid));
+    }
+
+    fn which(program: &str) -> PathBuf {
+        crate::sys::find_program(program).expect("on the search path")
     }
 }
