@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 use coopscan_storage::device::Device;
 use coopscan_storage::digest::ContentDigest;
-use coopscan_storage::{Layout, Table};
+use coopscan_storage::{DecodeBudget, Layout, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -19,6 +19,10 @@ use coopscan_lab::data_dir::dataset_dir;
 pub struct VerifyArgs {
     /// Table directory. Default: lineitem of the default `gen` dataset.
     pub dir: Option<PathBuf>,
+    /// The most MiB one decoded chunk may take (as `sql --decode-budget-mb`): verify
+    /// refuses what a scan would refuse.
+    #[arg(long, value_name = "MB", default_value_t = DecodeBudget::DEFAULT_MIB, value_parser = crate::session_args::parse_decode_budget)]
+    pub decode_budget_mb: u64,
     #[command(flatten)]
     pub device: DeviceArgs,
 }
@@ -30,7 +34,8 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| dataset_dir(1.0, Layout::Pax, 4.0).join("lineitem"));
     // Arguments first: a bad flag is reported as such, whatever the directory holds.
     let device = Device::new(args.device.config()?);
-    let table = Table::open(&dir)?;
+    let budget = DecodeBudget::from_mib(args.decode_budget_mb).map_err(anyhow::Error::msg)?;
+    let table = Table::open(&dir)?.with_decode_budget(budget);
     let files = table.open_files(&device)?;
     let all: Vec<usize> = (0..table.schema().len()).collect();
     let mut digest = ContentDigest::new(all.len());

@@ -10,7 +10,7 @@ use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
 use coopscan_exec::{query_session, CoopTable, ScanMode, ScanWorkers, StaticSplit};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::Device;
-use coopscan_storage::{database_tables, Table};
+use coopscan_storage::{database_tables, DecodeBudget, Table};
 
 use crate::device_args::DeviceArgs;
 
@@ -42,6 +42,12 @@ impl std::fmt::Display for SqlPolicy {
             SqlPolicy::Cooperative(p) => write!(f, "{p}"),
         }
     }
+}
+
+/// `--decode-budget-mb`: 1 MiB to [`DecodeBudget::MAX_MIB`].
+pub fn parse_decode_budget(s: &str) -> Result<u64, String> {
+    let mib: u64 = s.trim().parse().map_err(|e| format!("{e}"))?;
+    DecodeBudget::from_mib(mib).map(|_| mib)
 }
 
 pub fn parse_policy(s: &str) -> Result<SqlPolicy, String> {
@@ -92,6 +98,11 @@ pub struct SessionArgs {
     /// 0 reads every table by CScans.
     #[arg(long, default_value_t = DEFAULT_SMALL_TABLE_CHUNKS)]
     pub small_table_chunks: usize,
+    /// The most MiB one decoded batch (a chunk's tuples of the columns a scan reads)
+    /// may take; a batch that would take more is an error. Bounds the memory a
+    /// damaged or hostile table can make a scan use.
+    #[arg(long, value_name = "MB", default_value_t = DecodeBudget::DEFAULT_MIB, value_parser = parse_decode_budget)]
+    pub decode_budget_mb: u64,
     #[command(flatten)]
     pub device: DeviceArgs,
 }
@@ -116,7 +127,10 @@ impl SessionArgs {
         for named in in_db.into_iter().map(Ok).chain(given) {
             let (name, dir) = named?;
             anyhow::ensure!(!names.contains(&name), "table {name} is named twice");
-            tables.push(Table::open(&dir).with_context(|| format!("table {name}"))?);
+            let table = Table::open(&dir).with_context(|| format!("table {name}"))?;
+            tables.push(table.with_decode_budget(
+                DecodeBudget::from_mib(self.decode_budget_mb).map_err(anyhow::Error::msg)?,
+            ));
             names.push(name);
         }
         Ok(OpenTables { names, tables })

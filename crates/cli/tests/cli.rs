@@ -105,13 +105,24 @@ fn verify_fails_naming_file_and_offset_on_damage() {
             "--layout",
             "pax",
             "--chunk-mb",
-            "1",
+            "2",
             "--out",
             out_dir.to_str().expect("utf8"),
         ],
         tmp.path(),
     );
     assert!(out.status.success());
+    // A chunk of 2 MiB of pages decodes to about that much: over a 1 MiB budget,
+    // refused naming the file, as a scan with that budget refuses it.
+    let lineitem = out_dir.join("lineitem");
+    let lineitem = lineitem.to_str().expect("utf8");
+    let out = coopscan(&["verify", lineitem, "--decode-budget-mb", "1"], tmp.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "over the budget: {err}");
+    assert!(
+        err.contains("data.pax") && err.contains("decode budget"),
+        "{err}"
+    );
     let data = out_dir.join("lineitem").join("data.pax");
     let mut bytes = std::fs::read(&data).expect("read");
     let offset = 3 * 65_536; // the fourth page
@@ -141,6 +152,14 @@ fn bad_arguments_are_clear_errors_not_panics() {
         vec!["gen", "--tables", "lineitems"],
         vec!["inspect", "/nonexistent/table"],
         vec!["verify", "/nonexistent/table", "--bandwidth-mb", "-5"],
+        vec!["verify", "/nonexistent/table", "--decode-budget-mb", "0"],
+        vec![
+            "sql",
+            "--table",
+            "t=/x",
+            "--decode-budget-mb",
+            "99999999999",
+        ],
     ] {
         let out = coopscan(&args, tmp.path());
         let err = String::from_utf8_lossy(&out.stderr);

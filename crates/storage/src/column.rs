@@ -86,6 +86,18 @@ impl ColumnValues {
         self.len() == 0
     }
 
+    /// Bytes the decoded values take (what a decode budget charges).
+    pub fn decoded_bytes(&self) -> u64 {
+        let bytes = match self {
+            ColumnValues::I32(v) => v.len().saturating_mul(4),
+            ColumnValues::I64(v) => v.len().saturating_mul(8),
+            ColumnValues::Bytes { offsets, data } => {
+                offsets.len().saturating_mul(4).saturating_add(data.len())
+            }
+        };
+        bytes as u64
+    }
+
     /// The first value that is not UTF-8 (strings only): what Arrow refused, found
     /// again only after it did, so valid strings are checked once (by Arrow).
     fn first_non_utf8(offsets: &[u32], data: &[u8]) -> Option<usize> {

@@ -60,6 +60,16 @@ pub enum StorageError {
         offset: u64,
         reason: String,
     },
+    /// A batch that would decode to more than the table's decode budget: hostile
+    /// pages, or a trusted table read with too small a budget.
+    #[error("{} at offset {offset}: {what} would decode to {needed} bytes in one batch, over the decode budget of {budget} bytes (a damaged or hostile file; for a trusted table raise --decode-budget-mb)", path.display())]
+    OverBudget {
+        path: PathBuf,
+        offset: u64,
+        what: String,
+        needed: u64,
+        budget: u64,
+    },
     /// A file a user named, larger than what its reader accepts (`read_regular_file`).
     #[error("{}: larger than the {limit}-byte limit", path.display())]
     TooLarge { path: PathBuf, limit: u64 },

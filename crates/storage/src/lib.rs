@@ -30,8 +30,8 @@ pub use error::{Result, StorageError};
 pub use manifest::{read_regular_file, ChunkMeta, Extent, Layout, Manifest};
 pub use page::PageChecks;
 pub use read::{
-    decode_chunk, decode_chunk_with, verify_chunk, ChunkBytes, ColumnPages, PageCopies, PieceRead,
-    Table, TableFiles,
+    decode_chunk, decode_chunk_with, verify_chunk, ChunkBytes, ColumnPages, DecodeBudget,
+    PageCopies, PieceRead, Table, TableFiles,
 };
 pub use types::{ColumnDef, ColumnType, TableSchema};
 pub use write::{TableWriter, WriteOptions};

@@ -17,14 +17,17 @@ use std::path::Path;
 
 use coopscan_storage::codec::{Codec, MAX_EXPANSION};
 use coopscan_storage::page::{read_page, write_page, PageHeader};
-use coopscan_storage::{Layout, StorageError, Table};
+use coopscan_storage::{DecodeBudget, Layout, StorageError, Table};
 
-/// Counts the largest single allocation made by the thread that asks for it.
+/// Counts the largest single allocation, and the peak of bytes held, of the thread
+/// that asks for it (frees by other threads are not seen: the tests decode on one).
 struct Tracking;
 
 thread_local! {
     static TRACKING: Cell<bool> = const { Cell::new(false) };
     static LARGEST: Cell<usize> = const { Cell::new(0) };
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
 }
 
 // SAFETY: forwards every call to `System` unchanged; only records sizes.
@@ -32,17 +35,20 @@ thread_local! {
 unsafe impl GlobalAlloc for Tracking {
     unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
         note(layout.size());
+        held(layout.size() as isize);
         // SAFETY: the caller's guarantees for `alloc` hold for `System.alloc`.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
+        held(-(layout.size() as isize));
         // SAFETY: `ptr` came from `System` with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
         note(new_size);
+        held(new_size as isize - layout.size() as isize);
         // SAFETY: the caller's guarantees for `realloc` hold for `System.realloc`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -56,8 +62,30 @@ fn note(size: usize) {
     });
 }
 
+fn held(change: isize) {
+    let _ = TRACKING.try_with(|on| {
+        if on.get() {
+            let _ = LIVE.try_with(|live| {
+                live.set(live.get() + change);
+                let _ = PEAK.try_with(|p| p.set(p.get().max(live.get())));
+            });
+        }
+    });
+}
+
 #[global_allocator]
 static ALLOCATOR: Tracking = Tracking;
+
+/// `f`'s result and the most bytes this thread held at once during it, beyond what it
+/// held before.
+fn peak_held<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LIVE.with(|l| l.set(0));
+    PEAK.with(|p| p.set(0));
+    TRACKING.with(|on| on.set(true));
+    let out = f();
+    TRACKING.with(|on| on.set(false));
+    (out, PEAK.with(Cell::get).max(0) as usize)
+}
 
 /// `f`'s result and the largest single allocation this thread made during it.
 fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
@@ -187,4 +215,81 @@ fn invalid_utf8_in_a_string_page_names_file_offset_and_column() {
     // The bad value is the page's last (`minipage`), and the page starts the table.
     let row = format!("row {} ", rows - 1);
     assert!(reason.contains(&row), "{reason}");
+}
+
+/// Every page of a string column a bomb within the per-page bound (an LZ4 block
+/// declaring about 255 bytes per byte stored, valid checksums): each page alone is
+/// plausible, so only the batch's decode budget stops a chunk of them from decoding
+/// to hundreds of times its size. Refused naming the file and the page where the
+/// budget ran out, holding at most twice the budget meanwhile (vectors grow by
+/// doubling) plus one page's decompression scratch.
+#[test]
+fn a_column_of_bombs_is_refused_within_the_decode_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t");
+    let batch = common::sample_batch(0, 20_000);
+    let schema = common::sample_schema();
+    common::write_table(&path, &schema, Layout::Dsm, PAGE_BYTES, 256, &[batch]);
+    let pages = bomb_every_page(&path, COMMENT);
+    let budget = 6 << 20;
+    let table = Table::open(&path)
+        .unwrap()
+        .with_decode_budget(DecodeBudget::from_bytes(budget));
+    assert!(table.chunk_count() < pages / 4, "several bombs a chunk");
+    let (result, peak) = peak_held(|| common::try_read_all(&table));
+    match result.unwrap_err() {
+        StorageError::OverBudget {
+            path,
+            offset,
+            needed,
+            budget: b,
+            what,
+        } => {
+            assert!(path.ends_with(COMMENT), "{}", path.display());
+            assert_eq!(offset % u64::from(PAGE_BYTES), 0);
+            assert!(needed > b && b == budget, "{needed} {b}");
+            assert!(what.contains("\"comment\""), "{what}");
+        }
+        other => panic!("expected the decode budget's error, got {other}"),
+    }
+    let scratch = 2 << 20;
+    assert!(
+        peak as u64 <= 2 * budget + scratch,
+        "held {peak} bytes at once for a budget of {budget}"
+    );
+    // A budget the bombs fit in decodes them (the pages are otherwise valid).
+    let roomy = Table::open(&path)
+        .unwrap()
+        .with_decode_budget(DecodeBudget::from_mib(1024).unwrap());
+    common::try_read_all(&roomy).unwrap();
+}
+
+/// Rewrites every page of `file` as an LZ4 block of the page's rows whose last value
+/// is as long as the page's stored bytes allow; returns the number of pages.
+fn bomb_every_page(dir: &Path, file: &str) -> usize {
+    let path = dir.join(file);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mut count = 0;
+    for page in bytes.chunks_mut(PAGE_BYTES as usize) {
+        let (header, _) = read_page(page, &path, 0, Layout::Dsm)
+            .map(|(h, p)| (h, p.len()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let raw = minipage(header.row_count, &vec![b'a'; 1_900_000]);
+        let block = lz4_flex::block::compress(&raw);
+        assert!(
+            raw.len() <= block.len() * MAX_EXPANSION,
+            "within the page bound"
+        );
+        let header = PageHeader {
+            flags: Codec::Lz4.flag(),
+            stored_len: block.len() as u32,
+            raw_len: raw.len() as u32,
+            ..header
+        };
+        page.fill(0);
+        write_page(page, &header, &block);
+        count += 1;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    count
 }

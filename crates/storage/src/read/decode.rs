@@ -65,8 +65,10 @@ pub fn decode_chunk_with(
         match table.layout() {
             Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, projection, &mut outs)?,
             Layout::Dsm => {
+                let mut spent = 0u64;
                 for (out, &c) in outs.iter_mut().zip(projection) {
-                    ctx.dsm_column(chunk.columns[c].extent, data, c, out)?;
+                    ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent)?;
+                    spent = spent.saturating_add(out.decoded_bytes());
                 }
             }
         }
@@ -197,6 +199,38 @@ impl<'a> Decoder<'a> {
         pages(self.table, extent, bytes, self.checks)
     }
 
+    /// Refuses a page whose decoded size `page_bound` (at most what its header
+    /// declares) would take the batch's decoded bytes from `spent` past the table's
+    /// budget: checked before the page is decoded, so a batch never holds more.
+    /// `column` names the DSM column decoded (`None`: a row page).
+    fn admit(
+        &self,
+        spent: u64,
+        page_bound: u64,
+        file: u32,
+        offset: u64,
+        column: Option<usize>,
+    ) -> Result<()> {
+        let needed = spent.saturating_add(page_bound);
+        let budget = self.table.decode_budget().bytes();
+        if needed <= budget {
+            return Ok(());
+        }
+        Err(StorageError::OverBudget {
+            path: self.table.file_path(file),
+            offset,
+            what: match column {
+                Some(c) => format!(
+                    "column {:?} of the chunk",
+                    self.table.schema().columns[c].name
+                ),
+                None => "the chunk".to_string(),
+            },
+            needed,
+            budget,
+        })
+    }
+
     fn corrupt(&self, file: u32, offset: u64, reason: String) -> StorageError {
         StorageError::Corrupt {
             path: self.table.file_path(file),
@@ -229,6 +263,10 @@ impl<'a> Decoder<'a> {
             .iter()
             .map(|c| c.ty.physical())
             .collect();
+        let string_columns = projection
+            .iter()
+            .filter(|&&c| matches!(physicals[c], Physical::FixedBytes(_) | Physical::VarBytes))
+            .count() as u64;
         let mut expected_row = Some(chunk.row_start);
         for page in self.pages(extent, bytes) {
             let page = page?;
@@ -250,6 +288,11 @@ impl<'a> Decoder<'a> {
                 continue;
             }
             let rows = h.row_count as usize;
+            // A row page's values take at most its bytes, plus an offset per string.
+            let spent = outs.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
+            let offsets = 4 * u64::from(h.row_count) * string_columns;
+            let bound = (page.payload.len() as u64).saturating_add(offsets);
+            self.admit(spent, bound, extent.file, page.offset, None)?;
             let res = match self.table.layout() {
                 Layout::Pax => decode_pax(page.payload, &physicals, rows, local, projection, outs),
                 _ => {
@@ -286,6 +329,7 @@ impl<'a> Decoder<'a> {
         data: &[(Extent, &[u8])],
         column: usize,
         out: &mut ColumnValues,
+        spent_before: u64,
     ) -> Result<()> {
         let bytes = self.find(extent, data)?;
         let physical = self.table.schema().columns[column].ty.physical();
@@ -321,6 +365,11 @@ impl<'a> Decoder<'a> {
                     h.flags, h.row_count, h.raw_len
                 )));
             };
+            // The page's values take at most the plain minipage's bytes (`raw_len`):
+            // fixed-width values exactly, strings as offsets and data.
+            let spent = spent_before.saturating_add(out.decoded_bytes());
+            let raw = u64::from(h.raw_len);
+            self.admit(spent, raw, extent.file, page.offset, Some(column))?;
             let stored = StoredPage {
                 codec,
                 payload: page.payload,

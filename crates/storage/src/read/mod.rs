@@ -6,6 +6,7 @@
 //! chunk's extents into buffer frames (I/O, one loader), and each scan decodes only
 //! the columns and tuples it needs (CPU, many scans).
 
+mod budget;
 mod check;
 mod codecs;
 mod decode;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+pub use budget::DecodeBudget;
 pub use codecs::page_codecs;
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 pub use piece::{ColumnPages, PageCopies, PieceRead};
@@ -33,6 +35,7 @@ pub struct Table {
     dir: PathBuf,
     manifest: Manifest,
     chunk_row_starts: Vec<u64>,
+    decode_budget: DecodeBudget,
 }
 
 impl Table {
@@ -58,7 +61,19 @@ impl Table {
             dir: dir.to_path_buf(),
             manifest,
             chunk_row_starts,
+            decode_budget: DecodeBudget::default(),
         })
+    }
+
+    /// This table with every batch decoded within `budget` (default
+    /// [`DecodeBudget::default`]): a batch that would decode to more is an error.
+    pub fn with_decode_budget(mut self, budget: DecodeBudget) -> Table {
+        self.decode_budget = budget;
+        self
+    }
+
+    pub fn decode_budget(&self) -> DecodeBudget {
+        self.decode_budget
     }
 
     pub fn dir(&self) -> &Path {
