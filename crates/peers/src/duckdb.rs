@@ -12,7 +12,9 @@
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
 use crate::export::{self, Dialect, ROWID_COLUMN};
+use crate::leftovers::{self, Change, Record};
 use crate::page_cache::NoPageCache;
+use crate::proc_stat;
 use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::sys::Cgroup;
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
@@ -96,6 +98,9 @@ pub struct Driver {
     next_id: AtomicU64,
     stderr: Arc<Mutex<String>>,
     version: String,
+    /// The driver written down (`leftovers`) while it runs inside a cgroup: a driver
+    /// outliving a stopped run keeps its cgroup from being removed.
+    record: Option<Record>,
 }
 
 impl Driver {
@@ -156,6 +161,15 @@ impl Driver {
             let pending = Arc::clone(&pending);
             std::thread::spawn(move || read_responses(out, &pending));
         }
+        let record = match (cgroup, crate::sys::find_program("python3")) {
+            (Some(_), Some(program)) => Some(leftovers::record(&Change::Driver {
+                pid: child.id(),
+                // 0 when it already exited: a record of nothing, dropped as such.
+                started: proc_stat::stat(child.id()).map_or(0, |s| s.start_time),
+                program,
+            })),
+            _ => None,
+        };
         let mut driver = Driver {
             child,
             stdin: Mutex::new(stdin),
@@ -163,7 +177,9 @@ impl Driver {
             next_id: AtomicU64::new(1),
             stderr,
             version: String::new(),
+            record: None,
         };
+        driver.record = record.transpose()?;
         let ready = ready_rx.recv().map_err(|_| driver.died());
         match ready {
             Ok(Ok(rows)) => {
@@ -249,6 +265,8 @@ impl Drop for Driver {
             stdin.take(); // EOF: the driver's loop ends
         }
         crate::sys::reap(&mut self.child, EXIT_GRACE);
+        // Exited (or killed by `reap`): nothing left to undo.
+        drop(self.record.take());
     }
 }
 

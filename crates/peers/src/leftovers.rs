@@ -1,5 +1,5 @@
 //! What a benchmark changes on the machine beyond its own files — a disk's readahead,
-//! cgroups, a PostgreSQL server — written down before it is made, so that nothing
+//! cgroups, a PostgreSQL server, a DuckDB driver confined in a cgroup — written down before it is made, so that nothing
 //! outlives the run that made it. Cleanup used to live only in `Drop`: Ctrl-C, SIGTERM
 //! (what `timeout` and CI send) or SIGKILL left the disk's `read_ahead_kb` at 0 (every
 //! process on the machine slowed), `coopscan-*` cgroups, and an orphaned PostgreSQL
@@ -17,7 +17,8 @@
 //! A record is trusted only as far as its kind allows: a setting must be a disk's
 //! `read_ahead_kb` under `/sys` set back to a number, a cgroup a `coopscan-*` directory
 //! under `/sys/fs/cgroup`, a server a process with the recorded start time running the
-//! recorded PostgreSQL program; anything else is reported and left alone.
+//! recorded PostgreSQL program, a driver such a process running the recorded Python
+//! inside a `coopscan-*` cgroup; anything else is reported and left alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +41,13 @@ pub enum Change {
     /// A server started: its pid, start time and program (a reused pid is another
     /// process, left alone).
     Process {
+        pid: u32,
+        started: u64,
+        program: PathBuf,
+    },
+    /// A DuckDB driver (Python) started inside a `coopscan-*` cgroup: a driver still
+    /// running keeps its cgroup from being removed.
+    Driver {
         pid: u32,
         started: u64,
         program: PathBuf,
@@ -212,7 +220,7 @@ fn undo_files(files: &[PathBuf]) -> Vec<String> {
         }
     }
     changes.sort_by_key(|(change, _)| match change {
-        Change::Process { .. } => 0,
+        Change::Process { .. } | Change::Driver { .. } => 0,
         Change::Cgroup { .. } => 1,
         Change::Setting { .. } => 2,
     });
@@ -257,7 +265,18 @@ pub fn undo(change: &Change) -> Result<String, String> {
                 pid: *pid,
                 started: *started,
             };
-            stop_process(id, program)
+            stop_process(id, program, Stop::Server)
+        }
+        Change::Driver {
+            pid,
+            started,
+            program,
+        } => {
+            let id = ProcessId {
+                pid: *pid,
+                started: *started,
+            };
+            stop_process(id, program, Stop::ConfinedDriver)
         }
     }
 }
@@ -282,6 +301,10 @@ fn plausible(change: &Change) -> Result<(), String> {
         Change::Process { program, .. } => program
             .file_name()
             .is_some_and(|n| n == "postgres" || n == "postmaster"),
+        Change::Driver { program, .. } => program
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("python")),
     };
     if ok {
         Ok(())
@@ -290,37 +313,73 @@ fn plausible(change: &Change) -> Result<(), String> {
     }
 }
 
+/// How a recorded process is stopped.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    /// SIGINT: PostgreSQL's fast shutdown.
+    Server,
+    /// SIGTERM, and only inside a `coopscan-*` cgroup: a record naming any other
+    /// Python process is not acted on, however it got there.
+    ConfinedDriver,
+}
+
 /// Stops the process if it is still the one recorded (same pid and start time) and
-/// runs `program`: SIGINT (PostgreSQL's fast shutdown), then SIGKILL after
-/// [`STOP_GRACE`].
-fn stop_process(id: ProcessId, program: &Path) -> Result<String, String> {
+/// runs `program`: `how`'s signal, then SIGKILL after [`STOP_GRACE`].
+fn stop_process(id: ProcessId, program: &Path, how: Stop) -> Result<String, String> {
     let pid = id.pid;
-    if !id.runs() || !becomes(id, program) {
-        return Ok(format!("the server {pid} was already gone"));
+    if !id.runs() || !becomes(id, program, how) {
+        return Ok(format!("the process {pid} was already gone"));
     }
+    // Checked once it runs `program`: its starting shell joins the cgroup first.
+    let signal = match how {
+        Stop::Server => rustix::process::Signal::INT,
+        Stop::ConfinedDriver if in_coopscan_cgroup(pid) => rustix::process::Signal::TERM,
+        Stop::ConfinedDriver => {
+            return Err(format!(
+                "process {pid} is in no coopscan-* cgroup; left alone"
+            ))
+        }
+    };
     let raw = i32::try_from(pid).map_err(|e| e.to_string())?;
     let target = rustix::process::Pid::from_raw(raw).ok_or("pid 0")?;
-    let _ = rustix::process::kill_process(target, rustix::process::Signal::INT);
+    let _ = rustix::process::kill_process(target, signal);
     let deadline = Instant::now() + STOP_GRACE;
     while proc_stat::running(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
     if proc_stat::running(pid) {
         let _ = rustix::process::kill_process(target, rustix::process::Signal::KILL);
-        return Ok(format!("killed the server {pid} ({})", program.display()));
+        return Ok(format!("killed the process {pid} ({})", program.display()));
     }
-    Ok(format!("stopped the server {pid} ({})", program.display()))
+    Ok(format!("stopped the process {pid} ({})", program.display()))
 }
 
-/// Whether the recorded process runs `program`, waiting up to [`EXEC_WAIT`] while it is
-/// still in the chain that starts it: the server is recorded the moment it is spawned,
-/// as `sh -c '... exec "$@"'` (and `setpriv` as root), so a run stopped right then finds
-/// the pid not yet running `program`. Reading that as "already gone" left the server
-/// running once its exec finished.
-fn becomes(id: ProcessId, program: &Path) -> bool {
+/// Whether `pid` belongs to a `coopscan-*` cgroup of any hierarchy (v1 or v2).
+fn in_coopscan_cgroup(pid: u32) -> bool {
+    let groups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    groups.lines().any(|line| {
+        line.rsplit(':')
+            .next()
+            .and_then(|path| path.rsplit('/').next())
+            .is_some_and(|leaf| leaf.starts_with("coopscan-"))
+    })
+}
+
+/// Whether the recorded process runs its program, waiting up to [`EXEC_WAIT`] while it
+/// is still in the chain that starts it: a server or driver is recorded the moment it
+/// is spawned, as `sh -c '... exec "$@"'` (and `setpriv` as root, or a pyenv shim), so a
+/// run stopped right then finds the pid not yet running it. Reading that as "already
+/// gone" left the server running once its exec finished.
+fn becomes(id: ProcessId, program: &Path, how: Stop) -> bool {
     let deadline = Instant::now() + EXEC_WAIT;
     loop {
-        if runs(id.pid, program) {
+        let target = match how {
+            Stop::Server => runs(id.pid, program),
+            // `python3` on the search path may be a shim (pyenv's is a shell script)
+            // that execs another file: any Python will do, the cgroup check decides.
+            Stop::ConfinedDriver => runs_python(id.pid),
+        };
+        if target {
             return true;
         }
         if !id.runs() || !in_exec_chain(id.pid) || Instant::now() >= deadline {
@@ -336,6 +395,15 @@ fn in_exec_chain(pid: u32) -> bool {
         exe.file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| EXEC_CHAIN.contains(&n))
+    })
+}
+
+/// Whether `pid`'s executable is a Python interpreter.
+fn runs_python(pid: u32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+        exe.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("python"))
     })
 }
 
@@ -412,13 +480,18 @@ mod tests {
             pid,
             started: started + 1,
         };
-        stop_process(other, &sleep).unwrap();
+        stop_process(other, &sleep, Stop::Server).unwrap();
         assert!(proc_stat::running(pid));
         // The right process, but recorded as another program.
         let id = ProcessId { pid, started };
-        stop_process(id, Path::new("/usr/lib/postgresql/bin/postgres")).unwrap();
+        stop_process(
+            id,
+            Path::new("/usr/lib/postgresql/bin/postgres"),
+            Stop::Server,
+        )
+        .unwrap();
         assert!(proc_stat::running(pid));
-        let line = stop_process(id, &sleep).unwrap();
+        let line = stop_process(id, &sleep, Stop::Server).unwrap();
         assert!(line.starts_with("stopped"), "{line}");
         let _ = child.wait();
         assert!(!proc_stat::running(pid));
@@ -449,6 +522,57 @@ mod tests {
         assert!(line.starts_with("stopped"), "{line}");
         let _ = child.wait();
         assert!(!proc_stat::running(pid));
+    }
+
+    /// A driver record is acted on only while its process is inside a `coopscan-*`
+    /// cgroup: a record naming another Python process is kept and the process left
+    /// running; once the process is in such a group (where this test can make one), it
+    /// is stopped.
+    #[test]
+    fn a_driver_is_stopped_only_inside_a_coopscan_cgroup() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("python3");
+        std::fs::copy(which("sleep"), &program).unwrap();
+        let mut child = std::process::Command::new(&program)
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let change = Change::Driver {
+            pid,
+            started: proc_stat::stat(pid).unwrap().start_time,
+            program: program.clone(),
+        };
+        let refused = undo(&change).unwrap_err();
+        assert!(refused.contains("no coopscan-* cgroup"), "{refused}");
+        assert!(proc_stat::running(pid));
+        // The pids hierarchy (cgroup v1) or the unified one (v2), where writable.
+        let parents = [
+            "/sys/fs/cgroup/pids",
+            "/sys/fs/cgroup/unified",
+            "/sys/fs/cgroup",
+        ];
+        let group = parents.iter().find_map(|parent| {
+            let group = Path::new(parent).join(format!("coopscan-test-{}", std::process::id()));
+            std::fs::create_dir(&group).ok()?;
+            if std::fs::write(group.join("cgroup.procs"), pid.to_string()).is_ok() {
+                return Some(group);
+            }
+            let _ = std::fs::remove_dir(&group);
+            None
+        });
+        if group.is_some() {
+            let line = undo(&change).unwrap();
+            assert!(line.starts_with("stopped"), "{line}");
+        } else {
+            eprintln!("no writable cgroup hierarchy here: the stop inside one is not tested");
+            let _ = child.kill();
+        }
+        let _ = child.wait();
+        assert!(!proc_stat::running(pid));
+        if let Some(group) = group {
+            std::fs::remove_dir(&group).unwrap();
+        }
     }
 
     fn which(program: &str) -> PathBuf {
