@@ -9,11 +9,12 @@
 //! and aggregate arguments with `fail_on_overflow`, so arrow's checked kernels raise
 //! "Arithmetic overflow" instead. Results that do not overflow are unchanged.
 //!
-//! Floats are unaffected (their checked kernels give infinities, as before); decimals
-//! were already checked. Not covered (docs/reliability.md): the running total of `sum`
-//! over integers (DataFusion's accumulator adds with wrapping), and expressions of
-//! `GROUP BY` keys, aggregate `FILTER` clauses, join keys and filters, window functions
-//! and sort keys.
+//! Group keys and aggregate `FILTER` clauses are rewritten too; join keys, join filters
+//! and window arguments reach the plan as projections. Floats are unaffected (their
+//! checked kernels give infinities, as before); decimals were already checked; `sum`'s
+//! running total is [`crate::checked_sum::CheckedSum`]'s. Not covered
+//! (docs/reliability.md): sort keys, whose rewrite would have to reach the windows and
+//! repartitions that require the same expressions.
 
 use std::sync::Arc;
 

@@ -30,6 +30,7 @@
 //! ```
 
 mod checked_arithmetic;
+mod checked_sum;
 mod counters;
 mod cscan_exec;
 pub mod delta;
@@ -54,6 +55,7 @@ mod statistics;
 pub use datafusion;
 
 pub use checked_arithmetic::CheckedArithmetic;
+pub use checked_sum::CheckedSum;
 pub use counters::ScanCountersSnapshot;
 pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit};
 pub use error::{ExecError, Result};

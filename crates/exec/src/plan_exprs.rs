@@ -1,5 +1,6 @@
 //! The plan nodes our physical optimizer rules rewrite expressions in — projections,
-//! filters, and aggregate functions' arguments — rebuilt around the rewritten
+//! aggregate functions' arguments and, where a rule asks for every expression, filters,
+//! group keys and aggregate `FILTER` clauses — rebuilt around the rewritten
 //! expressions. Each rule supplies only its rewrite of one expression.
 
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use datafusion::arrow::datatypes::Schema;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::Result;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::aggregates::AggregateExec;
+use datafusion::physical_plan::aggregates::{AggregateExec, PhysicalGroupBy};
 use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
 use datafusion::physical_plan::ExecutionPlan;
@@ -17,19 +18,31 @@ use datafusion::physical_plan::ExecutionPlan;
 pub(crate) type Rewrite<'a> =
     &'a dyn Fn(&Arc<dyn PhysicalExpr>, &Schema) -> Result<Transformed<Arc<dyn PhysicalExpr>>>;
 
-/// `node` with `rewrite` applied to its expressions when it is a projection, an
-/// aggregation or (with `filters`) a filter; unchanged otherwise or when nothing
-/// changed.
+/// `node` with `rewrite` applied to its expressions when it is a projection or an
+/// aggregation (its functions' arguments; with `everywhere` also its group keys and
+/// `FILTER` clauses) or, with `everywhere`, a filter; unchanged otherwise or when
+/// nothing changed.
 pub(crate) fn rewrite_expressions(
     node: Arc<dyn ExecutionPlan>,
     rewrite: Rewrite<'_>,
-    filters: bool,
+    everywhere: bool,
 ) -> Result<Transformed<Arc<dyn ExecutionPlan>>> {
     let rewritten = if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
         rewrite_projection(projection, rewrite)?
     } else if let Some(aggregate) = node.downcast_ref::<AggregateExec>() {
-        rewrite_aggregate(aggregate, rewrite)?
-    } else if let Some(filter) = node.downcast_ref::<FilterExec>().filter(|_| filters) {
+        let keys = if everywhere {
+            rewrite_keys_and_filters(aggregate, rewrite)?
+        } else {
+            None
+        };
+        let aggregate = keys.as_ref().map_or(aggregate, |k| k);
+        let functions = rewrite_aggregate(aggregate, rewrite)?;
+        match (functions, keys) {
+            (Some(plan), _) => Some(plan),
+            (None, Some(keys)) => Some(Arc::new(keys) as Arc<dyn ExecutionPlan>),
+            (None, None) => None,
+        }
+    } else if let Some(filter) = node.downcast_ref::<FilterExec>().filter(|_| everywhere) {
         rewrite_filter(filter, rewrite)?
     } else {
         None
@@ -74,6 +87,60 @@ fn rewrite_filter(
         .with_predicate(predicate.data)
         .build()?;
     Ok(Some(Arc::new(rebuilt)))
+}
+
+/// The aggregation with its group keys and `FILTER` clauses rewritten, if any was
+/// (its functions and everything else as they were).
+fn rewrite_keys_and_filters(
+    aggregate: &AggregateExec,
+    rewrite: Rewrite<'_>,
+) -> Result<Option<AggregateExec>> {
+    let schema = aggregate.input_schema();
+    let mut changed = false;
+    let mut rewrite_all = |exprs: &[(Arc<dyn PhysicalExpr>, String)]| {
+        exprs
+            .iter()
+            .map(|(e, name)| {
+                let e = rewrite(e, &schema)?;
+                changed |= e.transformed;
+                Ok((e.data, name.clone()))
+            })
+            .collect::<Result<Vec<_>>>()
+    };
+    let group_by = aggregate.group_expr();
+    let keys = rewrite_all(group_by.expr())?;
+    let null_keys = rewrite_all(group_by.null_expr())?;
+    let filters = aggregate
+        .filter_expr()
+        .iter()
+        .map(|f| {
+            f.as_ref()
+                .map(|f| {
+                    let f = rewrite(f, &schema)?;
+                    changed |= f.transformed;
+                    Ok(f.data)
+                })
+                .transpose()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if !changed {
+        return Ok(None);
+    }
+    let group_by = PhysicalGroupBy::new(
+        keys,
+        null_keys,
+        group_by.groups().to_vec(),
+        group_by.has_grouping_set(),
+    );
+    let rebuilt = AggregateExec::try_new(
+        *aggregate.mode(),
+        group_by,
+        aggregate.aggr_expr().to_vec(),
+        filters,
+        Arc::clone(aggregate.input()),
+        schema,
+    )?;
+    Ok(Some(rebuilt.with_limit_options(aggregate.limit_options())))
 }
 
 /// The aggregation with its functions' arguments rewritten, if any was.

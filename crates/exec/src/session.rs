@@ -9,11 +9,12 @@ use datafusion::execution::context::SQLOptions;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{
-    DmlStatement, LogicalPlan, Statement, TransactionConclusion, WriteOp,
+    AggregateUDF, DmlStatement, LogicalPlan, Statement, TransactionConclusion, WriteOp,
 };
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 use crate::checked_arithmetic::CheckedArithmetic;
+use crate::checked_sum::CheckedSum;
 use crate::delta::transaction::TransactionSlot;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
@@ -28,9 +29,10 @@ pub fn session_context() -> SessionContext {
 }
 
 /// A session with `config`, DataFusion's default rules and ours: integer arithmetic
-/// that fails on overflow instead of wrapping ([`CheckedArithmetic`]), then decimal
-/// arithmetic in 64 bits where the values fit ([`NarrowDecimals`]). Every coopscan
-/// session is made here; the tests' in-memory reference is plain DataFusion.
+/// and integer `sum` that fail on overflow instead of wrapping ([`CheckedArithmetic`],
+/// [`CheckedSum`]), then decimal arithmetic in 64 bits where the values fit
+/// ([`NarrowDecimals`]). Every coopscan session is made here; the tests' in-memory
+/// reference is plain DataFusion.
 pub fn query_session(config: SessionConfig) -> SessionContext {
     // Its own transaction slot: `BEGIN` … `COMMIT` of this session (`plan_read_or_change`).
     let config = config.with_extension(Arc::new(TransactionSlot::default()));
@@ -40,7 +42,10 @@ pub fn query_session(config: SessionConfig) -> SessionContext {
         .with_physical_optimizer_rule(Arc::new(CheckedArithmetic))
         .with_physical_optimizer_rule(Arc::new(NarrowDecimals))
         .build();
-    SessionContext::new_with_state(state)
+    let ctx = SessionContext::new_with_state(state);
+    // Under the built-in's name, so SQL's `sum` is this one.
+    ctx.register_udaf(AggregateUDF::from(CheckedSum::default()));
+    ctx
 }
 
 /// The configuration of a session whose queries may use `threads` cores: DataFusion

@@ -2,7 +2,8 @@
 //! instead of wrapping: random expressions over random `BIGINT` columns (small values,
 //! values near the limits, nulls) give exactly the values of exact 128-bit arithmetic
 //! when no step leaves 64 bits, and an overflow error when one does; the reported
-//! `sum(l_orderkey * 9223372036854775807)` is an error.
+//! `sum(l_orderkey * 9223372036854775807)` is an error, as is an overflow in a group
+//! key or an aggregate's `FILTER` clause.
 #![allow(clippy::unwrap_used)] // test code: an unwrap that fails is a failed test
 
 use std::sync::Arc;
@@ -164,12 +165,15 @@ async fn random_integer_expressions_give_exact_values_or_an_overflow_error() {
 }
 
 #[tokio::test]
-async fn an_overflowing_product_under_sum_and_in_a_filter_is_an_error() {
+async fn an_overflowing_product_under_sum_in_a_filter_a_group_key_or_a_filter_clause_is_an_error() {
     let rows: Vec<Vec<Option<i64>>> = (1..=5).map(|k| vec![Some(k), Some(1), None]).collect();
     for sql in [
         "SELECT sum(a * 9223372036854775807) FROM t",
         "SELECT count(*) FROM t WHERE a * 9223372036854775807 > 0",
         "SELECT a + 9223372036854775807 FROM t",
+        // A group key and an aggregate's FILTER clause.
+        "SELECT count(*) FROM t GROUP BY a * 9223372036854775807",
+        "SELECT count(*) FILTER (WHERE a * 9223372036854775807 > 0) FROM t",
     ] {
         let err = run(sql, table(&rows)).await.unwrap_err().to_string();
         assert!(err.contains("verflow"), "{sql}: {err}");
