@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use coopscan_buffer::{ChunkId, HolderId, RowRanges};
-use coopscan_storage::{decode_chunk_with, ChunkBytes, PageChecks, Table};
+use coopscan_storage::filter::RowFilter;
+use coopscan_storage::{
+    decode_chunk_filtered, decode_chunk_with, ChunkBytes, PageChecks, Selected, Table,
+};
 
 use crate::error::{Result, RuntimeError};
 
@@ -84,6 +87,42 @@ impl<'a> ChunkGuard<'a> {
             .collect();
         arrow_select::concat::concat_batches(&decoded.schema(), &slices)
             .map_err(|e| RuntimeError::from(coopscan_storage::StorageError::Arrow(e)))
+    }
+
+    /// The scan's tuples of this chunk that pass `filter`, with their rows, for
+    /// `projection` (the filter's columns must be among those the scan loads). Decodes
+    /// the span covering the scan's ranges once, then keeps only their tuples.
+    pub fn select(&self, projection: &[usize], filter: &RowFilter) -> Result<Selected> {
+        let rows = self.rows();
+        let span = match (rows.first(), rows.last()) {
+            (Some(first), Some(last)) => first.start..last.end,
+            _ => self.chunk_rows().start..self.chunk_rows().start,
+        };
+        let views: Vec<_> = self.bytes.iter().flat_map(|b| b.views()).collect();
+        let table = self.scan.table();
+        let k = self.chunk.0 as usize;
+        let mut selected = decode_chunk_filtered(
+            table,
+            k,
+            projection,
+            Some(span),
+            &views,
+            PageChecks::SkipChecksum,
+            filter,
+        )?;
+        if rows.len() > 1 {
+            let inside: Vec<bool> = selected
+                .rows
+                .iter()
+                .map(|row| rows.iter().any(|r| r.contains(row)))
+                .collect();
+            let mask = arrow_array::BooleanArray::from(inside.clone());
+            selected.batch = arrow_select::filter::filter_record_batch(&selected.batch, &mask)
+                .map_err(|e| RuntimeError::from(coopscan_storage::StorageError::Arrow(e)))?;
+            let mut keep = inside.into_iter();
+            selected.rows.retain(|_| keep.next().unwrap_or(false));
+        }
+        Ok(selected)
     }
 
     fn decode(&self, rows: Option<Range<u64>>) -> Result<RecordBatch> {

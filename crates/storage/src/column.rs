@@ -162,6 +162,18 @@ impl ColumnValues {
         Ok(())
     }
 
+    /// Removes every row, keeping the allocations.
+    pub fn clear(&mut self) {
+        match self {
+            ColumnValues::I32(v) => v.clear(),
+            ColumnValues::I64(v) => v.clear(),
+            ColumnValues::Bytes { offsets, data } => {
+                offsets.truncate(1);
+                data.clear();
+            }
+        }
+    }
+
     /// Removes the first `n` rows.
     pub fn drain_front(&mut self, n: usize) {
         match self {

@@ -18,6 +18,7 @@ pub mod device;
 pub mod digest;
 pub mod encoding;
 pub mod error;
+pub mod filter;
 pub mod manifest;
 pub mod page;
 pub mod read;
@@ -30,8 +31,8 @@ pub use error::{Result, StorageError};
 pub use manifest::{read_regular_file, ChunkMeta, Extent, Layout, Manifest};
 pub use page::PageChecks;
 pub use read::{
-    decode_chunk, decode_chunk_with, verify_chunk, ChunkBytes, ColumnPages, DecodeBudget,
-    PageCopies, PieceRead, Table, TableFiles,
+    decode_chunk, decode_chunk_filtered, decode_chunk_with, verify_chunk, ChunkBytes, ColumnPages,
+    DecodeBudget, PageCopies, PieceRead, Selected, Table, TableFiles,
 };
 pub use types::{ColumnDef, ColumnType, TableSchema};
 pub use write::{TableWriter, WriteOptions};

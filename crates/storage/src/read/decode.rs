@@ -9,6 +9,7 @@ use crate::codec::{decode_page, Codec, Scratch, StoredPage};
 use crate::column::ColumnValues;
 use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
 use crate::error::{Result, StorageError};
+use crate::filter::gather_into;
 use crate::manifest::{ChunkMeta, Extent, Layout};
 use crate::page::{check_identity, read_page_with, PageChecks, PageHeader, ALL_COLUMNS};
 use crate::read::Table;
@@ -40,22 +41,8 @@ pub fn decode_chunk_with(
 ) -> Result<RecordBatch> {
     table.check_projection(projection)?;
     let chunk = table.chunk(k);
-    let chunk_rows = chunk.rows();
-    let wanted = match rows {
-        Some(r) => r.start.max(chunk_rows.start)..r.end.min(chunk_rows.end),
-        None => chunk_rows.clone(),
-    };
-    let wanted = if wanted.is_empty() {
-        chunk_rows.start..chunk_rows.start
-    } else {
-        wanted
-    };
-    let schema = table.schema();
-    let presize = usize::try_from(wanted.end - wanted.start).unwrap_or(usize::MAX);
-    let mut outs: Vec<ColumnValues> = projection
-        .iter()
-        .map(|&c| ColumnValues::with_capacity(schema.columns[c].ty.physical(), presize))
-        .collect();
+    let wanted = wanted_rows(chunk, rows);
+    let mut outs = presized(table, projection, &wanted);
     let ctx = Decoder {
         table,
         wanted: wanted.clone(),
@@ -67,37 +54,49 @@ pub fn decode_chunk_with(
             Layout::Dsm => {
                 let mut spent = 0u64;
                 for (out, &c) in outs.iter_mut().zip(projection) {
-                    ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent)?;
+                    ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, None)?;
                     spent = spent.saturating_add(out.decoded_bytes());
                 }
             }
         }
     }
     let n = wanted.end - wanted.start;
-    let arrays = outs
-        .into_iter()
-        .zip(projection)
-        .map(|(values, &c)| {
-            if values.len() as u64 != n {
-                return Err(StorageError::Invalid(format!(
-                    "chunk {k} column {c}: decoded {} of {n} tuples (pages do not cover the chunk)",
-                    values.len()
-                )));
-            }
-            values
-                .into_arrow(schema.columns[c].ty)
-                .map_err(|e| match e {
-                    StorageError::NotUtf8 { value } => ctx.not_utf8(chunk, data, c, value),
-                    e => e,
-                })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
-    Ok(RecordBatch::try_new_with_options(
-        schema.arrow_projection(projection),
-        arrays,
-        &options,
-    )?)
+    for (values, &c) in outs.iter().zip(projection) {
+        if values.len() as u64 != n {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} column {c}: decoded {} of {n} tuples (pages do not cover the chunk)",
+                values.len()
+            )));
+        }
+    }
+    let start = wanted.start;
+    ctx.batch(chunk, data, projection, outs, |value| {
+        start.saturating_add(value as u64)
+    })
+}
+
+/// The rows of `rows ∩ chunk` (all of the chunk's without `rows`); an empty range at
+/// the chunk's start when they do not meet.
+pub(super) fn wanted_rows(chunk: &ChunkMeta, rows: Option<Range<u64>>) -> Range<u64> {
+    let chunk_rows = chunk.rows();
+    let wanted = match rows {
+        Some(r) => r.start.max(chunk_rows.start)..r.end.min(chunk_rows.end),
+        None => chunk_rows.clone(),
+    };
+    if wanted.is_empty() {
+        chunk_rows.start..chunk_rows.start
+    } else {
+        wanted
+    }
+}
+
+/// Empty values for `columns`, with room for the tuples of `wanted`.
+pub(super) fn presized(table: &Table, columns: &[usize], wanted: &Range<u64>) -> Vec<ColumnValues> {
+    let presize = usize::try_from(wanted.end - wanted.start).unwrap_or(usize::MAX);
+    columns
+        .iter()
+        .map(|&c| ColumnValues::with_capacity(table.schema().columns[c].ty.physical(), presize))
+        .collect()
 }
 
 /// Verifies every page of loaded extents — magic, version, layout, checksum and
@@ -164,14 +163,49 @@ fn pages<'b>(
     })
 }
 
-struct Decoder<'a> {
-    table: &'a Table,
+pub(super) struct Decoder<'a> {
+    pub(super) table: &'a Table,
     /// Absolute rows to decode.
-    wanted: Range<u64>,
-    checks: PageChecks,
+    pub(super) wanted: Range<u64>,
+    pub(super) checks: PageChecks,
 }
 
 impl<'a> Decoder<'a> {
+    /// The record batch of decoded `outs` (one per column of `projection`, of equal
+    /// length); `row_of(i)` is the table row of value `i`, for the error that names the
+    /// page of a string that is not UTF-8.
+    pub(super) fn batch(
+        &self,
+        chunk: &ChunkMeta,
+        data: &[(Extent, &[u8])],
+        projection: &[usize],
+        outs: Vec<ColumnValues>,
+        row_of: impl Fn(usize) -> u64,
+    ) -> Result<RecordBatch> {
+        let schema = self.table.schema();
+        let n = outs.first().map_or(0, ColumnValues::len);
+        let arrays = outs
+            .into_iter()
+            .zip(projection)
+            .map(|(values, &c)| {
+                values
+                    .into_arrow(schema.columns[c].ty)
+                    .map_err(|e| match e {
+                        StorageError::NotUtf8 { value } => {
+                            self.not_utf8(chunk, data, c, row_of(value))
+                        }
+                        e => e,
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let options = RecordBatchOptions::new().with_row_count(Some(n));
+        Ok(RecordBatch::try_new_with_options(
+            schema.arrow_projection(projection),
+            arrays,
+            &options,
+        )?)
+    }
+
     fn find<'b>(&self, extent: Extent, data: &[(Extent, &'b [u8])]) -> Result<&'b [u8]> {
         data.iter()
             .find(|(e, _)| {
@@ -247,7 +281,7 @@ impl<'a> Decoder<'a> {
         (lo - page.start) as usize..(hi - page.start) as usize
     }
 
-    fn row_pages(
+    pub(super) fn row_pages(
         &self,
         chunk: &ChunkMeta,
         data: &[(Extent, &[u8])],
@@ -323,19 +357,23 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn dsm_column(
+    /// Decodes column `column`'s values of the wanted rows into `out`; with `keep` (one
+    /// flag per wanted row) only the kept ones, and pages without any are not decoded.
+    pub(super) fn dsm_column(
         &self,
         extent: Extent,
         data: &[(Extent, &[u8])],
         column: usize,
         out: &mut ColumnValues,
         spent_before: u64,
+        keep: Option<&[bool]>,
     ) -> Result<()> {
         let bytes = self.find(extent, data)?;
         let physical = self.table.schema().columns[column].ty.physical();
         let starts = &self.table.manifest().files[column].page_row_starts;
         let page_bytes = u64::from(self.table.manifest().page_bytes);
         let mut scratch = Scratch::default();
+        let mut page_values = ColumnValues::empty(physical);
         for page in self.pages(extent, bytes) {
             let page = page?;
             let h = page.header;
@@ -353,6 +391,12 @@ impl<'a> Decoder<'a> {
             }
             let local = self.local(&h);
             if local.is_empty() {
+                continue;
+            }
+            // The page's wanted rows as positions among all wanted rows.
+            let first = (h.row_start + local.start as u64 - self.wanted.start) as usize;
+            let kept = keep.map(|k| &k[first..first + local.len()]);
+            if kept.is_some_and(|k| !k.contains(&true)) {
                 continue;
             }
             let codec = Codec::from_flags(h.flags);
@@ -377,7 +421,23 @@ impl<'a> Decoder<'a> {
                 rows: h.row_count as usize,
                 raw_len: h.raw_len as usize,
             };
-            decode_page(&stored, local, out, &mut scratch).map_err(|DecodeError(r)| corrupt(r))?;
+            match kept {
+                None => decode_page(&stored, local, out, &mut scratch)
+                    .map_err(|DecodeError(r)| corrupt(r))?,
+                Some(kept) => {
+                    page_values.clear();
+                    decode_page(&stored, local, &mut page_values, &mut scratch)
+                        .map_err(|DecodeError(r)| corrupt(r))?;
+                    if page_values.len() != kept.len() {
+                        return Err(corrupt(format!(
+                            "page decoded {} of its {} wanted values",
+                            page_values.len(),
+                            kept.len()
+                        )));
+                    }
+                    gather_into(out, &page_values, kept)?;
+                }
+            }
         }
         Ok(())
     }
@@ -389,9 +449,8 @@ impl<'a> Decoder<'a> {
         chunk: &ChunkMeta,
         data: &[(Extent, &[u8])],
         column: usize,
-        value: usize,
+        row: u64,
     ) -> StorageError {
-        let row = self.wanted.start.saturating_add(value as u64);
         let reason = format!(
             "column {:?}: the value of row {row} is not UTF-8",
             self.table.schema().columns[column].name

@@ -11,6 +11,7 @@ mod check;
 mod codecs;
 mod decode;
 mod piece;
+mod select;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -22,11 +23,14 @@ pub use budget::DecodeBudget;
 pub use codecs::page_codecs;
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 pub use piece::{ColumnPages, PageCopies, PieceRead};
+pub use select::{decode_chunk_filtered, Selected};
 
 use crate::chunk_map::{chunk_range, dsm_page_range};
 use crate::device::{AlignedBuf, Completion, Device, DeviceFile};
 use crate::error::{Result, StorageError};
+use crate::filter::RowFilter;
 use crate::manifest::{require_regular_file, ChunkMeta, Extent, Layout, Manifest};
+use crate::page::PageChecks;
 use crate::types::TableSchema;
 
 /// An open table: its directory and validated manifest.
@@ -254,6 +258,26 @@ impl Table {
     ) -> Result<RecordBatch> {
         let bytes = self.read_chunk(device, files, k, projection)?;
         decode_chunk(self, k, projection, rows, &bytes.views())
+    }
+
+    /// [`Self::read_chunk_batch`] keeping only the tuples that pass `filter` (whose
+    /// columns are read too, whether projected or not).
+    pub fn read_chunk_selected(
+        &self,
+        device: &Device,
+        files: &TableFiles,
+        k: usize,
+        projection: &[usize],
+        rows: Option<Range<u64>>,
+        filter: &RowFilter,
+    ) -> Result<Selected> {
+        let mut columns = projection.to_vec();
+        columns.extend(filter.columns());
+        columns.sort_unstable();
+        columns.dedup();
+        let bytes = self.read_chunk(device, files, k, &columns)?;
+        let views = bytes.views();
+        decode_chunk_filtered(self, k, projection, rows, &views, PageChecks::Full, filter)
     }
 }
 

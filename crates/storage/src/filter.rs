@@ -1,0 +1,217 @@
+//! Comparisons a scan evaluates itself while decoding: `column <op> value` on an
+//! integer, date or decimal column, in the column's stored units (days for dates,
+//! scaled integers for decimals), ANDed.
+//!
+//! Evaluated on the decoded 64-bit values of a chunk before any Arrow array is built,
+//! they give a selection; the projected columns are then built only for the selected
+//! tuples, and a column no selected tuple lies in is not decoded at all, page by page
+//! (late materialization, 2012 paper §5's compressed execution in its simplest form).
+//! The query layer decides which of its filters are such comparisons
+//! (`coopscan_exec::pushdown`).
+
+use crate::column::ColumnValues;
+use crate::error::{Result, StorageError};
+use crate::types::{Physical, TableSchema};
+
+/// A comparison with the column on the left: `column <op> value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl CmpOp {
+    /// `lhs <op> rhs`.
+    #[inline]
+    pub fn holds(self, lhs: i64, rhs: i64) -> bool {
+        match self {
+            CmpOp::Eq => lhs == rhs,
+            CmpOp::Lt => lhs < rhs,
+            CmpOp::LtEq => lhs <= rhs,
+            CmpOp::Gt => lhs > rhs,
+            CmpOp::GtEq => lhs >= rhs,
+        }
+    }
+
+    /// `lit <op> col` is `col <flip(op)> lit`.
+    pub fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtEq => CmpOp::GtEq,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtEq => CmpOp::LtEq,
+        }
+    }
+}
+
+/// `column <op> value`, `column` a stored column's index, `value` in its stored units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Comparison {
+    pub column: usize,
+    pub op: CmpOp,
+    pub value: i64,
+}
+
+/// A conjunction of comparisons; empty means every tuple.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RowFilter {
+    conjuncts: Vec<Comparison>,
+}
+
+impl RowFilter {
+    /// The conjunction of `conjuncts`, each on an integer-valued column of `schema`
+    /// (an error names one that is not: strings are compared by the query engine).
+    pub fn new(schema: &TableSchema, conjuncts: Vec<Comparison>) -> Result<RowFilter> {
+        for c in &conjuncts {
+            let physical = schema.columns.get(c.column).map(|d| d.ty.physical());
+            if !matches!(physical, Some(Physical::I32 | Physical::I64)) {
+                return Err(StorageError::Invalid(format!(
+                    "a row filter on column {} (not an integer, date or decimal column)",
+                    c.column
+                )));
+            }
+        }
+        Ok(RowFilter { conjuncts })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.conjuncts.is_empty()
+    }
+
+    pub fn conjuncts(&self) -> &[Comparison] {
+        &self.conjuncts
+    }
+
+    /// The columns the filter reads, ascending, once each.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut columns: Vec<usize> = self.conjuncts.iter().map(|c| c.column).collect();
+        columns.sort_unstable();
+        columns.dedup();
+        columns
+    }
+
+    /// Which of `n` tuples pass, given each filtered column's decoded values
+    /// (`values(column)`; `None` or a length other than `n` is an error).
+    pub fn select<'v>(
+        &self,
+        n: usize,
+        values: impl Fn(usize) -> Option<&'v ColumnValues>,
+    ) -> Result<Vec<bool>> {
+        let mut keep = vec![true; n];
+        for c in &self.conjuncts {
+            let column = values(c.column).filter(|v| v.len() == n).ok_or_else(|| {
+                StorageError::Invalid(format!("no {n} decoded values of column {}", c.column))
+            })?;
+            match column {
+                ColumnValues::I32(v) => {
+                    and_where(&mut keep, v, |x| c.op.holds(i64::from(x), c.value))
+                }
+                ColumnValues::I64(v) => and_where(&mut keep, v, |x| c.op.holds(x, c.value)),
+                ColumnValues::Bytes { .. } => {
+                    return Err(StorageError::Invalid(format!(
+                        "column {} holds strings, not numbers to compare",
+                        c.column
+                    )))
+                }
+            }
+        }
+        Ok(keep)
+    }
+}
+
+/// `keep[i] &= test(values[i])`, written so the loop has no branch.
+fn and_where<T: Copy>(keep: &mut [bool], values: &[T], test: impl Fn(T) -> bool) {
+    for (k, &v) in keep.iter_mut().zip(values) {
+        *k &= test(v);
+    }
+}
+
+/// Appends to `out` the tuples of `values` that `keep` marks, in order (`keep` as long
+/// as `values`; both of one kind).
+pub(crate) fn gather_into(
+    out: &mut ColumnValues,
+    values: &ColumnValues,
+    keep: &[bool],
+) -> Result<()> {
+    fn pick<T: Copy>(out: &mut Vec<T>, v: &[T], keep: &[bool]) {
+        out.extend(v.iter().zip(keep).filter(|(_, &k)| k).map(|(&x, _)| x));
+    }
+    match (out, values) {
+        (ColumnValues::I32(o), ColumnValues::I32(v)) => pick(o, v, keep),
+        (ColumnValues::I64(o), ColumnValues::I64(v)) => pick(o, v, keep),
+        (out @ ColumnValues::Bytes { .. }, ColumnValues::Bytes { .. }) => {
+            for (i, _) in keep.iter().enumerate().filter(|(_, &k)| k) {
+                out.push_str(values.str_at(i))?;
+            }
+        }
+        _ => return Err(StorageError::Invalid("mismatched column kinds".into())),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{ColumnDef, ColumnType};
+
+    fn schema() -> TableSchema {
+        TableSchema::new(vec![
+            ColumnDef {
+                name: "a".into(),
+                ty: ColumnType::Int32,
+            },
+            ColumnDef {
+                name: "b".into(),
+                ty: ColumnType::Utf8,
+            },
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn comparisons_select_and_gather() {
+        let cmp = |op, value| Comparison {
+            column: 0,
+            op,
+            value,
+        };
+        let filter =
+            RowFilter::new(&schema(), vec![cmp(CmpOp::GtEq, 2), cmp(CmpOp::Lt, 5)]).unwrap();
+        let a = ColumnValues::I32(vec![1, 2, 3, 4, 5, 6]);
+        let keep = filter.select(6, |_| Some(&a)).unwrap();
+        assert_eq!(keep, [false, true, true, true, false, false]);
+        let mut picked = ColumnValues::I32(vec![9]);
+        gather_into(&mut picked, &a, &keep).unwrap();
+        assert_eq!(picked, ColumnValues::I32(vec![9, 2, 3, 4]));
+        // Lengths must agree; strings are not compared here.
+        assert!(filter.select(5, |_| Some(&a)).is_err());
+        assert!(RowFilter::new(
+            &schema(),
+            vec![Comparison {
+                column: 1,
+                ..cmp(CmpOp::Eq, 0)
+            }]
+        )
+        .is_err());
+        assert!(RowFilter::new(
+            &schema(),
+            vec![Comparison {
+                column: 7,
+                ..cmp(CmpOp::Eq, 0)
+            }]
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn flipping_swaps_sides() {
+        for (op, l, r) in [(CmpOp::Lt, 1, 2), (CmpOp::GtEq, 3, 3), (CmpOp::Eq, 4, 4)] {
+            assert!(op.holds(l, r));
+            assert!(op.flip().holds(r, l));
+        }
+    }
+}

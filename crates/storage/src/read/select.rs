@@ -1,0 +1,116 @@
+//! Decoding a loaded chunk keeping only the tuples that pass a [`RowFilter`]: the
+//! filtered columns are decoded first and compared on their stored integers, then the
+//! projected columns are built for the selected tuples only (a DSM page holding none
+//! is not decoded at all).
+
+use std::ops::Range;
+
+use arrow_array::RecordBatch;
+
+use crate::column::ColumnValues;
+use crate::error::{Result, StorageError};
+use crate::filter::{gather_into, RowFilter};
+use crate::manifest::{Extent, Layout};
+use crate::page::PageChecks;
+use crate::read::decode::{presized, wanted_rows, Decoder};
+use crate::read::Table;
+
+/// The tuples of a chunk that passed a filter.
+#[derive(Debug)]
+pub struct Selected {
+    /// The projected columns of the selected tuples, in row order.
+    pub batch: RecordBatch,
+    /// The table row of each tuple of `batch`, ascending.
+    pub rows: Vec<u64>,
+}
+
+/// [`super::decode_chunk_with`] keeping only the tuples of `rows ∩ chunk` that pass
+/// `filter`. Every page touched is verified as there.
+pub fn decode_chunk_filtered(
+    table: &Table,
+    k: usize,
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
+    filter: &RowFilter,
+) -> Result<Selected> {
+    table.check_projection(projection)?;
+    let filtered = filter.columns();
+    table.check_projection(&filtered)?;
+    let chunk = table.chunk(k);
+    let wanted = wanted_rows(chunk, rows);
+    let n = usize::try_from(wanted.end - wanted.start)
+        .map_err(|_| StorageError::Invalid(format!("chunk {k}: too many rows")))?;
+    let ctx = Decoder {
+        table,
+        wanted: wanted.clone(),
+        checks,
+    };
+    // The filtered columns (and, for row pages, every projected one: a row page is
+    // decoded whole anyway), all wanted tuples.
+    let first: Vec<usize> = match table.layout() {
+        Layout::Dsm => filtered.clone(),
+        Layout::Nsm | Layout::Pax => union(&filtered, projection),
+    };
+    let mut decoded = presized(table, &first, &wanted);
+    if n > 0 {
+        match table.layout() {
+            Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, &first, &mut decoded)?,
+            Layout::Dsm => {
+                let mut spent = 0u64;
+                for (out, &c) in decoded.iter_mut().zip(&first) {
+                    ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, None)?;
+                    spent = spent.saturating_add(out.decoded_bytes());
+                }
+            }
+        }
+    }
+    for (values, &c) in decoded.iter().zip(&first) {
+        if values.len() != n {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} column {c}: decoded {} of {n} tuples (pages do not cover the chunk)",
+                values.len()
+            )));
+        }
+    }
+    let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
+    let keep = filter.select(n, of)?;
+    let selected_rows: Vec<u64> = keep
+        .iter()
+        .enumerate()
+        .filter(|(_, &k)| k)
+        .map(|(i, _)| wanted.start + i as u64)
+        .collect();
+    let mut outs = presized(table, projection, &(0..selected_rows.len() as u64));
+    let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
+    for (out, &c) in outs.iter_mut().zip(projection) {
+        match of(c) {
+            Some(values) => gather_into(out, values, &keep)?,
+            None => ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, Some(&keep))?,
+        }
+        spent = spent.saturating_add(out.decoded_bytes());
+        if out.len() != selected_rows.len() {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} column {c}: {} values for {} selected tuples",
+                out.len(),
+                selected_rows.len()
+            )));
+        }
+    }
+    let batch = ctx.batch(chunk, data, projection, outs, |value| {
+        selected_rows.get(value).copied().unwrap_or(wanted.start)
+    })?;
+    Ok(Selected {
+        batch,
+        rows: selected_rows,
+    })
+}
+
+/// `a ∪ b`, ascending.
+fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut all: Vec<usize> = a.iter().chain(b).copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
