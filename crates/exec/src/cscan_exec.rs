@@ -140,9 +140,19 @@ fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
             }
             return Ok(());
         };
-        let decoded = chunk.batch().map_err(external)?;
-        core.counters.chunk_delivered(decoded.num_rows());
-        let batch = core.assemble(&decoded, &chunk.rows())?;
+        let batch = match core.shape.decoding_filter() {
+            Some(filter) => {
+                let projection = &core.shape.storage_projection;
+                let selected = chunk.select(projection, filter).map_err(external)?;
+                core.counters.chunk_delivered(selected.batch.num_rows());
+                core.assemble_selected(&selected)?
+            }
+            None => {
+                let decoded = chunk.batch().map_err(external)?;
+                core.counters.chunk_delivered(decoded.num_rows());
+                core.assemble(&decoded, &chunk.rows())?
+            }
+        };
         // The tuples are owned now: release the chunk before waiting for the consumer.
         // A consumer may leave this stream unread for a long time (a hash join reads
         // its build side first, possibly another scan of the same table); a pin held
@@ -226,7 +236,7 @@ fn feed_from_pool(
             // Dropped after `produce` has dropped (unregistered) the scan.
             let _running = running;
             let ranges = core.ranges.clone();
-            let projection = core.shape.storage_projection.clone();
+            let projection = core.shape.load_columns();
             let scan = match &feed {
                 Feed::InOrder(pooled) => (pooled.runtime)
                     .register_scan(pooled.table, ranges, projection, InOrderScan, tag)

@@ -6,6 +6,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
+use coopscan_storage::Selected;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::Statistics;
 use datafusion::physical_expr::expressions::Column;
@@ -97,6 +98,13 @@ impl ScanCore {
         self.delta.as_ref()?.tail(&self.shape)
     }
 
+    /// The output batch of tuples a decoding filter selected (a stable table's scan).
+    pub fn assemble_selected(&self, selected: &Selected) -> Result<RecordBatch> {
+        Ok(self
+            .shape
+            .assemble_ids(&selected.batch, selected.rows.iter().copied())?)
+    }
+
     /// The output batch of a decoded batch holding stable tuples `rows` (sorted ranges,
     /// in that order): merged with the table's changes when the scan sees any.
     pub fn assemble(&self, decoded: &RecordBatch, rows: &[Range<u64>]) -> Result<RecordBatch> {
@@ -120,7 +128,11 @@ impl ScanCore {
             columns.join(", "),
             fmt_ranges(self.ranges.ranges()),
             self.rows()
-        )
+        )?;
+        match self.shape.filter_text() {
+            "" => Ok(()),
+            text => write!(f, ", filter=[{text}]"),
+        }
     }
 }
 

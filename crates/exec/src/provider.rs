@@ -30,9 +30,11 @@ use crate::delta::{DeltaScan, TableDelta};
 use crate::error::external;
 use crate::error::{ExecError, Result};
 use crate::plan_common::ScanCore;
-use crate::pushdown::{classify, prune_ranges, rowid_range, scan_ranges, Pushed, ROWID_COLUMN};
+use crate::pushdown::{
+    classify, prune_ranges, row_filter, rowid_range, scan_ranges, Pushed, ROWID_COLUMN,
+};
 use crate::scan_exec::{DirectSource, ScanExec};
-use crate::shape::OutputShape;
+use crate::shape::{FilterAt, OutputShape};
 use crate::statistics::{changed_table_statistics, scan_statistics};
 use coopscan_buffer::RowRanges;
 use coopscan_buffer::Split;
@@ -197,9 +199,7 @@ impl CoopTable {
             Source::Shared(p) => {
                 // No more workers than the buffer has room for beside the scan's own
                 // two chunks (a 16-core session must not make a small buffer refuse it).
-                let most = p
-                    .runtime
-                    .max_workers(p.table, &core.shape.storage_projection);
+                let most = p.runtime.max_workers(p.table, &core.shape.load_columns());
                 let workers = Workers::new(Arc::clone(p), workers.min(usize::from(most)), split);
                 Arc::new(CScanExec::new(core, Arc::new(workers)))
             }
@@ -344,15 +344,30 @@ impl CoopTable {
         snapshot: Pdt<ScalarValue>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let schema = Arc::new(self.schema.project(projection)?);
-        let shape = OutputShape::new(schema, projection, self.table.schema().len());
+        let mut shape = OutputShape::new(schema, projection, self.table.schema().len());
         let pushed: Vec<_> = filters
             .iter()
             .filter_map(|f| classify(&self.table, f))
             .collect();
+        if let Some(filter) = row_filter(&self.table, &pushed) {
+            // Storage knows stored values only: a changed table's filter waits for the
+            // merged tuples.
+            let at = if snapshot.is_empty() {
+                FilterAt::Decoding
+            } else {
+                FilterAt::Merged
+            };
+            let text = filter.describe(self.table.schema());
+            shape = shape.with_filter(filter, at, text);
+        }
         // DataFusion passes a LIMIT only when no filter stays above the scan (every
         // pushed conjunct Exact), so any `limit` tuples answer it: the first ones, so
-        // a `SELECT … LIMIT 10` loads one chunk, not the table.
-        let limit = limit.map(|l| u64::try_from(l).unwrap_or(u64::MAX));
+        // a `SELECT … LIMIT 10` loads one chunk, not the table — unless the scan
+        // filters, when the first tuples may not pass (DataFusion's limit above stops
+        // the scan once it has enough).
+        let limit = limit
+            .filter(|_| shape.filter().is_none())
+            .map(|l| u64::try_from(l).unwrap_or(u64::MAX));
         let core = if snapshot.is_empty() {
             self.stable_core(shape, &pushed, limit)
         } else {

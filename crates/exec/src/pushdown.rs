@@ -8,9 +8,10 @@
 //!   The scan then delivers exactly the tuples that satisfy it, so it is **Exact**:
 //!   DataFusion drops its own copy of the filter.
 //! * `column <op> literal` on an integer, date or decimal column prunes whole chunks
-//!   whose zonemap proves that no tuple can match. The surviving chunks still hold
-//!   non-matching tuples, so it is **Inexact**: DataFusion keeps its filter above the
-//!   scan.
+//!   whose zonemap proves that no tuple can match, and the scan evaluates it on the
+//!   surviving chunks' stored integers while decoding (`coopscan_storage::filter`;
+//!   for a changed table on the merged tuples), so it is **Exact** too: DataFusion's
+//!   filter above the scan, which decoded every tuple into Arrow arrays first, goes.
 //!
 //! Anything else (OR, functions, strings, casts other than integer widening, literal
 //! types we would have to round) is **Unsupported** and never affects the scan.
@@ -18,6 +19,7 @@
 use coopscan_buffer::RowRanges;
 use std::ops::Range;
 
+use coopscan_storage::filter::{Comparison, RowFilter};
 use coopscan_storage::zonemap::Zonemap;
 use coopscan_storage::{ColumnType, Table};
 use datafusion::arrow::datatypes::DataType;
@@ -27,23 +29,16 @@ use datafusion::scalar::ScalarValue;
 /// Name of the virtual column holding a tuple's position in the table (0-based).
 pub const ROWID_COLUMN: &str = "_rowid";
 
-/// A comparison with the column on the left: `column <op> value`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    Eq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
-}
+pub use coopscan_storage::filter::CmpOp;
 
 /// A conjunct the provider can use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pushed {
     /// `_rowid <op> value`: narrows the tuple range (Exact).
     RowId { op: CmpOp, value: i128 },
-    /// `column <op> value` in the column's zonemap units (Inexact: prunes chunks).
-    Zonemap {
+    /// `column <op> value` in the column's stored units (days, scaled integers):
+    /// prunes chunks by zonemap and is evaluated by the scan (Exact).
+    Value {
         column: usize,
         op: CmpOp,
         value: i64,
@@ -53,10 +48,26 @@ pub enum Pushed {
 impl Pushed {
     pub fn pushdown(&self) -> TableProviderFilterPushDown {
         match self {
-            Pushed::RowId { .. } => TableProviderFilterPushDown::Exact,
-            Pushed::Zonemap { .. } => TableProviderFilterPushDown::Inexact,
+            Pushed::RowId { .. } | Pushed::Value { .. } => TableProviderFilterPushDown::Exact,
         }
     }
+}
+
+/// The comparisons among `pushed` the scan evaluates, as one filter; `None` if there
+/// are none.
+pub fn row_filter(table: &Table, pushed: &[Pushed]) -> Option<RowFilter> {
+    let conjuncts: Vec<Comparison> = pushed
+        .iter()
+        .filter_map(|p| match *p {
+            Pushed::Value { column, op, value } => Some(Comparison { column, op, value }),
+            Pushed::RowId { .. } => None,
+        })
+        .collect();
+    if conjuncts.is_empty() {
+        return None;
+    }
+    // `classify` admits only integer-valued columns, which is all `RowFilter` needs.
+    RowFilter::new(table.schema(), conjuncts).ok()
 }
 
 /// Classifies one conjunct; `None` means Unsupported.
@@ -69,7 +80,7 @@ pub fn classify(table: &Table, filter: &Expr) -> Option<Pushed> {
         return pushed(table, col, op, lit);
     }
     if let (Some(lit), Some(col)) = (literal(left), column_name(right)) {
-        return pushed(table, col, flip(op), lit);
+        return pushed(table, col, op.flip(), lit);
     }
     None
 }
@@ -92,7 +103,7 @@ fn pushed(table: &Table, column: ColumnRef, op: CmpOp, lit: &ScalarValue) -> Opt
         }
     }
     let value = zonemap_value(ty, lit)?;
-    Some(Pushed::Zonemap {
+    Some(Pushed::Value {
         column: index,
         op,
         value,
@@ -138,17 +149,6 @@ fn cmp_op(op: Operator) -> Option<CmpOp> {
         Operator::GtEq => CmpOp::GtEq,
         _ => return None,
     })
-}
-
-/// `lit <op> col` is `col <flip(op)> lit`.
-fn flip(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Eq => CmpOp::Eq,
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::LtEq => CmpOp::GtEq,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::GtEq => CmpOp::LtEq,
-    }
 }
 
 fn integer(lit: &ScalarValue) -> Option<i128> {
@@ -245,7 +245,7 @@ pub fn prune_ranges(
         for k in table.chunks_for_rows(range.clone()) {
             let chunk = table.chunk(k);
             let keep = pushed.iter().all(|p| match *p {
-                Pushed::Zonemap { column, op, value } => {
+                Pushed::Value { column, op, value } => {
                     may_match(chunk.columns[column].zonemap.as_ref(), op, value)
                 }
                 Pushed::RowId { .. } => true,

@@ -44,17 +44,24 @@ fn produce(core: &ScanCore, source: &DirectSource, sink: &BatchSink) -> Result<(
             }
             let chunk = table.chunk(k).rows();
             let rows = chunk.start.max(range.start)..chunk.end.min(range.end);
-            let decoded = table
-                .read_chunk_batch(
-                    &source.device,
-                    &source.files,
-                    k,
-                    &core.shape.storage_projection,
-                    Some(rows.clone()),
-                )
-                .map_err(external)?;
-            core.counters.chunk_delivered(decoded.num_rows());
-            let batch = core.assemble(&decoded, &[rows])?;
+            let (device, files) = (&source.device, &source.files);
+            let projection = &core.shape.storage_projection;
+            let batch = match core.shape.decoding_filter() {
+                Some(filter) => {
+                    let selected = table
+                        .read_chunk_selected(device, files, k, projection, Some(rows), filter)
+                        .map_err(external)?;
+                    core.counters.chunk_delivered(selected.batch.num_rows());
+                    core.assemble_selected(&selected)?
+                }
+                None => {
+                    let decoded = table
+                        .read_chunk_batch(device, files, k, projection, Some(rows.clone()))
+                        .map_err(external)?;
+                    core.counters.chunk_delivered(decoded.num_rows());
+                    core.assemble(&decoded, &[rows])?
+                }
+            };
             if !sink.send(batch) {
                 return Ok(());
             }

@@ -4,43 +4,124 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use coopscan_storage::filter::RowFilter;
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
 
 /// A stored column decoded only for its row count when the query needs none (e.g.
-/// `SELECT count(*)`): the storage layer decodes at least one column.
+/// `SELECT count(*)`).
 const ROW_COUNT_COLUMN: usize = 0;
 
 #[derive(Clone, Debug)]
 pub struct OutputShape {
     /// Output schema (projected provider schema, `_rowid` last if present).
     pub schema: SchemaRef,
-    /// Stored columns to decode, ascending.
+    /// Stored columns to decode, the output's in output order first.
     pub storage_projection: Vec<usize>,
     /// Append the `_rowid` column.
     pub with_rowid: bool,
-    /// `storage_projection` is only there for the row count; drop its column.
-    row_count_only: bool,
+    /// How many of `storage_projection` the output has (the rest are decoded only for
+    /// the row count, or for a filter evaluated on merged tuples).
+    output_columns: usize,
+    /// The comparisons the scan evaluates itself (pushed down Exact).
+    filter: Option<Arc<RowFilter>>,
+    /// Where: on merged tuples (a changed table), or else while decoding.
+    filter_after_merge: bool,
+    /// The filter as `EXPLAIN` shows it.
+    filter_text: String,
+}
+
+/// Where a scan evaluates its [`RowFilter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterAt {
+    /// On the stored values while decoding (`coopscan_storage::decode_chunk_filtered`).
+    Decoding,
+    /// On merged tuples, whose changed values storage does not know
+    /// (`crate::delta::merge_chunk`): its columns are then decoded with the output's.
+    Merged,
 }
 
 impl OutputShape {
     /// `projection` indexes the provider schema: stored columns `0..stored`, then
     /// `_rowid` at index `stored`.
     pub fn new(schema: SchemaRef, projection: &[usize], stored: usize) -> OutputShape {
-        let mut storage_projection: Vec<usize> =
+        let storage_projection: Vec<usize> =
             projection.iter().copied().filter(|&i| i < stored).collect();
+        let output_columns = storage_projection.len();
         let with_rowid = projection.contains(&stored);
-        let row_count_only = storage_projection.is_empty();
-        if row_count_only {
-            storage_projection.push(ROW_COUNT_COLUMN);
-        }
-        OutputShape {
+        let mut shape = OutputShape {
             schema,
             storage_projection,
             with_rowid,
-            row_count_only,
+            output_columns,
+            filter: None,
+            filter_after_merge: false,
+            filter_text: String::new(),
+        };
+        shape.pad_for_row_count();
+        shape
+    }
+
+    /// This shape with `filter` evaluated `at`; `text` says it in `EXPLAIN`.
+    pub fn with_filter(mut self, filter: RowFilter, at: FilterAt, text: String) -> OutputShape {
+        self.filter_text = text;
+        self.storage_projection.truncate(self.output_columns);
+        if at == FilterAt::Merged {
+            for column in filter.columns() {
+                if !self.storage_projection.contains(&column) {
+                    self.storage_projection.push(column);
+                }
+            }
         }
+        self.filter = Some(Arc::new(filter));
+        self.filter_after_merge = at == FilterAt::Merged;
+        self.pad_for_row_count();
+        self
+    }
+
+    /// The storage layer decodes at least one column: a query that needs none (e.g.
+    /// `SELECT count(*)`) decodes one only for its row count.
+    fn pad_for_row_count(&mut self) {
+        if self.storage_projection.is_empty() {
+            self.storage_projection.push(ROW_COUNT_COLUMN);
+        }
+    }
+
+    /// The filter the scan evaluates while decoding, if any.
+    pub fn decoding_filter(&self) -> Option<&RowFilter> {
+        self.filter.as_deref().filter(|_| !self.filter_after_merge)
+    }
+
+    /// The filter the scan evaluates on merged tuples, if any.
+    pub fn merged_filter(&self) -> Option<&RowFilter> {
+        self.filter.as_deref().filter(|_| self.filter_after_merge)
+    }
+
+    /// The filter as `EXPLAIN` shows it (empty without one).
+    pub fn filter_text(&self) -> &str {
+        &self.filter_text
+    }
+
+    /// The filter the scan evaluates, wherever it does.
+    pub fn filter(&self) -> Option<&RowFilter> {
+        self.filter.as_deref()
+    }
+
+    /// The stored columns the scan reads: those it decodes, in that order (an
+    /// unfiltered chunk is decoded for these), then a decoding filter's others.
+    pub fn load_columns(&self) -> Vec<usize> {
+        let mut columns = self.storage_projection.clone();
+        for column in self
+            .decoding_filter()
+            .map(RowFilter::columns)
+            .unwrap_or_default()
+        {
+            if !columns.contains(&column) {
+                columns.push(column);
+            }
+        }
+        columns
     }
 
     /// Builds the output batch from a decoded batch holding the tuples of `rows` (sorted
@@ -62,18 +143,14 @@ impl OutputShape {
         self.assemble_ids(merged, rids.iter().copied())
     }
 
-    /// The output batch of `tuples`, whose `_rowid`s are `ids` (read only when the
-    /// output has that column).
-    fn assemble_ids(
+    /// The output batch of `tuples` (decoded for `storage_projection`), whose
+    /// `_rowid`s are `ids` (read only when the output has that column).
+    pub fn assemble_ids(
         &self,
         tuples: &RecordBatch,
         ids: impl Iterator<Item = u64>,
     ) -> Result<RecordBatch, ArrowError> {
-        let mut columns: Vec<ArrayRef> = if self.row_count_only {
-            Vec::new()
-        } else {
-            tuples.columns().to_vec()
-        };
+        let mut columns: Vec<ArrayRef> = tuples.columns()[..self.output_columns].to_vec();
         if self.with_rowid {
             columns.push(rowid_list(ids)?);
         }

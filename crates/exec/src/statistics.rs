@@ -5,10 +5,12 @@
 //! bounds and distinct count.
 //!
 //! Exactness matters: DataFusion answers `count(*)` from an `Exact` row count without
-//! scanning, so the count is exact only because every tuple of the scan's ranges is
-//! delivered (zonemap conjuncts stay Inexact filters above the scan).
+//! scanning, so the count is exact only when every tuple of the scan's ranges is
+//! delivered; a scan that evaluates comparisons itself reports an estimate
+//! ([`selectivity`]), as DataFusion's filter above it would have.
 
 use coopscan_buffer::RowRanges;
+use coopscan_storage::filter::{CmpOp, RowFilter};
 use coopscan_storage::manifest::ChunkMeta;
 use coopscan_storage::zonemap::Zonemap;
 use coopscan_storage::{ColumnType, Table};
@@ -35,10 +37,74 @@ pub fn scan_statistics(table: &Table, shape: &OutputShape, ranges: &RowRanges) -
             stats
         })
         .collect();
-    Statistics {
+    let stats = Statistics {
         num_rows: Precision::Exact(to_usize(rows)),
         total_byte_size: total_bytes.map_or(Precision::Absent, Precision::Inexact),
         column_statistics,
+    };
+    match shape.filter() {
+        Some(filter) => filtered(&stats, selectivity(&chunks, filter)),
+        None => stats,
+    }
+}
+
+/// The share of tuples that pass `filter`, estimated as DataFusion estimates a filter:
+/// each comparison's share of its column's range over `chunks` (values spread evenly),
+/// the comparisons independent; a column without bounds passes a fifth.
+pub fn selectivity(chunks: &[&ChunkMeta], filter: &RowFilter) -> f64 {
+    filter
+        .conjuncts()
+        .iter()
+        .map(|c| {
+            let mut bounds: Option<(i64, i64)> = None;
+            for chunk in chunks {
+                let Some(Zonemap::Int { min, max }) = chunk.columns[c.column].zonemap else {
+                    return UNKNOWN_SELECTIVITY;
+                };
+                bounds = Some(bounds.map_or((min, max), |(lo, hi)| (lo.min(min), hi.max(max))));
+            }
+            let Some((min, max)) = bounds else {
+                return 0.0;
+            };
+            let (min, max, v) = (min as f64, max as f64, c.value as f64);
+            let width = max - min + 1.0;
+            let share = match c.op {
+                CmpOp::Eq if (min..=max).contains(&v) => 1.0 / width,
+                CmpOp::Eq => 0.0,
+                CmpOp::Lt => (v - min) / width,
+                CmpOp::LtEq => (v - min + 1.0) / width,
+                CmpOp::Gt => (max - v) / width,
+                CmpOp::GtEq => (max - v + 1.0) / width,
+            };
+            share.clamp(0.0, 1.0)
+        })
+        .product()
+}
+
+/// What DataFusion assumes of a filter it cannot analyse (`default_filter_selectivity`).
+const UNKNOWN_SELECTIVITY: f64 = 0.2;
+
+/// `stats` of a scan that delivers only a `share` of its tuples: an estimate now.
+fn filtered(stats: &Statistics, share: f64) -> Statistics {
+    let scale = |p: &Precision<usize>| match p.get_value() {
+        Some(&v) => Precision::Inexact((v as f64 * share).ceil() as usize),
+        None => Precision::Absent,
+    };
+    Statistics {
+        num_rows: scale(&stats.num_rows),
+        total_byte_size: scale(&stats.total_byte_size),
+        column_statistics: stats
+            .column_statistics
+            .iter()
+            .map(|c| ColumnStatistics {
+                null_count: c.null_count,
+                max_value: c.max_value.clone().to_inexact(),
+                min_value: c.min_value.clone().to_inexact(),
+                sum_value: Precision::Absent,
+                distinct_count: c.distinct_count.to_inexact(),
+                byte_size: scale(&c.byte_size),
+            })
+            .collect(),
     }
 }
 

@@ -76,12 +76,17 @@ async fn scanned_columns(ctx: &SessionContext, sql: &str) -> Vec<String> {
         if let LogicalPlan::TableScan(scan) = node {
             let schema = scan.projected_schema.as_ref();
             columns.extend(schema.fields().iter().map(|f| f.name().clone()));
+            // Columns only the scan's own (Exact) filters read are read all the same.
+            for filter in &scan.filters {
+                columns.extend(filter.column_refs().into_iter().map(|c| c.name.clone()));
+            }
         }
         Ok(TreeNodeRecursion::Continue)
     })
     .expect("walk");
     columns.retain(|c| c != ROWID_COLUMN);
     columns.sort();
+    columns.dedup();
     columns
 }
 

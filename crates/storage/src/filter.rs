@@ -9,6 +9,11 @@
 //! The query layer decides which of its filters are such comparisons
 //! (`coopscan_exec::pushdown`).
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Decimal128Type, Int32Type, Int64Type};
+use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray};
+use arrow_schema::DataType;
+
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
 use crate::types::{Physical, TableSchema};
@@ -86,6 +91,30 @@ impl RowFilter {
         &self.conjuncts
     }
 
+    /// The filter as text, columns by their names in `schema` and values in stored
+    /// units (days for dates, scaled integers for decimals): `a >= 3 AND b < 7`.
+    pub fn describe(&self, schema: &TableSchema) -> String {
+        let op = |op: CmpOp| match op {
+            CmpOp::Eq => "=",
+            CmpOp::Lt => "<",
+            CmpOp::LtEq => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtEq => ">=",
+        };
+        let parts: Vec<String> = self
+            .conjuncts
+            .iter()
+            .map(|c| {
+                let name = schema
+                    .columns
+                    .get(c.column)
+                    .map_or("?", |d| d.name.as_str());
+                format!("{name} {} {}", op(c.op), c.value)
+            })
+            .collect();
+        parts.join(" AND ")
+    }
+
     /// The columns the filter reads, ascending, once each.
     pub fn columns(&self) -> Vec<usize> {
         let mut columns: Vec<usize> = self.conjuncts.iter().map(|c| c.column).collect();
@@ -120,6 +149,65 @@ impl RowFilter {
             }
         }
         Ok(keep)
+    }
+}
+
+impl RowFilter {
+    /// Which of `n` tuples pass, given each filtered column as an Arrow array of its
+    /// type (`Int32`, `Int64`, `Date32`, `Decimal128` of the column's scale): for tuples
+    /// whose values are not stored ones (a changed table's merged tuples). A null
+    /// passes no comparison, as in SQL.
+    pub fn select_arrays<'a>(
+        &self,
+        n: usize,
+        arrays: impl Fn(usize) -> Option<&'a dyn Array>,
+    ) -> Result<Vec<bool>> {
+        let mut keep = vec![true; n];
+        for c in &self.conjuncts {
+            let array = arrays(c.column).filter(|a| a.len() == n).ok_or_else(|| {
+                StorageError::Invalid(format!("no {n} values of column {}", c.column))
+            })?;
+            let value = |x: i64| c.op.holds(x, c.value);
+            match array.data_type() {
+                DataType::Int32 => and_array(&mut keep, array.as_primitive::<Int32Type>(), |x| {
+                    value(i64::from(x))
+                }),
+                DataType::Date32 => and_array(&mut keep, array.as_primitive::<Date32Type>(), |x| {
+                    value(i64::from(x))
+                }),
+                DataType::Int64 => and_array(&mut keep, array.as_primitive::<Int64Type>(), value),
+                DataType::Decimal128(..) => {
+                    // Stored decimals fit in i64; a merged value that does not is
+                    // compared exactly in i128.
+                    let wide = |x: i128| match c.op {
+                        CmpOp::Eq => x == i128::from(c.value),
+                        CmpOp::Lt => x < i128::from(c.value),
+                        CmpOp::LtEq => x <= i128::from(c.value),
+                        CmpOp::Gt => x > i128::from(c.value),
+                        CmpOp::GtEq => x >= i128::from(c.value),
+                    };
+                    and_array(&mut keep, array.as_primitive::<Decimal128Type>(), wide)
+                }
+                other => {
+                    return Err(StorageError::Invalid(format!(
+                        "column {} is {other}, not a type the filter compares",
+                        c.column
+                    )))
+                }
+            }
+        }
+        Ok(keep)
+    }
+}
+
+/// `keep[i] &= test(array[i])`; a null fails.
+fn and_array<T: ArrowPrimitiveType>(
+    keep: &mut [bool],
+    array: &PrimitiveArray<T>,
+    test: impl Fn(T::Native) -> bool,
+) {
+    for (k, v) in keep.iter_mut().zip(array.iter()) {
+        *k &= v.is_some_and(&test);
     }
 }
 

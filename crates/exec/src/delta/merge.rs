@@ -6,8 +6,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use coopscan_delta::Step;
-use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt32Array};
-use datafusion::arrow::compute::{cast, interleave, take};
+use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{cast, filter_record_batch, interleave, take};
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
 
@@ -54,7 +54,25 @@ pub fn merge_chunk(
         columns.push(merged);
     }
     let batch = RecordBatch::try_new(decoded.schema(), columns)?;
-    Ok(shape.assemble_with_rowids(&batch, &plan.rids)?)
+    let Some(filter) = shape.merged_filter() else {
+        return Ok(shape.assemble_with_rowids(&batch, &plan.rids)?);
+    };
+    // The scan's pushed comparisons, on the merged values (changed ones included).
+    let position = |c: usize| shape.storage_projection.iter().position(|&p| p == c);
+    let keep = filter
+        .select_arrays(batch.num_rows(), |c| {
+            position(c).map(|i| batch.column(i).as_ref())
+        })
+        .map_err(external)?;
+    let rids: Vec<u64> = plan
+        .rids
+        .iter()
+        .zip(&keep)
+        .filter(|(_, &k)| k)
+        .map(|(&r, _)| r)
+        .collect();
+    let batch = filter_record_batch(&batch, &BooleanArray::from(keep))?;
+    Ok(shape.assemble_with_rowids(&batch, &rids)?)
 }
 
 impl<'a> Plan<'a> {
