@@ -357,8 +357,9 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// Decodes column `column`'s values of the wanted rows into `out`; with `keep` (one
-    /// flag per wanted row) only the kept ones, and pages without any are not decoded.
+    /// Decodes column `column`'s values of the wanted rows into `out`; with `selected`
+    /// (ascending positions among the wanted rows) only those, and pages holding none
+    /// are not decoded.
     pub(super) fn dsm_column(
         &self,
         extent: Extent,
@@ -366,7 +367,7 @@ impl<'a> Decoder<'a> {
         column: usize,
         out: &mut ColumnValues,
         spent_before: u64,
-        keep: Option<&[bool]>,
+        selected: Option<&[u32]>,
     ) -> Result<()> {
         let bytes = self.find(extent, data)?;
         let physical = self.table.schema().columns[column].ty.physical();
@@ -395,8 +396,11 @@ impl<'a> Decoder<'a> {
             }
             // The page's wanted rows as positions among all wanted rows.
             let first = (h.row_start + local.start as u64 - self.wanted.start) as usize;
-            let kept = keep.map(|k| &k[first..first + local.len()]);
-            if kept.is_some_and(|k| !k.contains(&true)) {
+            let kept = selected.map(|s| {
+                let (lo, hi) = (first as u32, (first + local.len()) as u32);
+                &s[s.partition_point(|&p| p < lo)..s.partition_point(|&p| p < hi)]
+            });
+            if kept.is_some_and(<[u32]>::is_empty) {
                 continue;
             }
             let codec = Codec::from_flags(h.flags);
@@ -425,17 +429,18 @@ impl<'a> Decoder<'a> {
                 None => decode_page(&stored, local, out, &mut scratch)
                     .map_err(|DecodeError(r)| corrupt(r))?,
                 Some(kept) => {
+                    let wanted_here = local.len();
                     page_values.clear();
                     decode_page(&stored, local, &mut page_values, &mut scratch)
                         .map_err(|DecodeError(r)| corrupt(r))?;
-                    if page_values.len() != kept.len() {
+                    // Checked before positions index the page's values.
+                    if page_values.len() != wanted_here {
                         return Err(corrupt(format!(
-                            "page decoded {} of its {} wanted values",
-                            page_values.len(),
-                            kept.len()
+                            "page decoded {} of its {wanted_here} wanted values",
+                            page_values.len()
                         )));
                     }
-                    gather_into(out, &page_values, kept)?;
+                    gather_into(out, &page_values, kept, first as u32)?;
                 }
             }
         }

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
-use crate::filter::{gather_into, RowFilter};
+use crate::filter::{gather_into, positions, RowFilter};
 use crate::manifest::{Extent, Layout};
 use crate::page::PageChecks;
 use crate::read::decode::{presized, wanted_rows, Decoder};
@@ -76,18 +76,24 @@ pub fn decode_chunk_filtered(
     }
     let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
     let keep = filter.select(n, of)?;
-    let selected_rows: Vec<u64> = keep
+    let selected = positions(&keep);
+    let selected_rows: Vec<u64> = selected
         .iter()
-        .enumerate()
-        .filter(|(_, &k)| k)
-        .map(|(i, _)| wanted.start + i as u64)
+        .map(|&i| wanted.start + u64::from(i))
         .collect();
     let mut outs = presized(table, projection, &(0..selected_rows.len() as u64));
     let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
     for (out, &c) in outs.iter_mut().zip(projection) {
         match of(c) {
-            Some(values) => gather_into(out, values, &keep)?,
-            None => ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, Some(&keep))?,
+            Some(values) => gather_into(out, values, &selected, 0)?,
+            None => ctx.dsm_column(
+                chunk.columns[c].extent,
+                data,
+                c,
+                out,
+                spent,
+                Some(&selected),
+            )?,
         }
         spent = spent.saturating_add(out.decoded_bytes());
         if out.len() != selected_rows.len() {
