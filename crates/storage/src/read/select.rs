@@ -83,17 +83,32 @@ pub fn decode_chunk_filtered(
         .collect();
     let mut outs = presized(table, projection, &(0..selected_rows.len() as u64));
     let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
+    // Most tuples selected: every page would be decoded anyway, so a column is decoded
+    // whole and gathered once, not page by page through a scratch.
+    let dense = selected.len().saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR;
     for (out, &c) in outs.iter_mut().zip(projection) {
+        let extent = chunk.columns[c].extent;
         match of(c) {
+            Some(values) if selected.len() == n => *out = values.clone(),
             Some(values) => gather_into(out, values, &selected, 0)?,
-            None => ctx.dsm_column(
-                chunk.columns[c].extent,
-                data,
-                c,
-                out,
-                spent,
-                Some(&selected),
-            )?,
+            None if dense => {
+                let mut whole = presized(table, &[c], &wanted)
+                    .pop()
+                    .unwrap_or_else(|| out.clone());
+                ctx.dsm_column(extent, data, c, &mut whole, spent, None)?;
+                if whole.len() != n {
+                    return Err(StorageError::Invalid(format!(
+                        "chunk {k} column {c}: decoded {} of {n} tuples",
+                        whole.len()
+                    )));
+                }
+                if selected.len() == n {
+                    *out = whole;
+                } else {
+                    gather_into(out, &whole, &selected, 0)?;
+                }
+            }
+            None => ctx.dsm_column(extent, data, c, out, spent, Some(&selected))?,
         }
         spent = spent.saturating_add(out.decoded_bytes());
         if out.len() != selected_rows.len() {
@@ -112,6 +127,11 @@ pub fn decode_chunk_filtered(
         rows: selected_rows,
     })
 }
+
+/// A selection of at least this share of a chunk's tuples (numerator / denominator)
+/// decodes its other columns whole.
+const DENSE_NUMERATOR: usize = 1;
+const DENSE_DENOMINATOR: usize = 2;
 
 /// `a ∪ b`, ascending.
 fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
