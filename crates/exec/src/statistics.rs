@@ -86,8 +86,23 @@ const UNKNOWN_SELECTIVITY: f64 = 0.2;
 
 /// `stats` of a scan that delivers only a `share` of its tuples: an estimate now.
 fn filtered(stats: &Statistics, share: f64) -> Statistics {
+    scaled(stats, |v| (v as f64 * share).ceil() as usize)
+}
+
+/// The statistics of one of `partitions` output partitions: the whole scan's divided
+/// evenly (which worker gets which chunk is decided while it runs).
+pub fn partition_share(whole: &Statistics, partitions: usize) -> Statistics {
+    if partitions <= 1 {
+        return whole.clone();
+    }
+    scaled(whole, |v| v.div_ceil(partitions))
+}
+
+/// `stats` with every count and size mapped by `scale`, all of them estimates then,
+/// bounds kept as estimates, no sums.
+fn scaled(stats: &Statistics, scale: impl Fn(usize) -> usize) -> Statistics {
     let scale = |p: &Precision<usize>| match p.get_value() {
-        Some(&v) => Precision::Inexact((v as f64 * share).ceil() as usize),
+        Some(&v) => Precision::Inexact(scale(v)),
         None => Precision::Absent,
     };
     Statistics {
@@ -97,40 +112,12 @@ fn filtered(stats: &Statistics, share: f64) -> Statistics {
             .column_statistics
             .iter()
             .map(|c| ColumnStatistics {
-                null_count: c.null_count,
+                null_count: scale(&c.null_count),
                 max_value: c.max_value.clone().to_inexact(),
                 min_value: c.min_value.clone().to_inexact(),
                 sum_value: Precision::Absent,
                 distinct_count: c.distinct_count.to_inexact(),
                 byte_size: scale(&c.byte_size),
-            })
-            .collect(),
-    }
-}
-
-/// The statistics of one of `partitions` output partitions: the whole scan's divided
-/// evenly (which worker gets which chunk is decided while it runs).
-pub fn partition_share(whole: &Statistics, partitions: usize) -> Statistics {
-    if partitions <= 1 {
-        return whole.clone();
-    }
-    let share = |p: &Precision<usize>| match p.get_value() {
-        Some(v) => Precision::Inexact(v.div_ceil(partitions)),
-        None => Precision::Absent,
-    };
-    Statistics {
-        num_rows: share(&whole.num_rows),
-        total_byte_size: share(&whole.total_byte_size),
-        column_statistics: whole
-            .column_statistics
-            .iter()
-            .map(|c| ColumnStatistics {
-                null_count: share(&c.null_count),
-                max_value: c.max_value.clone().to_inexact(),
-                min_value: c.min_value.clone().to_inexact(),
-                sum_value: Precision::Absent,
-                distinct_count: c.distinct_count.to_inexact(),
-                byte_size: share(&c.byte_size),
             })
             .collect(),
     }

@@ -502,9 +502,7 @@ mod tests {
     /// taken for gone (the shell waits here before its exec, as a cgroup join does).
     #[test]
     fn a_server_stopped_while_its_shell_still_starts_it_is_stopped() {
-        let dir = tempfile::tempdir().unwrap();
-        let program = dir.path().join("postgres");
-        std::fs::copy(which("sleep"), &program).unwrap();
+        let (_dir, program) = sleep_named("postgres");
         let mut child = std::process::Command::new("sh")
             .args(["-c", "sleep 0.3; exec \"$@\"", "sh"])
             .arg(&program)
@@ -530,9 +528,7 @@ mod tests {
     /// is stopped.
     #[test]
     fn a_driver_is_stopped_only_inside_a_coopscan_cgroup() {
-        let dir = tempfile::tempdir().unwrap();
-        let program = dir.path().join("python3");
-        std::fs::copy(which("sleep"), &program).unwrap();
+        let (_dir, program) = sleep_named("python3");
         let mut child = std::process::Command::new(&program)
             .arg("30")
             .spawn()
@@ -575,7 +571,13 @@ mod tests {
         }
     }
 
-    fn which(program: &str) -> PathBuf {
-        crate::sys::find_program(program).expect("on the search path")
+    /// A copy of `sleep` named `name` (what the journal checks a process by), in a
+    /// directory kept as long as the returned guard.
+    fn sleep_named(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join(name);
+        let sleep = crate::sys::find_program("sleep").expect("on the search path");
+        std::fs::copy(sleep, &program).unwrap();
+        (dir, program)
     }
 }
