@@ -251,8 +251,9 @@ impl TableProvider for CoopTable {
         Ok(filters
             .iter()
             .map(|f| {
-                classify(&self.table, f)
-                    .map_or(TableProviderFilterPushDown::Unsupported, |p| p.pushdown())
+                classify(&self.table, f).map_or(TableProviderFilterPushDown::Unsupported, |p| {
+                    p.pushdown(&self.table)
+                })
             })
             .collect())
     }

@@ -10,7 +10,7 @@
 //! ([`selectivity`]), as DataFusion's filter above it would have.
 
 use coopscan_buffer::RowRanges;
-use coopscan_storage::filter::{CmpOp, RowFilter};
+use coopscan_storage::filter::RowFilter;
 use coopscan_storage::manifest::ChunkMeta;
 use coopscan_storage::zonemap::Zonemap;
 use coopscan_storage::{ColumnType, Table};
@@ -18,7 +18,7 @@ use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
 
-use crate::pushdown::ROWID_COLUMN;
+use crate::pushdown::{comparison_share, ROWID_COLUMN};
 use crate::shape::OutputShape;
 
 /// The statistics of a scan of `table` delivering `shape`'s columns of `ranges`.
@@ -49,40 +49,15 @@ pub fn scan_statistics(table: &Table, shape: &OutputShape, ranges: &RowRanges) -
 }
 
 /// The share of tuples that pass `filter`, estimated as DataFusion estimates a filter:
-/// each comparison's share of its column's range over `chunks` (values spread evenly),
-/// the comparisons independent; a column without bounds passes a fifth.
+/// each comparison's share of its column's range over `chunks` (values spread evenly,
+/// `pushdown::comparison_share`), the comparisons independent.
 pub fn selectivity(chunks: &[&ChunkMeta], filter: &RowFilter) -> f64 {
     filter
         .conjuncts()
         .iter()
-        .map(|c| {
-            let mut bounds: Option<(i64, i64)> = None;
-            for chunk in chunks {
-                let Some(Zonemap::Int { min, max }) = chunk.columns[c.column].zonemap else {
-                    return UNKNOWN_SELECTIVITY;
-                };
-                bounds = Some(bounds.map_or((min, max), |(lo, hi)| (lo.min(min), hi.max(max))));
-            }
-            let Some((min, max)) = bounds else {
-                return 0.0;
-            };
-            let (min, max, v) = (min as f64, max as f64, c.value as f64);
-            let width = max - min + 1.0;
-            let share = match c.op {
-                CmpOp::Eq if (min..=max).contains(&v) => 1.0 / width,
-                CmpOp::Eq => 0.0,
-                CmpOp::Lt => (v - min) / width,
-                CmpOp::LtEq => (v - min + 1.0) / width,
-                CmpOp::Gt => (max - v) / width,
-                CmpOp::GtEq => (max - v + 1.0) / width,
-            };
-            share.clamp(0.0, 1.0)
-        })
+        .map(|c| comparison_share(chunks, c))
         .product()
 }
-
-/// What DataFusion assumes of a filter it cannot analyse (`default_filter_selectivity`).
-const UNKNOWN_SELECTIVITY: f64 = 0.2;
 
 /// `stats` of a scan that delivers only a `share` of its tuples: an estimate now.
 fn filtered(stats: &Statistics, share: f64) -> Statistics {
