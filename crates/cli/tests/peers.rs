@@ -57,6 +57,17 @@ fn available_peers() -> Vec<&'static str> {
     peers
 }
 
+/// Held by each test that runs a bench with peers: a bench changes machine-wide state
+/// (a disk's readahead, cgroups), so two at once would each see the other's change as
+/// the machine's (the kill test then found `read_ahead_kb` at the other run's 0).
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn machine() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn make_traversable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     // The PostgreSQL server runs as the `postgres` user when we are root.
@@ -65,6 +76,7 @@ fn make_traversable(dir: &Path) {
 
 #[test]
 fn peers_return_datafusions_results_for_every_query_in_both_regimes() {
+    let _machine = machine();
     let peers = available_peers();
     if peers.is_empty() {
         return;
@@ -176,6 +188,7 @@ fn running(pid: u64) -> bool {
 /// behind (all of them were, before: a DuckDB driver still running kept its cgroup).
 #[test]
 fn a_stopped_or_killed_bench_leaves_nothing_behind() {
+    let _machine = machine();
     let peers = available_peers();
     // A run's process is journaled as a server (PostgreSQL) or, confined in a cgroup,
     // a driver (DuckDB; without cgroups it is not journaled, and waits for one time out).
