@@ -4,15 +4,19 @@
 //!   coopscan table has the virtual `_rowid` beside its stored columns, which no INSERT
 //!   gives (DataFusion would answer "Column count doesn't match insert query!"): for a
 //!   coopscan table it is planned as if it listed the stored columns;
+//!   a source that yields the stored columns and then `_rowid` — `INSERT INTO t SELECT *
+//!   FROM t` — lists `_rowid` too, whose value an INSERT ignores (the row's position is
+//!   where it lands);
 //! - `BEGIN` (DataFusion plans only `START TRANSACTION`) is planned as that.
 
 use datafusion::error::Result;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Statement, TableObject};
+use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Query, Statement, TableObject};
 
 use crate::provider::CoopTable;
+use crate::pushdown::ROWID_COLUMN;
 
 /// The logical plan of `sql`, rewritten as the module says.
 pub async fn plan_statement(ctx: &SessionContext, sql: &str) -> Result<LogicalPlan> {
@@ -23,7 +27,12 @@ pub async fn plan_statement(ctx: &SessionContext, sql: &str) -> Result<LogicalPl
         match inner.as_mut() {
             Statement::Insert(insert) if insert.columns.is_empty() => {
                 if let TableObject::TableName(name) = &insert.table {
-                    insert.columns = stored_columns(ctx, name).await.unwrap_or_default();
+                    let mut columns = stored_columns(ctx, name).await.unwrap_or_default();
+                    let source = insert.source.as_deref();
+                    if !columns.is_empty() && ends_with_rowid(ctx, source, columns.len()).await {
+                        columns.push(ObjectName::from(vec![Ident::new(ROWID_COLUMN)]));
+                    }
+                    insert.columns = columns;
                 }
             }
             Statement::StartTransaction { begin, .. } => *begin = false,
@@ -31,6 +40,21 @@ pub async fn plan_statement(ctx: &SessionContext, sql: &str) -> Result<LogicalPl
         }
     }
     state.statement_to_plan(statement).await
+}
+
+/// Whether `source` yields `stored` columns and then `_rowid` (a `SELECT *` of a
+/// coopscan table): planned alone for its schema; a source that does not plan is left
+/// for the INSERT's own planning to report.
+async fn ends_with_rowid(ctx: &SessionContext, source: Option<&Query>, stored: usize) -> bool {
+    let Some(source) = source else {
+        return false;
+    };
+    let query = DfStatement::Statement(Box::new(Statement::Query(Box::new(source.clone()))));
+    let Ok(plan) = ctx.state().statement_to_plan(query).await else {
+        return false;
+    };
+    let fields = plan.schema().fields();
+    fields.len() == stored + 1 && fields.last().is_some_and(|f| f.name() == ROWID_COLUMN)
 }
 
 /// The stored columns of table `name` if it is a coopscan table, quoted as they are named.
