@@ -25,11 +25,15 @@ pub struct OutputShape {
     /// the row count, or for a filter evaluated on merged tuples).
     output_columns: usize,
     /// The comparisons the scan evaluates itself (pushed down Exact).
-    filter: Option<Arc<RowFilter>>,
-    /// Where: on merged tuples (a changed table), or else while decoding.
-    filter_after_merge: bool,
-    /// The filter as `EXPLAIN` shows it.
-    filter_text: String,
+    filter: Option<ScanFilter>,
+}
+
+/// A scan's own filter, where it is evaluated, and how `EXPLAIN` shows it.
+#[derive(Clone, Debug)]
+struct ScanFilter {
+    filter: Arc<RowFilter>,
+    at: FilterAt,
+    text: String,
 }
 
 /// Where a scan evaluates its [`RowFilter`].
@@ -56,8 +60,6 @@ impl OutputShape {
             with_rowid,
             output_columns,
             filter: None,
-            filter_after_merge: false,
-            filter_text: String::new(),
         };
         shape.pad_for_row_count();
         shape
@@ -65,7 +67,6 @@ impl OutputShape {
 
     /// This shape with `filter` evaluated `at`; `text` says it in `EXPLAIN`.
     pub fn with_filter(mut self, filter: RowFilter, at: FilterAt, text: String) -> OutputShape {
-        self.filter_text = text;
         self.storage_projection.truncate(self.output_columns);
         if at == FilterAt::Merged {
             for column in filter.columns() {
@@ -74,8 +75,11 @@ impl OutputShape {
                 }
             }
         }
-        self.filter = Some(Arc::new(filter));
-        self.filter_after_merge = at == FilterAt::Merged;
+        self.filter = Some(ScanFilter {
+            filter: Arc::new(filter),
+            at,
+            text,
+        });
         self.pad_for_row_count();
         self
     }
@@ -88,24 +92,30 @@ impl OutputShape {
         }
     }
 
+    /// The filter the scan evaluates `at`, if any.
+    fn filter_at(&self, at: FilterAt) -> Option<&RowFilter> {
+        let f = self.filter.as_ref().filter(|f| f.at == at)?;
+        Some(&f.filter)
+    }
+
     /// The filter the scan evaluates while decoding, if any.
     pub fn decoding_filter(&self) -> Option<&RowFilter> {
-        self.filter.as_deref().filter(|_| !self.filter_after_merge)
+        self.filter_at(FilterAt::Decoding)
     }
 
     /// The filter the scan evaluates on merged tuples, if any.
     pub fn merged_filter(&self) -> Option<&RowFilter> {
-        self.filter.as_deref().filter(|_| self.filter_after_merge)
+        self.filter_at(FilterAt::Merged)
     }
 
     /// The filter as `EXPLAIN` shows it (empty without one).
     pub fn filter_text(&self) -> &str {
-        &self.filter_text
+        self.filter.as_ref().map_or("", |f| f.text.as_str())
     }
 
     /// The filter the scan evaluates, wherever it does.
     pub fn filter(&self) -> Option<&RowFilter> {
-        self.filter.as_deref()
+        self.filter.as_ref().map(|f| f.filter.as_ref())
     }
 
     /// The stored columns the scan reads: those it decodes, in that order (an

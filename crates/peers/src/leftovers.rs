@@ -492,9 +492,7 @@ mod tests {
         .unwrap();
         assert!(proc_stat::running(pid));
         let line = stop_process(id, &sleep, Stop::Server).unwrap();
-        assert!(line.starts_with("stopped"), "{line}");
-        let _ = child.wait();
-        assert!(!proc_stat::running(pid));
+        assert_stopped(&line, &mut child);
     }
 
     /// A server is recorded as soon as it is spawned, while its pid still runs the
@@ -517,9 +515,7 @@ mod tests {
             program: program.clone(),
         })
         .unwrap();
-        assert!(line.starts_with("stopped"), "{line}");
-        let _ = child.wait();
-        assert!(!proc_stat::running(pid));
+        assert_stopped(&line, &mut child);
     }
 
     /// A driver record is acted on only while its process is inside a `coopscan-*`
@@ -558,17 +554,23 @@ mod tests {
             None
         });
         if group.is_some() {
-            let line = undo(&change).unwrap();
-            assert!(line.starts_with("stopped"), "{line}");
+            assert_stopped(&undo(&change).unwrap(), &mut child);
         } else {
             eprintln!("no writable cgroup hierarchy here: the stop inside one is not tested");
             let _ = child.kill();
+            let _ = child.wait();
         }
-        let _ = child.wait();
-        assert!(!proc_stat::running(pid));
         if let Some(group) = group {
             std::fs::remove_dir(&group).unwrap();
         }
+    }
+
+    /// `line` says the process was stopped, and once reaped it no longer runs.
+    fn assert_stopped(line: &str, child: &mut std::process::Child) {
+        assert!(line.starts_with("stopped"), "{line}");
+        let pid = child.id();
+        let _ = child.wait();
+        assert!(!proc_stat::running(pid));
     }
 
     /// A copy of `sleep` named `name` (what the journal checks a process by), in a

@@ -31,7 +31,7 @@ pub enum CmpOp {
 impl CmpOp {
     /// `lhs <op> rhs`.
     #[inline]
-    pub fn holds(self, lhs: i64, rhs: i64) -> bool {
+    pub fn holds<T: PartialOrd>(self, lhs: T, rhs: T) -> bool {
         match self {
             CmpOp::Eq => lhs == rhs,
             CmpOp::Lt => lhs < rhs,
@@ -177,13 +177,7 @@ impl RowFilter {
                 DataType::Decimal128(..) => {
                     // Stored decimals fit in i64; a merged value that does not is
                     // compared exactly in i128.
-                    let wide = |x: i128| match c.op {
-                        CmpOp::Eq => x == i128::from(c.value),
-                        CmpOp::Lt => x < i128::from(c.value),
-                        CmpOp::LtEq => x <= i128::from(c.value),
-                        CmpOp::Gt => x > i128::from(c.value),
-                        CmpOp::GtEq => x >= i128::from(c.value),
-                    };
+                    let wide = |x: i128| c.op.holds(x, i128::from(c.value));
                     and_array(&mut keep, array.as_primitive::<Decimal128Type>(), wide)
                 }
                 other => {
