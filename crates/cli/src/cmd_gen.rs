@@ -17,7 +17,7 @@ pub struct GenArgs {
     /// TPC-H scale factor (1 = 6 M lineitem rows, about 0.8 GB).
     #[arg(long, default_value_t = 1.0)]
     pub sf: f64,
-    /// Storage layout: nsm, pax or dsm (default: pax; dsm with --synthetic).
+    /// Storage layout: nsm, pax, dsm or csm (default: pax; dsm with --synthetic).
     #[arg(long)]
     pub layout: Option<Layout>,
     /// Chunk size in MB (1-64): the unit of I/O and of scan scheduling.

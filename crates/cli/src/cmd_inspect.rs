@@ -35,9 +35,16 @@ fn summary(table: &Table) -> anyhow::Result<Value> {
         .map(|(c, def)| {
             // Saturating: VARCHAR byte counts come from the file unchecked.
             let encoded = m.chunks.iter().fold(0u64, |sum, k| sum.saturating_add(k.columns[c].bytes));
-            // On-disk bytes: the column's own file in DSM; in NSM/PAX columns share pages.
-            let on_disk = (m.layout == Layout::Dsm).then(|| m.file_len(c));
-            // DSM: pages per codec (each page picks its own); NSM/PAX pages are plain.
+            // On-disk bytes: the column's own file in DSM, its runs in CSM; in NSM/PAX
+            // columns share pages.
+            let on_disk = match m.layout {
+                Layout::Dsm => Some(m.file_len(c)),
+                Layout::Csm => Some(m.chunks.iter().fold(0u64, |sum, k| {
+                    sum.saturating_add(k.columns[c].extent.len)
+                })),
+                Layout::Nsm | Layout::Pax => None,
+            };
+            // DSM and CSM: pages per codec (each page picks its own); NSM/PAX pages are plain.
             let codecs = page_codecs(table, c)?;
             Ok(json!({ "name": def.name, "type": def.ty.to_string(), "bytes": encoded, "file_bytes": on_disk, "page_codecs": codecs }))
         })

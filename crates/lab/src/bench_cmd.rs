@@ -41,7 +41,7 @@ pub struct BenchArgs {
     /// Tuples of table4's synthetic relation (default: the preset's, 10 M).
     #[arg(long)]
     pub rows: Option<u64>,
-    /// Storage layout: nsm, pax or dsm (default: the preset's; pax, table3 dsm).
+    /// Storage layout: nsm, pax, dsm or csm (default: the preset's; pax, table3 dsm).
     #[arg(long)]
     pub layout: Option<Layout>,
     /// Chunk size in MB (default: the preset's, 4; fig8 sweeps it). A dataset is

@@ -102,7 +102,7 @@ pub fn table_bytes(table: &Table) -> u64 {
     })
 }
 
-/// The ABM admits a scan only with room for 2 chunks of its own (in DSM: of its own
+/// The ABM admits a scan only with room for 2 chunks of its own (in DSM and CSM: of its own
 /// columns, each at its largest piece): with more streams than that budget holds,
 /// some queries wait for others to finish (Figure 7's runs must not, or concurrency is
 /// capped below what the run says).
@@ -123,7 +123,7 @@ pub fn warn_if_not_all_admitted(table: &Table, params: &Params) -> anyhow::Resul
 
 /// Concurrent scans of `projection` a buffer of `frames` admits.
 fn admitted_at_once(table: &Table, frames: u32, projection: &[usize]) -> u64 {
-    if table.layout() != Layout::Dsm {
+    if !table.layout().columnar() {
         return u64::from(frames / ADMISSION_CHUNKS_PER_SCAN);
     }
     let largest = |c: usize| {

@@ -409,8 +409,8 @@ impl Drop for Runtime {
 
 /// The ABM's view of the table: chunk boundaries and the bytes a load reads. NSM/PAX:
 /// one piece per chunk, all its pages (one resident chunk serves every projection).
-/// DSM: one piece per column of a chunk, its column's pages, so a scan loads only its
-/// columns.
+/// DSM and CSM: one piece per column of a chunk, its column's pages (CSM: its run in
+/// the chunk's tile, never shared), so a scan loads only its columns.
 fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
     let extent_bytes = |k: usize, projection: &[usize]| {
         let extents = table.chunk_extents(k, projection);
@@ -418,7 +418,7 @@ fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
     };
     let geometry =
         TableGeometry::from_chunk_starts(table.chunk_row_starts().to_vec(), table.rows())?;
-    let columnar = table.layout() == Layout::Dsm && table.chunk_count() > 0;
+    let columnar = table.layout().columnar() && table.chunk_count() > 0;
     if columnar && load_projection.len() <= ColumnMask::BITS {
         let columns = (0..table.chunk_count())
             .map(|k| {

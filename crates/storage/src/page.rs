@@ -11,7 +11,7 @@
 //! `i * page_bytes` and every page can be read with aligned direct I/O.
 //!
 //! A page names its place: table (`table_id`, random per table, also in the manifest),
-//! column (the DSM column index, or [`ALL_COLUMNS`] for NSM/PAX pages), page number and
+//! column (the DSM or CSM column index, or [`ALL_COLUMNS`] for NSM/PAX pages), page number and
 //! first row. A valid page of another table, another column or another position is
 //! refused, so swapped or mixed files cannot decode as data.
 
@@ -33,7 +33,7 @@ pub const ALL_COLUMNS: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageHeader {
     pub layout: Layout,
-    /// DSM: the page's codec, one bit ([`crate::codec::Codec::flag`]); 0 otherwise.
+    /// DSM/CSM: the page's codec, one bit ([`crate::codec::Codec::flag`]); 0 otherwise.
     pub flags: u8,
     pub page_no: u32,
     pub row_count: u32,
@@ -41,7 +41,7 @@ pub struct PageHeader {
     pub stored_len: u32,
     pub raw_len: u32,
     pub table_id: u64,
-    /// DSM: the column index; NSM/PAX: [`ALL_COLUMNS`].
+    /// DSM/CSM: the column index; NSM/PAX: [`ALL_COLUMNS`].
     pub column: u32,
 }
 
@@ -57,6 +57,7 @@ fn layout_code(l: Layout) -> u8 {
         Layout::Nsm => 0,
         Layout::Pax => 1,
         Layout::Dsm => 2,
+        Layout::Csm => 3,
     }
 }
 

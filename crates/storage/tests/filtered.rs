@@ -147,7 +147,7 @@ fn check_layout(layout: Layout, rng: &mut ChaCha8Rng) {
 #[test]
 fn filtered_decoding_keeps_exactly_the_passing_tuples_in_every_layout() {
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
-    for layout in [Layout::Dsm, Layout::Pax, Layout::Nsm] {
+    for layout in Layout::ALL {
         check_layout(layout, &mut rng);
     }
 }

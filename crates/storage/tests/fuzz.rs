@@ -81,7 +81,7 @@ proptest! {
     #[test]
     fn page_headers_of_random_bytes_never_panic(
         bytes in proptest::collection::vec(any::<u8>(), 0..256),
-        layout in prop_oneof![Just(Layout::Nsm), Just(Layout::Pax), Just(Layout::Dsm)],
+        layout in prop_oneof![Just(Layout::Nsm), Just(Layout::Pax), Just(Layout::Dsm), Just(Layout::Csm)],
     ) {
         for checks in [PageChecks::Full, PageChecks::SkipChecksum] {
             let _ = read_page_with(&bytes, Path::new("fuzz"), 0, layout, checks);

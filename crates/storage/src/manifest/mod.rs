@@ -44,10 +44,22 @@ pub enum Layout {
     /// own codec, see [`crate::codec`]); chunks
     /// are logical tuple ranges whose boundaries do not align with pages.
     Dsm,
+    /// Clotho's storage model (A-pages, 2004 paper §3.1, §5) adapted to a device read in
+    /// large direct requests: one file of tiles, a tile per chunk holding all its
+    /// attributes as one run of compressed DSM-style pages per column, the runs adjacent
+    /// in column order and never shared with another chunk. Any set of columns of a
+    /// chunk is read with at most one request per column, all of them with one.
+    Csm,
 }
 
 impl Layout {
-    pub const ALL: [Layout; 3] = [Layout::Nsm, Layout::Pax, Layout::Dsm];
+    pub const ALL: [Layout; 4] = [Layout::Nsm, Layout::Pax, Layout::Dsm, Layout::Csm];
+
+    /// Whether a chunk's columns are stored apart (DSM, CSM), so a load can read only
+    /// the columns a scan needs; NSM and PAX pages hold every column.
+    pub fn columnar(self) -> bool {
+        matches!(self, Layout::Dsm | Layout::Csm)
+    }
 }
 
 impl std::fmt::Display for Layout {
@@ -56,6 +68,7 @@ impl std::fmt::Display for Layout {
             Layout::Nsm => "nsm",
             Layout::Pax => "pax",
             Layout::Dsm => "dsm",
+            Layout::Csm => "csm",
         })
     }
 }
@@ -67,8 +80,9 @@ impl FromStr for Layout {
             "nsm" => Ok(Layout::Nsm),
             "pax" => Ok(Layout::Pax),
             "dsm" => Ok(Layout::Dsm),
+            "csm" => Ok(Layout::Csm),
             other => Err(StorageError::Invalid(format!(
-                "unknown layout {other:?} (expected nsm, pax or dsm)"
+                "unknown layout {other:?} (expected nsm, pax, dsm or csm)"
             ))),
         }
     }
@@ -96,7 +110,8 @@ pub struct DataFile {
 pub struct ColumnChunk {
     /// What to read for this column of this chunk. In NSM/PAX every column of a chunk
     /// has the same extent (the chunk's pages); in DSM it is the column's pages that
-    /// hold the chunk's tuples (possibly shared with the neighbouring chunks).
+    /// hold the chunk's tuples (possibly shared with the neighbouring chunks); in CSM
+    /// the column's run inside the chunk's tile (never shared).
     pub extent: Extent,
     /// Encoded (uncompressed) bytes of this column's values in this chunk.
     pub bytes: u64,
@@ -108,7 +123,8 @@ pub struct ColumnChunk {
 pub struct ChunkMeta {
     pub row_start: u64,
     pub row_count: u64,
-    /// NSM/PAX: the chunk's first page and page count in the data file.
+    /// NSM/PAX/CSM: the chunk's first page and page count in the data file (CSM: its
+    /// tile, the column runs one after another).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<(u64, u64)>,
     pub columns: Vec<ColumnChunk>,
@@ -121,11 +137,11 @@ impl ChunkMeta {
         self.row_start..self.row_start.saturating_add(self.row_count)
     }
 
-    /// Bytes read to load this chunk with every column (DSM extents of different
-    /// columns are distinct; NSM/PAX columns share the chunk's pages).
+    /// Bytes read to load this chunk with every column (DSM and CSM extents of
+    /// different columns are distinct; NSM/PAX columns share the chunk's pages).
     pub fn extent_bytes(&self, layout: Layout) -> u64 {
         match layout {
-            Layout::Dsm => self
+            Layout::Dsm | Layout::Csm => self
                 .columns
                 .iter()
                 .fold(0u64, |sum, c| sum.saturating_add(c.extent.len)),

@@ -65,7 +65,7 @@ impl Manifest {
                 self.rows
             ));
         }
-        if matches!(self.layout, Layout::Nsm | Layout::Pax) && next_page != self.files[0].pages {
+        if !matches!(self.layout, Layout::Dsm) && next_page != self.files[0].pages {
             return Err(format!(
                 "chunks cover {next_page} pages, {} has {}",
                 self.files[0].name, self.files[0].pages
@@ -77,7 +77,7 @@ impl Manifest {
     fn validate_files(&self) -> Check {
         let want = match self.layout {
             Layout::Dsm => self.schema.len(),
-            Layout::Nsm | Layout::Pax => 1,
+            Layout::Nsm | Layout::Pax | Layout::Csm => 1,
         };
         if self.files.len() != want {
             return Err(format!(
@@ -113,8 +113,13 @@ impl Manifest {
                 self.schema.len()
             ));
         }
+        // CSM: the tile's runs follow one another from its first page.
+        let mut run_page = chunk.pages.map_or(0, |(first, _)| first);
         for (c, col) in chunk.columns.iter().enumerate() {
-            let expected = self.expected_extent(chunk, c, *next_page)?;
+            let expected = match self.layout {
+                Layout::Csm => self.csm_run(chunk, c, col.extent, *next_page, &mut run_page)?,
+                _ => self.expected_extent(chunk, c, *next_page)?,
+            };
             if col.extent != expected {
                 return Err(format!(
                     "column {c}: extent {:?}, the layout puts it at {expected:?}",
@@ -135,11 +140,65 @@ impl Manifest {
                     .map_err(|e| format!("column {c}: {e}"))?;
             }
         }
-        if let Layout::Nsm | Layout::Pax = self.layout {
-            let pages = chunk.columns[0].extent.len / u64::from(self.page_bytes);
-            *next_page = next_page.saturating_add(pages);
+        match self.layout {
+            Layout::Nsm | Layout::Pax => {
+                let pages = chunk.columns[0].extent.len / u64::from(self.page_bytes);
+                *next_page = next_page.saturating_add(pages);
+            }
+            Layout::Csm => {
+                let (first, count) = chunk.pages.unwrap_or((0, 0));
+                if run_page != first.saturating_add(count) {
+                    return Err(format!(
+                        "its column runs end at page {run_page}, its tile at page {}",
+                        first.saturating_add(count)
+                    ));
+                }
+                *next_page = run_page;
+            }
+            Layout::Dsm => {}
         }
         Ok(())
+    }
+
+    /// CSM: column `c`'s run, checked to start at `*run_page` (where the previous
+    /// column's ended, the tile's first page for column 0) and to be whole pages inside
+    /// the tile, which starts at `next_page`; moves `*run_page` past it. Run lengths are
+    /// the data's (compression), so the manifest's own extent is what is checked.
+    fn csm_run(
+        &self,
+        chunk: &ChunkMeta,
+        c: usize,
+        extent: Extent,
+        next_page: u64,
+        run_page: &mut u64,
+    ) -> std::result::Result<Extent, String> {
+        let page = u64::from(self.page_bytes);
+        let Some((first, count)) = chunk.pages else {
+            return Err("no page range".into());
+        };
+        let tile_end = first.checked_add(count).ok_or("page range overflows")?;
+        if first != next_page || count == 0 || tile_end > self.files[0].pages {
+            return Err(format!(
+                "tile pages {first}+{count}, expected a run from page {next_page} inside the {} pages of {}",
+                self.files[0].pages, self.files[0].name
+            ));
+        }
+        let pages = extent.len / page;
+        let start = *run_page;
+        let end = start.saturating_add(pages);
+        if extent.file != 0
+            || extent.offset != start.saturating_mul(page)
+            || extent.len % page != 0
+            || pages == 0
+            || end > tile_end
+            || extent.len > MAX_EXTENT_BYTES
+        {
+            return Err(format!(
+                "column {c}: extent {extent:?} is not a run of whole pages from page {start} inside its tile (pages {first}..{tile_end})"
+            ));
+        }
+        *run_page = end;
+        Ok(extent)
     }
 
     /// Where the layout puts column `c` of chunk `k`: NSM/PAX chunks are consecutive
@@ -166,6 +225,7 @@ impl Manifest {
                     first..first.checked_add(count).ok_or("page range overflows")?,
                 )
             }
+            Layout::Csm => return Err("CSM runs are checked by csm_run".into()),
             Layout::Dsm => {
                 let f = &self.files[c];
                 (

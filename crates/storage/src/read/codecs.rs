@@ -1,5 +1,5 @@
-//! Which codec each page of a DSM column was stored with, for `coopscan inspect`:
-//! reads only the first bytes of every page header.
+//! Which codec each page of a DSM or CSM column was stored with, for `coopscan
+//! inspect`: reads only the first bytes of every page header.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
@@ -10,20 +10,33 @@ use crate::manifest::Layout;
 use crate::page::PAGE_MAGIC;
 use crate::read::Table;
 
-/// Pages of DSM column `column` per codec name (`"unknown"` for flags no codec has);
-/// empty for NSM and PAX tables, whose pages are not compressed.
+/// Pages of column `column` per codec name (`"unknown"` for flags no codec has): a
+/// DSM column's file, a CSM column's runs; empty for NSM and PAX tables, whose pages
+/// are not compressed.
 pub fn page_codecs(table: &Table, column: usize) -> Result<BTreeMap<&'static str, u64>> {
+    table.check_projection(&[column])?;
     let mut counts = BTreeMap::new();
-    if table.layout() != Layout::Dsm {
-        return Ok(counts);
-    }
     let m = table.manifest();
-    let path = table.file_path(u32::try_from(column).unwrap_or(u32::MAX));
-    let file = std::fs::File::open(&path).map_err(|e| StorageError::io(&path, e))?;
     let page_bytes = u64::from(m.page_bytes);
-    for page in 0..m.file_len(column) / page_bytes {
+    let (file, offsets): (u32, Vec<u64>) = match table.layout() {
+        Layout::Nsm | Layout::Pax => return Ok(counts),
+        Layout::Dsm => {
+            let pages = m.file_len(column) / page_bytes;
+            let file = u32::try_from(column).unwrap_or(u32::MAX);
+            (file, (0..pages).map(|p| p * page_bytes).collect())
+        }
+        Layout::Csm => {
+            let runs = m.chunks.iter().map(|c| c.columns[column].extent);
+            let offsets = runs
+                .flat_map(|e| (0..e.len / page_bytes).map(move |p| e.offset + p * page_bytes))
+                .collect();
+            (0, offsets)
+        }
+    };
+    let path = table.file_path(file);
+    let file = std::fs::File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+    for offset in offsets {
         let mut head = [0u8; 8];
-        let offset = page * page_bytes;
         file.read_exact_at(&mut head, offset)
             .map_err(|e| StorageError::io(&path, e))?;
         let magic = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);

@@ -45,13 +45,14 @@ pub fn decode_chunk_with(
     let mut outs = presized(table, projection, &wanted);
     let ctx = Decoder {
         table,
+        chunk: chunk.rows(),
         wanted: wanted.clone(),
         checks,
     };
     if !wanted.is_empty() {
         match table.layout() {
             Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, projection, &mut outs)?,
-            Layout::Dsm => {
+            Layout::Dsm | Layout::Csm => {
                 let mut spent = 0u64;
                 for (out, &c) in outs.iter_mut().zip(projection) {
                     ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, None)?;
@@ -105,7 +106,12 @@ pub(super) fn presized(table: &Table, columns: &[usize], wanted: &Range<u64>) ->
 pub fn verify_chunk(table: &Table, data: &[(Extent, &[u8])]) -> Result<()> {
     for (extent, bytes) in data {
         let bytes = bytes.get(..extent.len as usize).unwrap_or(bytes);
-        for page in pages(table, *extent, bytes, PageChecks::Full) {
+        let owner = match table.layout() {
+            Layout::Nsm | Layout::Pax => PageOwner::Rows,
+            Layout::Dsm => PageOwner::Column(extent.file),
+            Layout::Csm => PageOwner::TileAt,
+        };
+        for page in pages(table, *extent, bytes, PageChecks::Full, owner) {
             page?;
         }
     }
@@ -119,22 +125,30 @@ struct Page<'b> {
     offset: u64,
 }
 
+/// Which column the pages of an extent must name.
+#[derive(Clone, Copy)]
+enum PageOwner {
+    /// NSM/PAX pages: every column ([`ALL_COLUMNS`]).
+    Rows,
+    /// A DSM column's pages or a CSM column's run.
+    Column(u32),
+    /// CSM bytes of any runs: each page the column whose run holds its offset.
+    TileAt,
+}
+
 /// The pages of `extent` (its loaded `bytes`), each checked per `checks` and for being
-/// the page that belongs at its offset.
+/// the page that belongs at its offset, of the column `owner` says.
 fn pages<'b>(
-    table: &Table,
+    table: &'b Table,
     extent: Extent,
     bytes: &'b [u8],
     checks: PageChecks,
+    owner: PageOwner,
 ) -> impl Iterator<Item = Result<Page<'b>>> + 'b {
     let page_bytes = table.manifest().page_bytes as usize;
     let table_id = table.manifest().table_id;
     let path = table.file_path(extent.file);
     let layout = table.layout();
-    let column = match layout {
-        Layout::Dsm => extent.file,
-        Layout::Nsm | Layout::Pax => ALL_COLUMNS,
-    };
     bytes.chunks(page_bytes).enumerate().map(move |(i, page)| {
         // Extents lie inside files whose sizes fit u64 (manifest validation).
         let offset = extent.offset.saturating_add((i * page_bytes) as u64);
@@ -151,6 +165,13 @@ fn pages<'b>(
                 offset / page_bytes as u64
             )));
         }
+        let column = match owner {
+            PageOwner::Rows => ALL_COLUMNS,
+            PageOwner::Column(c) => c,
+            PageOwner::TileAt => table
+                .csm_column_at(offset)
+                .ok_or_else(|| corrupt("the page lies in no column's run".into()))?,
+        };
         check_identity(&header, table_id, column).map_err(corrupt)?;
         if header.row_count == 0 {
             return Err(corrupt("page holds no rows".into()));
@@ -165,6 +186,8 @@ fn pages<'b>(
 
 pub(super) struct Decoder<'a> {
     pub(super) table: &'a Table,
+    /// The chunk's rows: where a CSM column's run starts and ends.
+    pub(super) chunk: Range<u64>,
     /// Absolute rows to decode.
     pub(super) wanted: Range<u64>,
     pub(super) checks: PageChecks,
@@ -229,8 +252,12 @@ impl<'a> Decoder<'a> {
         &self,
         extent: Extent,
         bytes: &'b [u8],
-    ) -> impl Iterator<Item = Result<Page<'b>>> + 'b {
-        pages(self.table, extent, bytes, self.checks)
+        owner: PageOwner,
+    ) -> impl Iterator<Item = Result<Page<'b>>> + 'b
+    where
+        'a: 'b,
+    {
+        pages(self.table, extent, bytes, self.checks, owner)
     }
 
     /// Refuses a page whose decoded size `page_bound` (at most what its header
@@ -302,7 +329,7 @@ impl<'a> Decoder<'a> {
             .filter(|&&c| matches!(physicals[c], Physical::FixedBytes(_) | Physical::VarBytes))
             .count() as u64;
         let mut expected_row = Some(chunk.row_start);
-        for page in self.pages(extent, bytes) {
+        for page in self.pages(extent, bytes, PageOwner::Rows) {
             let page = page?;
             let h = page.header;
             if Some(h.row_start) != expected_row {
@@ -371,25 +398,17 @@ impl<'a> Decoder<'a> {
     ) -> Result<()> {
         let bytes = self.find(extent, data)?;
         let physical = self.table.schema().columns[column].ty.physical();
-        let starts = &self.table.manifest().files[column].page_row_starts;
-        let page_bytes = u64::from(self.table.manifest().page_bytes);
         let mut scratch = Scratch::default();
         let mut page_values = ColumnValues::empty(physical);
-        for page in self.pages(extent, bytes) {
+        let owner = PageOwner::Column(u32::try_from(column).unwrap_or(ALL_COLUMNS));
+        // CSM: the run's pages follow one another from the chunk's first row.
+        let mut run_row = Some(self.chunk.start);
+        for page in self.pages(extent, bytes, owner) {
             let page = page?;
             let h = page.header;
             let corrupt = |reason: String| self.corrupt(extent.file, page.offset, reason);
-            let p = (page.offset / page_bytes) as usize;
-            let expected = starts.get(p).copied();
-            // A page ends where the next begins, the last one at the table's end.
-            let expected_end = starts.get(p + 1).copied().unwrap_or(self.table.rows());
-            let end = h.row_start.checked_add(u64::from(h.row_count));
-            if Some(h.row_start) != expected || end != Some(expected_end) {
-                return Err(corrupt(format!(
-                    "page holds rows {}+{}, the directory says {expected:?}..{expected_end}",
-                    h.row_start, h.row_count
-                )));
-            }
+            self.check_page_rows(&h, page.offset, column, &mut run_row)
+                .map_err(corrupt)?;
             let local = self.local(&h);
             if local.is_empty() {
                 continue;
@@ -444,6 +463,60 @@ impl<'a> Decoder<'a> {
                 }
             }
         }
+        if self.table.layout() == Layout::Csm && run_row != Some(self.chunk.end) {
+            return Err(self.corrupt(
+                extent.file,
+                extent.offset,
+                format!(
+                    "column {column}'s run holds rows {}..{}, its chunk {:?}",
+                    self.chunk.start,
+                    row_text(run_row),
+                    self.chunk
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that page `h` of a column holds the rows its place says: for DSM the
+    /// column's page directory, for CSM the rows from `*run_row` (where the previous
+    /// page of the run ended) inside the chunk, moving `*run_row` past them.
+    fn check_page_rows(
+        &self,
+        h: &PageHeader,
+        offset: u64,
+        column: usize,
+        run_row: &mut Option<u64>,
+    ) -> std::result::Result<(), String> {
+        let end = h.row_start.checked_add(u64::from(h.row_count));
+        if self.table.layout() == Layout::Csm {
+            if Some(h.row_start) != *run_row || end.is_none_or(|e| e > self.chunk.end) {
+                return Err(format!(
+                    "page holds rows {}+{}, its run expects rows from {} inside {:?}",
+                    h.row_start,
+                    h.row_count,
+                    row_text(*run_row),
+                    self.chunk
+                ));
+            }
+            *run_row = end;
+            return Ok(());
+        }
+        let starts = &self.table.manifest().files[column].page_row_starts;
+        let page_bytes = u64::from(self.table.manifest().page_bytes);
+        let p = usize::try_from(offset / page_bytes).unwrap_or(usize::MAX);
+        let expected = starts.get(p).copied();
+        // A page ends where the next begins, the last one at the table's end.
+        let expected_end = starts
+            .get(p.saturating_add(1))
+            .copied()
+            .unwrap_or(self.table.rows());
+        if Some(h.row_start) != expected || end != Some(expected_end) {
+            return Err(format!(
+                "page holds rows {}+{}, the directory says {expected:?}..{expected_end}",
+                h.row_start, h.row_count
+            ));
+        }
         Ok(())
     }
 
@@ -460,20 +533,24 @@ impl<'a> Decoder<'a> {
             "column {:?}: the value of row {row} is not UTF-8",
             self.table.schema().columns[column].name
         );
-        let at = if self.table.layout() == Layout::Dsm {
-            column
+        let (at, owner) = if self.table.layout().columnar() {
+            (
+                column,
+                PageOwner::Column(u32::try_from(column).unwrap_or(ALL_COLUMNS)),
+            )
         } else {
-            0
+            (0, PageOwner::Rows)
         };
         let extent = chunk.columns[at].extent;
         let holds = |p: &Page<'_>| {
             let h = p.header;
             (h.row_start..h.row_start.saturating_add(u64::from(h.row_count))).contains(&row)
         };
-        let page = self
-            .find(extent, data)
-            .ok()
-            .and_then(|bytes| self.pages(extent, bytes).filter_map(|p| p.ok()).find(holds));
+        let page = self.find(extent, data).ok().and_then(|bytes| {
+            self.pages(extent, bytes, owner)
+                .filter_map(|p| p.ok())
+                .find(holds)
+        });
         let offset = page.map_or(extent.offset, |p| p.offset);
         self.corrupt(extent.file, offset, reason)
     }

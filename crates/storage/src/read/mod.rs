@@ -138,29 +138,55 @@ impl Table {
     }
 
     /// The I/O requests that load chunk `k` for `projection`: the chunk's pages in
-    /// NSM/PAX (whatever the projection), one extent per projected column in DSM.
+    /// NSM/PAX (whatever the projection), one extent per projected column in DSM, the
+    /// projected columns' runs in CSM with adjacent runs merged into one request (all
+    /// columns: the whole tile).
     pub fn chunk_extents(&self, k: usize, projection: &[usize]) -> Vec<Extent> {
         let chunk = self.chunk(k);
         match self.layout() {
             Layout::Nsm | Layout::Pax => vec![chunk.columns[0].extent],
-            Layout::Dsm => {
+            Layout::Dsm | Layout::Csm => {
                 let mut extents: Vec<Extent> = projection
                     .iter()
                     .map(|&c| chunk.columns[c].extent)
                     .collect();
                 extents.sort_by_key(|e| (e.file, e.offset));
                 extents.dedup();
+                if self.layout() == Layout::Csm {
+                    extents = merge_adjacent(extents);
+                }
                 extents
             }
         }
     }
 
+    /// CSM: the column whose run in some chunk's tile holds byte `offset` of the data
+    /// file; `None` when no run does (or the table is not CSM).
+    pub fn csm_column_at(&self, offset: u64) -> Option<u32> {
+        if self.layout() != Layout::Csm {
+            return None;
+        }
+        let chunks = &self.manifest.chunks;
+        // Tiles follow one another, so their runs' offsets ascend.
+        let after = chunks.partition_point(|c| c.columns[0].extent.offset <= offset);
+        let chunk = chunks.get(after.checked_sub(1)?)?;
+        let c = chunk
+            .columns
+            .iter()
+            .position(|c| c.extent.offset <= offset && offset < c.extent.offset + c.extent.len)?;
+        u32::try_from(c).ok()
+    }
+
     /// The byte extents of column `column` that hold tuples `rows`: for DSM the
     /// column's pages (found in its page directory), for NSM/PAX the pages of the
-    /// chunks holding those tuples.
+    /// chunks holding those tuples, for CSM the column's run in each of those chunks.
     pub fn column_extents_for_rows(&self, column: usize, rows: Range<u64>) -> Vec<Extent> {
         let page = u64::from(self.manifest.page_bytes);
         match self.layout() {
+            Layout::Csm => self
+                .chunks_for_rows(rows)
+                .map(|k| self.chunk(k).columns[column].extent)
+                .collect(),
             Layout::Dsm => {
                 let file = &self.manifest.files[column];
                 let pages = dsm_page_range(&file.page_row_starts, self.rows(), rows);
@@ -279,6 +305,20 @@ impl Table {
         let views = bytes.views();
         decode_chunk_filtered(self, k, projection, rows, &views, PageChecks::Full, filter)
     }
+}
+
+/// Extents sorted by file and offset, each run of touching ones merged into one.
+fn merge_adjacent(extents: Vec<Extent>) -> Vec<Extent> {
+    let mut merged: Vec<Extent> = Vec::with_capacity(extents.len());
+    for e in extents {
+        match merged.last_mut() {
+            Some(last) if last.file == e.file && last.offset + last.len == e.offset => {
+                last.len += e.len;
+            }
+            _ => merged.push(e),
+        }
+    }
+    merged
 }
 
 /// A table's data files opened on a device (index = [`Extent::file`]).

@@ -44,20 +44,21 @@ pub fn decode_chunk_filtered(
         .map_err(|_| StorageError::Invalid(format!("chunk {k}: too many rows")))?;
     let ctx = Decoder {
         table,
+        chunk: chunk.rows(),
         wanted: wanted.clone(),
         checks,
     };
     // The filtered columns (and, for row pages, every projected one: a row page is
     // decoded whole anyway), all wanted tuples.
     let first: Vec<usize> = match table.layout() {
-        Layout::Dsm => filtered.clone(),
+        Layout::Dsm | Layout::Csm => filtered.clone(),
         Layout::Nsm | Layout::Pax => union(&filtered, projection),
     };
     let mut decoded = presized(table, &first, &wanted);
     if n > 0 {
         match table.layout() {
             Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, &first, &mut decoded)?,
-            Layout::Dsm => {
+            Layout::Dsm | Layout::Csm => {
                 let mut spent = 0u64;
                 for (out, &c) in decoded.iter_mut().zip(&first) {
                     ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, None)?;

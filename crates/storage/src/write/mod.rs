@@ -6,8 +6,10 @@
 //! table is written beside its directory and swapped in (`staging`), under a lock that
 //! keeps other writers out (`lock`).
 
+mod csm;
 mod dsm;
-pub use dsm::{DSM_MAX_PAGE_ROWS, MAX_VARCHAR_PAGE_RAW};
+mod pack;
+pub use pack::{DSM_MAX_PAGE_ROWS, MAX_VARCHAR_PAGE_RAW};
 pub use row_pages::PAX_DIR_ENTRY_BYTES;
 mod lock;
 mod row_pages;
@@ -41,8 +43,8 @@ pub const DSM_DEFAULT_PAGE_BYTES: u32 = 4 * 1024;
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
     pub layout: Layout,
-    /// NSM/PAX: bytes of pages per chunk. DSM: chunks are sized in tuples so that a
-    /// chunk holds as many tuples as a PAX chunk of this size would.
+    /// NSM/PAX: bytes of pages per chunk. DSM and CSM: chunks are sized in tuples so
+    /// that a chunk holds as many tuples as a PAX chunk of this size would.
     pub chunk_bytes: u64,
     pub page_bytes: u32,
     /// Replace an existing table in the directory.
@@ -57,7 +59,7 @@ impl WriteOptions {
             layout,
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             page_bytes: match layout {
-                Layout::Dsm => DSM_DEFAULT_PAGE_BYTES,
+                Layout::Dsm | Layout::Csm => DSM_DEFAULT_PAGE_BYTES,
                 Layout::Nsm | Layout::Pax => DEFAULT_PAGE_BYTES,
             },
             overwrite: false,
@@ -106,6 +108,7 @@ pub struct TableWriter {
 enum LayoutWriter {
     Rows(Box<row_pages::RowPagesWriter>),
     Dsm(dsm::DsmWriter),
+    Csm(Box<csm::CsmWriter>),
 }
 
 impl TableWriter {
@@ -126,6 +129,9 @@ impl TableWriter {
             Layout::Dsm => {
                 LayoutWriter::Dsm(dsm::DsmWriter::create(work, &schema, &opts, table_id)?)
             }
+            Layout::Csm => LayoutWriter::Csm(Box::new(csm::CsmWriter::create(
+                work, &schema, &opts, table_id,
+            )?)),
         };
         Ok(TableWriter {
             dir: dir.to_path_buf(),
@@ -162,6 +168,7 @@ impl TableWriter {
         match &mut self.inner {
             LayoutWriter::Rows(w) => w.append(columns),
             LayoutWriter::Dsm(w) => w.append(columns),
+            LayoutWriter::Csm(w) => w.append(columns),
         }
     }
 
@@ -169,6 +176,7 @@ impl TableWriter {
         let (files, chunks) = match self.inner {
             LayoutWriter::Rows(w) => w.finish()?,
             LayoutWriter::Dsm(w) => w.finish()?,
+            LayoutWriter::Csm(w) => w.finish()?,
         };
         let manifest = Manifest {
             format: MANIFEST_FORMAT.to_string(),
@@ -227,6 +235,10 @@ impl PageFile {
             .map_err(|e| StorageError::io(&self.path, e))?;
         self.pages += 1;
         Ok(self.pages - 1)
+    }
+
+    pub fn page_bytes(&self) -> u64 {
+        self.page.len() as u64
     }
 
     pub fn payload_capacity(&self) -> usize {
