@@ -188,7 +188,7 @@ impl Manifest {
         let end = start.saturating_add(pages);
         if extent.file != 0
             || extent.offset != start.saturating_mul(page)
-            || extent.len % page != 0
+            || !extent.len.is_multiple_of(page)
             || pages == 0
             || end > tile_end
             || extent.len > MAX_EXTENT_BYTES
