@@ -4,6 +4,7 @@ mod cmd_checkpoint;
 mod cmd_gen;
 mod cmd_inspect;
 mod cmd_opt;
+mod cmd_read_cost;
 mod cmd_sim;
 mod cmd_sql;
 mod cmd_tpch;
@@ -34,6 +35,9 @@ enum Command {
     Inspect(cmd_inspect::InspectArgs),
     /// Read every chunk through the device, check every checksum, print a content digest.
     Verify(cmd_verify::VerifyArgs),
+    /// Time reading the first 1, 2, … columns of tables (the same rows in several
+    /// layouts): requests, bytes and seconds per layout.
+    ReadCost(cmd_read_cost::ReadCostArgs),
     /// Run the buffer policies on virtual time (the 2004 report's simulator).
     Sim(cmd_sim::SimArgs),
     /// Replay a piece-reference trace under OPT (Belady), LRU and PBM at several buffer sizes.
@@ -56,6 +60,7 @@ fn main() -> std::process::ExitCode {
         Command::Gen(a) => cmd_gen::run(&a),
         Command::Inspect(a) => cmd_inspect::run(&a),
         Command::Verify(a) => cmd_verify::run(&a),
+        Command::ReadCost(a) => cmd_read_cost::run(&a),
         Command::Sim(a) => cmd_sim::run(&a),
         Command::Opt(a) => cmd_opt::run(&a),
         Command::Sql(a) => cmd_sql::run(&a),

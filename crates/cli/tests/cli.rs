@@ -43,7 +43,7 @@ fn json(out: &Output) -> serde_json::Value {
 fn gen_inspect_verify_agree_across_layouts() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut digests = Vec::new();
-    for layout in ["nsm", "pax", "dsm"] {
+    for layout in LAYOUTS {
         let out_dir = tmp.path().join(layout);
         let out = coopscan(
             &[
@@ -91,6 +91,65 @@ fn gen_inspect_verify_agree_across_layouts() {
         digests.windows(2).all(|w| w[0] == w[1]),
         "digests differ across layouts: {digests:?}"
     );
+    read_cost_counts_the_requests_each_layout_needs(tmp.path());
+}
+
+const LAYOUTS: [&str; 4] = ["nsm", "pax", "dsm", "csm"];
+
+/// `read-cost` over the tables `gen_inspect_verify_agree_across_layouts` wrote: row
+/// pages are one request per chunk whatever is read, DSM one per column and chunk, CSM
+/// one per run of adjacent columns (so one per chunk for the first k columns).
+fn read_cost_counts_the_requests_each_layout_needs(data: &Path) {
+    let tables: Vec<String> = LAYOUTS
+        .iter()
+        .map(|l| data.join(l).join("lineitem").display().to_string())
+        .collect();
+    let mut args = vec![
+        "read-cost",
+        "--json",
+        "--columns",
+        "1,3,16",
+        "--repeat",
+        "1",
+    ];
+    args.push("--buffered");
+    args.extend(tables.iter().map(String::as_str));
+    let rows = json(&coopscan(&args, data));
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 3 * LAYOUTS.len());
+    let cell = |layout: &str, k: u64| {
+        rows.iter()
+            .find(|r| r["layout"] == layout && r["columns"] == k)
+            .unwrap_or_else(|| panic!("no row for {layout} {k}"))
+    };
+    let inspect = |i: usize| json(&coopscan(&["inspect", &tables[i]], data));
+    let chunks: Vec<u64> = (0..LAYOUTS.len())
+        .map(|i| inspect(i)["chunks"].as_u64().expect("chunks"))
+        .collect();
+    for k in [1, 3, 16] {
+        let requests = |l: &str| cell(l, k)["requests"].as_u64().expect("requests");
+        let bytes = |l: &str| cell(l, k)["bytes"].as_u64().expect("bytes");
+        assert_eq!(requests("nsm"), chunks[0], "nsm, {k} columns");
+        assert_eq!(requests("pax"), chunks[1], "pax, {k} columns");
+        assert_eq!(requests("dsm"), k * chunks[2], "dsm, {k} columns");
+        assert_eq!(requests("csm"), chunks[3], "csm, {k} columns");
+        assert!(
+            bytes("csm") < bytes("pax"),
+            "csm reads compressed columns only"
+        );
+        assert!(cell("csm", k)["seconds_median"].as_f64().expect("seconds") > 0.0);
+    }
+    // Every column of a CSM table is its whole file, read tile by tile.
+    let file_bytes: u64 = inspect(3)["columns"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .map(|c| c["file_bytes"].as_u64().expect("runs' bytes"))
+        .sum();
+    assert_eq!(cell("csm", 16)["bytes"].as_u64(), Some(file_bytes));
+    let bad = coopscan(&["read-cost", "--columns", "17", &tables[3]], data);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--columns"));
 }
 
 #[test]

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use coopscan_buffer::{LoadDecision, Nanos, PieceId, ReadPlan};
-use coopscan_storage::{ChunkBytes, PageCopies, StorageError};
+use coopscan_storage::{ChunkBytes, Layout, PageCopies, StorageError};
 
 use crate::error::RuntimeError;
 use crate::load_log::LoadRecord;
@@ -91,12 +91,18 @@ fn load_pieces(
 ) -> bool {
     let mut pieces = load.pieces.iter().zip(jobs);
     let mut first_error = None;
+    // A CSM load reads its runs together (adjacent ones in one request), then makes
+    // them resident one by one as any other load.
+    let mut tile = MutexGuard::unlocked(inner, || read_tile(shared, load)).map(Vec::into_iter);
     for (piece, job) in pieces.by_ref() {
         if inner.shutdown {
             // Nobody will use the rest; the runtime is gone.
             return false;
         }
-        let result = MutexGuard::unlocked(inner, || read(shared, job));
+        let result = match tile.as_mut().and_then(Iterator::next) {
+            Some(result) => result,
+            None => MutexGuard::unlocked(inner, || read(shared, job)),
+        };
         let now = shared.now();
         let ok = match result {
             Ok(read) => complete(shared, inner, load, *piece, read, now),
@@ -146,6 +152,40 @@ fn jobs(inner: &Inner, load: &LoadDecision) -> Vec<PieceJob> {
             tail: bytes_of(plan.tail_from),
         })
         .collect()
+}
+
+/// CSM, a load of several pieces: each piece's result, in the load's order, read with
+/// one request per run of adjacent columns (`Table::read_tile_pieces_early`) and
+/// verified; `None` for other layouts and single pieces, which `read` reads. A failed
+/// read is the first piece's error (the load then fails the rest, naming it).
+fn read_tile(shared: &Shared, load: &LoadDecision) -> Option<Vec<Result<Read, StorageError>>> {
+    let served = shared.served(load.table);
+    let table = &served.table;
+    if table.layout() != Layout::Csm || load.pieces.len() < 2 {
+        return None;
+    }
+    let columns = load
+        .pieces
+        .iter()
+        .map(|p| p.columns.single().map(usize::from))
+        .collect::<Option<Vec<usize>>>()?;
+    let k = load.chunk.0 as usize;
+    let (pieces, done) =
+        match table.read_tile_pieces_early(&shared.device, &served.files, k, &columns) {
+            Ok(read) => read,
+            Err(e) => return Some(vec![Err(e)]),
+        };
+    // Verified while the emulated disk still transfers, as `read` does.
+    let results = pieces
+        .into_iter()
+        .map(|bytes| {
+            coopscan_storage::verify_chunk(table, &bytes.views())?;
+            let read_bytes = bytes.bytes();
+            Ok(Read { bytes, read_bytes })
+        })
+        .collect();
+    done.wait();
+    Some(results)
 }
 
 /// A piece as read: its bytes and how many of them came from the device.

@@ -13,7 +13,7 @@ use coopscan_buffer::{
     RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, TableGeometry, TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
-use coopscan_storage::{Layout, Table};
+use coopscan_storage::Table;
 
 use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};

@@ -9,6 +9,7 @@
 mod budget;
 mod check;
 mod codecs;
+mod cost;
 mod decode;
 mod piece;
 mod select;
@@ -21,6 +22,7 @@ use arrow_schema::SchemaRef;
 
 pub use budget::DecodeBudget;
 pub use codecs::page_codecs;
+pub use cost::ReadCost;
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 pub use piece::{ColumnPages, PageCopies, PieceRead};
 pub use select::{decode_chunk_filtered, Selected};

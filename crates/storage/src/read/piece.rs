@@ -141,6 +141,51 @@ impl Table {
     }
 }
 
+impl Table {
+    /// CSM: the pieces of `columns` of chunk `k` (one column each, in the order given)
+    /// read together: adjacent runs of the tile in one device request
+    /// ([`Table::chunk_extents`]), then each run copied out as its own piece, so each
+    /// can be resident and evicted alone. Other layouts read each piece alone
+    /// ([`Table::read_piece_early`]).
+    pub fn read_tile_pieces_early(
+        &self,
+        device: &Device,
+        files: &TableFiles,
+        k: usize,
+        columns: &[usize],
+    ) -> Result<(Vec<ChunkBytes>, Completion)> {
+        if self.layout() != Layout::Csm {
+            return Err(StorageError::Invalid(format!(
+                "a tile read needs a CSM table, this one is {}",
+                self.layout()
+            )));
+        }
+        let (read, done) = self.read_chunk_early(device, files, k, columns)?;
+        let pieces = columns
+            .iter()
+            .map(|&c| {
+                let e = self.chunk(k).columns[c].extent;
+                let bytes = page_of(&read, e.file, e.offset, e.len).ok_or_else(|| {
+                    StorageError::Invalid(format!("chunk {k} column {c}: its run was not read"))
+                })?;
+                let mut buf = device.buffer(to_usize(e.len)?);
+                buf.copy_from_slice(bytes);
+                Ok(ChunkBytes {
+                    chunk: k,
+                    extents: vec![(e, buf)],
+                })
+            })
+            .collect::<Result<Vec<_>>>();
+        match pieces {
+            Ok(pieces) => Ok((pieces, done)),
+            Err(e) => {
+                done.wait();
+                Err(e)
+            }
+        }
+    }
+}
+
 /// The `page` bytes at `offset` of `file` in a neighbour's loaded bytes, if it holds them.
 fn page_of(neighbour: &ChunkBytes, file: u32, offset: u64, page: u64) -> Option<&[u8]> {
     neighbour.extents.iter().find_map(|(e, buf)| {
