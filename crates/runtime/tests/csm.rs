@@ -1,6 +1,7 @@
 //! A CSM table through the runtime: each column of a chunk is its own piece, as in DSM,
 //! but a load of several columns reads their adjacent runs of the chunk's tile with one
 //! request (DSM reads one per column, less the boundary pages it copies).
+#![allow(clippy::single_range_in_vec_init)]
 
 mod common;
 
