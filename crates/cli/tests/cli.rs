@@ -147,6 +147,43 @@ fn read_cost_counts_the_requests_each_layout_needs(data: &Path) {
         .map(|c| c["file_bytes"].as_u64().expect("runs' bytes"))
         .sum();
     assert_eq!(cell("csm", 16)["bytes"].as_u64(), Some(file_bytes));
+    // Index fetches: at 100 % every page of every table is read, one request each.
+    let mut args = vec![
+        "read-cost",
+        "--json",
+        "--selected-pct",
+        "0.01,100",
+        "--columns",
+        "16",
+        "--repeat",
+        "1",
+    ];
+    args.push("--buffered");
+    args.extend(tables.iter().map(String::as_str));
+    let rows = json(&coopscan(&args, data));
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 2 * LAYOUTS.len());
+    for (i, layout) in LAYOUTS.iter().enumerate() {
+        let info = inspect(i);
+        let page = info["page_bytes"].as_u64().expect("page bytes");
+        let file_pages: u64 = info["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .map(|f| f["bytes"].as_u64().expect("bytes") / page)
+            .sum();
+        let at = |pct: f64| {
+            rows.iter()
+                .find(|r| r["layout"] == *layout && r["selected_pct"] == pct)
+                .unwrap_or_else(|| panic!("no row for {layout} {pct}"))
+        };
+        assert_eq!(at(100.0)["pages"].as_u64(), Some(file_pages), "{layout}");
+        let few = at(0.01)["pages"].as_u64().expect("pages");
+        assert!(
+            few > 0 && few < file_pages / 4,
+            "{layout}: {few} of {file_pages}"
+        );
+    }
     let bad = coopscan(&["read-cost", "--columns", "17", &tables[3]], data);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--columns"));

@@ -22,7 +22,7 @@ use arrow_schema::SchemaRef;
 
 pub use budget::DecodeBudget;
 pub use codecs::page_codecs;
-pub use cost::ReadCost;
+pub use cost::{pages_for_rows, PageRows, ReadCost};
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 pub use piece::{ColumnPages, PageCopies, PieceRead};
 pub use select::{decode_chunk_filtered, Selected};

@@ -2,7 +2,11 @@
 //! costs on the device: requests, bytes and seconds, the median of `--repeat` rounds.
 //! Clotho's projectivity measurement (2004 paper §7.2.1, Figure 7a) asked of the
 //! storage alone: give it the same rows in NSM, PAX, DSM and CSM
-//! (`coopscan gen --synthetic --columns 15 --layout …`).
+//! (`coopscan gen --synthetic --columns 15 --layout …`). With `--selected-pct`, the
+//! 2004 report's Figure 7 instead (`fetch`): fetching only the pages holding a share of
+//! the tuples, page by page, against reading the same chunks whole.
+
+mod fetch;
 
 use std::path::PathBuf;
 
@@ -33,6 +37,19 @@ pub struct ReadCostArgs {
     /// Print JSON instead of a text table.
     #[arg(long)]
     pub json: bool,
+    /// Index fetches instead of scans: per percentage (e.g. `0.001,0.01,0.1,1,10`), each
+    /// tuple selected with that probability (seeded), and the pages holding the selected
+    /// tuples of the columns read one synchronous request each, in tuple order; the
+    /// cost is also shown ÷ reading the same chunks whole.
+    #[arg(long, value_delimiter = ',')]
+    pub selected_pct: Vec<f64>,
+    /// With `--selected-pct`: fetch from this many chunks, spread evenly over each table
+    /// (default: all).
+    #[arg(long)]
+    pub chunks: Option<usize>,
+    /// With `--selected-pct`: the seed of the selections.
+    #[arg(long, default_value_t = 2004)]
+    pub seed: u64,
     #[command(flatten)]
     pub device: DeviceArgs,
 }
@@ -74,6 +91,9 @@ pub fn run(args: &ReadCostArgs) -> anyhow::Result<()> {
         .iter()
         .map(|t| t.open_files(&device))
         .collect::<Result<Vec<TableFiles>, _>>()?;
+    if !args.selected_pct.is_empty() {
+        return fetch::run(args, &counts, &tables, &files, &device);
+    }
     let cells = measure(args.repeat, &counts, &tables, &files, &device)?;
     if args.json {
         print_json(&args.dirs, &tables, &counts, &cells)
