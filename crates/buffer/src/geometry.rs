@@ -24,6 +24,10 @@ pub struct TableGeometry {
     /// also belongs to the previous chunk's piece of the column, and of its last page
     /// when it also belongs to the next one's (0: not shared); empty: nothing shared.
     shared_pages: Vec<SharedPages>,
+    /// CSM: a chunk's pieces are adjacent runs of one tile, so a load of several
+    /// columns costs one request, and loads follow the table's page schemas
+    /// (`page_schema.rs`).
+    tiles: bool,
 }
 
 /// Bytes of a piece's first and last page that its neighbouring pieces of the same
@@ -69,6 +73,7 @@ impl TableGeometry {
             columns: 0,
             max_column_bytes: Vec::new(),
             shared_pages: Vec::new(),
+            tiles: false,
         })
     }
 
@@ -177,6 +182,23 @@ impl TableGeometry {
             .get(column as usize)
             .copied()
             .unwrap_or(0)
+    }
+
+    /// Makes a columnar table's chunks tiles (CSM): its loads then read the columns of
+    /// whole page schemas, Clotho's C-pages.
+    pub fn with_tiles(mut self) -> Result<Self, BufferError> {
+        if self.columns == 0 {
+            return Err(BufferError::InvalidGeometry(
+                "tiles need a columnar geometry".into(),
+            ));
+        }
+        self.tiles = true;
+        Ok(self)
+    }
+
+    /// Whether chunks are tiles (see [`with_tiles`](Self::with_tiles)).
+    pub fn tiled(&self) -> bool {
+        self.tiles
     }
 
     /// DSM columns per chunk, or 0 for NSM/PAX (one piece per chunk).

@@ -18,7 +18,10 @@
 //! 6. class index: every chunk sits in the class of its set, in the set of its place,
 //!    and the class's columns are its scans' columns;
 //! 7. loads in flight never exceed `max_inflight`; admission keeps room for 2 chunks
-//!    (of its columns) per scan.
+//!    (of its columns) per scan;
+//! 8. tiled (CSM) tables: the page schemas are pairwise disjoint and each active scan's
+//!    columns lie in one of them (Clotho's Figure 4); with 1, no column of a chunk is in
+//!    the pool twice, so each shared attribute of a chunk is buffered once.
 
 use crate::config::MAX_SCANS;
 use crate::index::Place;
@@ -42,7 +45,22 @@ impl AbmState {
         self.check_pins()?;
         self.check_interest()?;
         self.check_classes()?;
-        self.check_limits()
+        self.check_limits()?;
+        self.check_page_schemas()
+    }
+
+    fn check_page_schemas(&self) -> Result<(), BufferError> {
+        if !self.geometry.tiled() {
+            ensure!(
+                self.page_schemas.schemas().is_empty(),
+                "page schemas on a table without tiles"
+            );
+            return Ok(());
+        }
+        let running = self.active_slots().map(|s| self.active_scan(s).cols);
+        self.page_schemas
+            .check(running)
+            .map_err(BufferError::Invariant)
     }
 
     fn check_residency(&self) -> Result<(), BufferError> {

@@ -5,6 +5,7 @@
 //! break it.
 
 use crate::index::{ChunkClass, ClassId, ClassIndex, Place};
+use crate::page_schema::PageSchemas;
 use crate::pool::{PieceId, Pool, TableId, TableVersion};
 use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
@@ -204,6 +205,8 @@ pub struct AbmState {
     /// DSM: chunks holding resident columns that none of their scans reads (the first
     /// eviction candidates), kept so finding one never walks the pool.
     pub(crate) spare: BTreeSet<ChunkId>,
+    /// Tiled tables: Clotho's page schemas of the active scans' columns.
+    pub(crate) page_schemas: PageSchemas,
     pub(crate) pending: VecDeque<PendingScan>,
     pub(crate) next_scan_id: u64,
     /// Loads in flight: the chunk and the columns still being read.
@@ -310,6 +313,23 @@ impl AbmState {
     pub fn missing_cols(&self, chunk: ChunkId, cols: u64) -> u64 {
         let e = &self.chunks[chunk.0 as usize];
         cols & !(e.resident_cols | e.loading_cols)
+    }
+
+    /// The columns a load of `cols` of `chunk` reads: on a tiled table (CSM) also those
+    /// of the page schemas `cols` meet that a scan still needing the chunk reads, so one
+    /// request brings a C-page every such scan can use (Clotho §4.2); `cols` elsewhere.
+    /// Only columns neither resident nor loading.
+    pub fn load_cols(&self, chunk: ChunkId, cols: u64) -> u64 {
+        let wanted = match self.geometry.tiled() {
+            true => cols | (self.page_schemas.closure(cols) & self.needed_cols(chunk)),
+            false => cols,
+        };
+        self.missing_cols(chunk, wanted)
+    }
+
+    /// Tiled tables: the page schemas of the active scans (empty otherwise).
+    pub fn page_schemas(&self) -> &PageSchemas {
+        &self.page_schemas
     }
 
     /// Columns of `chunk` the scans that still need it read (0: nobody needs it).

@@ -10,6 +10,7 @@
 
 use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};
 use crate::index::{ClassIndex, Place};
+use crate::page_schema::PageSchemas;
 use crate::pool::{PieceId, Pool};
 use crate::state::{bits, AbmState, ChunkEntry, PendingScan, ScanState};
 use crate::straddle::ReadPlan;
@@ -83,6 +84,7 @@ impl AbmState {
             almost_starved: ScanSet::EMPTY,
             in_order: ScanSet::EMPTY,
             spare: Default::default(),
+            page_schemas: Default::default(),
             pending: VecDeque::new(),
             next_scan_id: 0,
             loads: Vec::new(),
@@ -205,6 +207,9 @@ impl AbmState {
             self.set_mask(c, mask);
         }
         self.refresh_starvation(ScanSet::single(slot));
+        if self.geometry.tiled() {
+            self.page_schemas.admit(self.active_scan(slot).cols);
+        }
         slot
     }
 
@@ -230,10 +235,28 @@ impl AbmState {
         ] {
             set.remove(slot);
         }
-        match self.scans[slot.index()].take() {
+        let retired = match self.scans[slot.index()].take() {
             Some(state) => state,
             None => panic!("retire of an empty slot"),
+        };
+        if self.geometry.tiled() {
+            self.rebuild_page_schemas();
         }
+        retired
+    }
+
+    /// Clotho §4.2: when a query ends, the page schemas are those of the queries still
+    /// running, admitted in the order they registered.
+    fn rebuild_page_schemas(&mut self) {
+        let mut running: Vec<(Nanos, ScanSlot, u64)> = self
+            .active_slots()
+            .map(|s| {
+                let scan = self.active_scan(s);
+                (scan.registered_at, s, scan.cols)
+            })
+            .collect();
+        running.sort_unstable();
+        self.page_schemas = PageSchemas::rebuild(running.into_iter().map(|(_, _, cols)| cols));
     }
 
     /// Hands `chunk` to `worker` of the scan in `slot` and pins its pieces for it

@@ -220,26 +220,45 @@ fn config(frames: u32, inflight: u32, tune: usize) -> AbmConfig {
         .with_column_order(ColumnOrder::ALL[tune / 2 % 2])
 }
 
+/// How a table's chunks are stored, as the ABM sees it.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// NSM/PAX: one piece per chunk.
+    Rows,
+    /// DSM: one piece per column.
+    Columns,
+    /// CSM: one piece per column, loads following the page schemas.
+    Tiles,
+}
+
+const SHAPES: [Shape; 3] = [Shape::Rows, Shape::Columns, Shape::Tiles];
+
 fn run_case(
     kind: PolicyKind,
     chunks: u32,
     config: AbmConfig,
     sizes: &[u64],
-    dsm: bool,
+    shape: Shape,
     ops: &[Op],
 ) -> Result<usize, TestCaseError> {
     let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).unwrap();
-    let geometry = if dsm {
-        // 4 columns whose sizes differ per chunk: pieces straddle no page here,
-        // but eviction must free several pieces of different sizes.
-        let columns = (0..chunks as usize)
+    // 4 columns whose sizes differ per chunk: pieces straddle no page here, but
+    // eviction must free several pieces of different sizes.
+    let columns = || {
+        (0..chunks as usize)
             .map(|c| (0..4).map(|k| sizes[(c + k * 7) % sizes.len()]).collect())
-            .collect();
-        geometry.with_column_bytes(columns).unwrap()
-    } else {
-        geometry
+            .collect()
+    };
+    let geometry = match shape {
+        Shape::Rows => geometry
             .with_chunk_bytes(sizes[..chunks as usize].to_vec())
+            .unwrap(),
+        Shape::Columns => geometry.with_column_bytes(columns()).unwrap(),
+        Shape::Tiles => geometry
+            .with_column_bytes(columns())
             .unwrap()
+            .with_tiles()
+            .unwrap(),
     };
     let mut abm = Abm::with_kind(geometry, config, kind).unwrap();
     let mut model = Model::default();
@@ -260,7 +279,7 @@ fn run_case(
 fn every_policy_and_layout_with_several_workers_per_scan() {
     use rand::{RngExt, SeedableRng};
     for kind in PolicyKind::ALL {
-        for dsm in [false, true] {
+        for shape in SHAPES {
             let mut most_held = 0;
             for seed in 0..6u64 {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -268,11 +287,11 @@ fn every_policy_and_layout_with_several_workers_per_scan() {
                 let ops: Vec<Op> = (0..250).map(|_| rng.random()).collect();
                 let chunks = rng.random_range(4..40);
                 let config = config(10, 2, seed as usize % 4);
-                let held = run_case(kind, chunks, config, &sizes, dsm, &ops)
-                    .unwrap_or_else(|e| panic!("{kind} dsm={dsm} seed {seed}: {e}"));
+                let held = run_case(kind, chunks, config, &sizes, shape, &ops)
+                    .unwrap_or_else(|e| panic!("{kind} {shape:?} seed {seed}: {e}"));
                 most_held = most_held.max(held);
             }
-            assert!(most_held >= 2, "{kind} dsm={dsm}: workers never overlapped");
+            assert!(most_held >= 2, "{kind} {shape:?}: workers never overlapped");
         }
     }
 }
@@ -286,11 +305,11 @@ proptest! {
         frames in 2u32..12,
         inflight in 1u32..3,
         sizes in proptest::collection::vec(1u64..4, 40),
-        dsm in any::<bool>(),
+        shape in 0..SHAPES.len(),
         tune in 0usize..4,
         ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
     ) {
-        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, dsm, &ops)?;
+        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, SHAPES[shape], &ops)?;
     }
 }
 
@@ -327,7 +346,7 @@ fn relevance_dsm_drains_a_found_case() {
             33,
             config(5, 2, tune),
             &sizes,
-            true,
+            Shape::Columns,
             &ops,
         )
         .unwrap();
@@ -682,7 +701,7 @@ fn elevator_in_order_dsm_scan_on_a_tiny_buffer_finishes() {
         24,
         config(2, 2, 0),
         &sizes,
-        true,
+        Shape::Columns,
         &ops,
     )
     .unwrap();

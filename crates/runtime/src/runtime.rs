@@ -13,7 +13,7 @@ use coopscan_buffer::{
     RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, TableGeometry, TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
-use coopscan_storage::Table;
+use coopscan_storage::{Layout, Table};
 
 use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};
@@ -428,8 +428,15 @@ fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
                     .collect()
             })
             .collect();
-        let geometry = geometry.with_column_bytes(columns)?;
-        return Ok(geometry.with_shared_pages(shared_pages(table, load_projection)?)?);
+        let geometry = geometry
+            .with_column_bytes(columns)?
+            .with_shared_pages(shared_pages(table, load_projection)?)?;
+        // CSM: a chunk's columns are runs of one tile, read together; loads follow
+        // Clotho's page schemas.
+        return Ok(match table.layout() {
+            Layout::Csm => geometry.with_tiles()?,
+            _ => geometry,
+        });
     }
     let bytes = (0..table.chunk_count())
         .map(|k| extent_bytes(k, load_projection))

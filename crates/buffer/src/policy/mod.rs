@@ -325,26 +325,35 @@ pub(crate) fn choice_with<R: ?Sized, P: crate::Replacer<R>>(
 }
 
 /// The load of `cols` of `chunk`, with the victims `plan` finds room with (given the
-/// request, for rankings that depend on it, as keepRelevance's does).
+/// request, for rankings that depend on it, as keepRelevance's does). On a tiled table
+/// (CSM) the load takes the columns of `cols`' page schemas too
+/// ([`AbmState::load_cols`]) when there is room for them, `cols` alone otherwise.
 pub(crate) fn choice_planned(
     state: &AbmState,
     chunk: ChunkId,
     cols: u64,
     on_behalf_of: Option<ScanSlot>,
-    plan: impl FnOnce(&crate::EvictionRequest) -> Option<Vec<crate::PieceId>>,
+    mut plan: impl FnMut(&crate::EvictionRequest) -> Option<Vec<crate::PieceId>>,
 ) -> Option<LoadChoice> {
     debug_assert!(cols != 0 && state.missing_cols(chunk, cols) == cols);
-    let request = crate::EvictionRequest {
-        bytes: state.bytes_of(chunk, cols),
-        chunk: Some(chunk),
-        for_scan: on_behalf_of,
-    };
-    let victims = plan(&request)?;
-    Some(LoadChoice {
-        chunk,
-        cols,
-        victims,
-        on_behalf_of,
+    let wider = state.load_cols(chunk, cols);
+    let mut tries = vec![wider];
+    if wider != cols {
+        tries.push(cols);
+    }
+    tries.into_iter().find_map(|cols| {
+        let request = crate::EvictionRequest {
+            bytes: state.bytes_of(chunk, cols),
+            chunk: Some(chunk),
+            for_scan: on_behalf_of,
+        };
+        let victims = plan(&request)?;
+        Some(LoadChoice {
+            chunk,
+            cols,
+            victims,
+            on_behalf_of,
+        })
     })
 }
 
