@@ -35,7 +35,7 @@ pub const TABLE4_BANDWIDTH_MB: BandwidthMbS = match BandwidthMbS::checked(200.0)
     None => panic!("Table 4's 200 MB/s is a bandwidth"),
 };
 /// The layouts a run may name (`coopscan_storage::Layout`'s names).
-pub const LAYOUTS: &[&str] = &["nsm", "pax", "dsm"];
+pub const LAYOUTS: &[&str] = &["nsm", "pax", "dsm", "csm"];
 /// Table 2's layout, and every preset's but `table3`'s.
 pub const DEFAULT_LAYOUT: &str = "pax";
 /// Figure 7's chunk size: SF1 lineitem in PAX (803 MB) in 268 chunks, close to the
@@ -335,13 +335,13 @@ fn mix_of(e: &Experiment, w: &WorkloadShape) -> Result<(Mix, Dataset), BenchErro
 }
 
 /// The paper's published table a run compares with: Table 2's mix in NSM/PAX is Table
-/// 2, in DSM Table 3 (its DSM twin); any other mix has none. A DSM run is never shown
-/// beside Table 2.
+/// 2, in DSM (or CSM, columns too) Table 3 (its DSM twin); any other mix has none. A
+/// column-store run is never shown beside Table 2.
 pub fn published_for(params: &Params) -> Option<&'static Published> {
     if params.mix.name != crate::mix::TABLE2_MIX {
         return None;
     }
-    Some(if params.layout == "dsm" {
+    Some(if matches!(params.layout.as_str(), "dsm" | "csm") {
         &table3::PUBLISHED
     } else {
         &table2::PUBLISHED

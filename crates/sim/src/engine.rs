@@ -56,6 +56,9 @@ pub struct SimConfig {
     pub eviction: EvictionStrategy,
     /// The order of a DSM load's columns (smallest first: the paper).
     pub column_order: ColumnOrder,
+    /// Columnar chunks are CSM tiles: loads follow Clotho's page schemas
+    /// (`TableGeometry::with_tiles`). A load is one device request either way here.
+    pub tiles: bool,
 }
 
 /// Transient read failures, drawn from a seed: each completed piece read fails with
@@ -96,6 +99,7 @@ impl SimConfig {
             max_events: DEFAULT_MAX_EVENTS,
             eviction: EvictionStrategy::Greedy,
             column_order: ColumnOrder::SmallestFirst,
+            tiles: false,
         }
     }
 }
@@ -195,7 +199,11 @@ pub fn geometry(cfg: &SimConfig) -> Result<TableGeometry, SimError> {
     let geometry = TableGeometry::uniform(cfg.chunk_count, ROWS_PER_CHUNK).map_err(setup)?;
     if !cfg.column_bytes.is_empty() {
         let columns = vec![cfg.column_bytes.clone(); cfg.chunk_count as usize];
-        return geometry.with_column_bytes(columns).map_err(setup);
+        let geometry = geometry.with_column_bytes(columns).map_err(setup)?;
+        return match cfg.tiles {
+            true => geometry.with_tiles().map_err(setup),
+            false => Ok(geometry),
+        };
     }
     let sizes = vec![cfg.chunk_bytes.max(1); cfg.chunk_count as usize];
     geometry.with_chunk_bytes(sizes).map_err(setup)

@@ -2,7 +2,7 @@
 //! queries is registered in order, under every policy, with `check_invariants` after
 //! every event. The simulator fails a run on a duplicate, unwanted, missing or (for an
 //! in-order query) out-of-order chunk. A third of the seeds are DSM tables whose queries
-//! read random columns. Replay one seed:
+//! read random columns, half of those CSM tiles (loads following page schemas). Replay one seed:
 //!
 //! ```text
 //! COOPSCAN_SIM_SEED=1234 cargo test -p coopscan-sim --test mixed_orders
@@ -52,6 +52,8 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
         max_events: 1_000_000,
         eviction: Default::default(),
         column_order: Default::default(),
+        // Columnar tables are CSM tiles half the time: loads follow page schemas.
+        tiles: !columns.is_empty() && rng.random_bool(0.5),
     };
     let mut in_order = BTreeSet::new();
     let streams = (0..rng.random_range(1..=8))

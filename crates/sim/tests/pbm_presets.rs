@@ -36,6 +36,7 @@ fn small(record_timeline: bool) -> SimConfig {
         max_events: DEFAULT_MAX_EVENTS,
         eviction: Default::default(),
         column_order: Default::default(),
+        tiles: false,
     }
 }
 

@@ -69,6 +69,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
         max_events: 1_000_000,
         eviction: Default::default(),
         column_order: Default::default(),
+        tiles: false,
     };
     let streams = (0..rng.random_range(1..=10))
         .map(|s| StreamSpec {

@@ -319,24 +319,43 @@ pub(crate) fn choice_with<R: ?Sized, P: crate::Replacer<R>>(
     cols: u64,
     on_behalf_of: Option<ScanSlot>,
 ) -> Option<LoadChoice> {
-    choice_planned(state, chunk, cols, on_behalf_of, |request| {
+    choice_planned(state, chunk, cols, on_behalf_of, Widen::Own, |request| {
         crate::plan_eviction(replacer, state.pool(), ranking, request)
     })
 }
 
+/// Which columns a load of a tiled (CSM) chunk takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Widen {
+    /// The columns the policy chose.
+    Own,
+    /// Also those of their page schemas that scans still needing the chunk read
+    /// ([`AbmState::load_cols`]). Only for a policy whose eviction keeps a chunk's
+    /// pieces while scans still need them (relevance's keepRelevance), so the columns
+    /// loaded for other scans are still there when those scans come: under normal's
+    /// LRU they were evicted first (Table 4's overlapping families on CSM: 1.2-1.7 × the
+    /// bytes and 1.1-1.4 × the stream time; docs/performance.md).
+    PageSchema,
+}
+
 /// The load of `cols` of `chunk`, with the victims `plan` finds room with (given the
-/// request, for rankings that depend on it, as keepRelevance's does). On a tiled table
-/// (CSM) the load takes the columns of `cols`' page schemas too
-/// ([`AbmState::load_cols`]) when there is room for them, `cols` alone otherwise.
+/// request, for rankings that depend on it, as keepRelevance's does). With
+/// [`Widen::PageSchema`], on a tiled table (CSM) the load takes the columns of `cols`'
+/// page schemas too ([`AbmState::load_cols`]) when there is room for them, `cols`
+/// alone otherwise.
 pub(crate) fn choice_planned(
     state: &AbmState,
     chunk: ChunkId,
     cols: u64,
     on_behalf_of: Option<ScanSlot>,
+    widen: Widen,
     mut plan: impl FnMut(&crate::EvictionRequest) -> Option<Vec<crate::PieceId>>,
 ) -> Option<LoadChoice> {
     debug_assert!(cols != 0 && state.missing_cols(chunk, cols) == cols);
-    let wider = state.load_cols(chunk, cols);
+    let wider = match widen {
+        Widen::PageSchema => state.load_cols(chunk, cols),
+        Widen::Own => cols,
+    };
     let mut tries = vec![wider];
     if wider != cols {
         tries.push(cols);

@@ -29,7 +29,7 @@
 use super::keep_ranking::RelevanceRanking;
 use super::{
     available_in, choice_planned, cyclic_distance, next_cyclic_where, LoadChoice, Policy,
-    PolicyKind,
+    PolicyKind, Widen,
 };
 use crate::config::MAX_SCANS;
 use crate::{
@@ -191,7 +191,9 @@ impl Policy for RelevancePolicy {
                 continue;
             };
             let (replacer, eviction) = (&mut self.replacer, self.eviction);
-            let choice = choice_planned(state, chunk, cols, Some(q), |request| {
+            // Clotho's C-pages: keepRelevance keeps what other scans of the chunk need.
+            let widen = Widen::PageSchema;
+            let choice = choice_planned(state, chunk, cols, Some(q), widen, |request| {
                 let ranking = RelevanceRanking::new(state, request);
                 match eviction {
                     EvictionStrategy::Greedy => {
