@@ -333,8 +333,8 @@ pub(crate) enum Widen {
     /// ([`AbmState::load_cols`]). Only for a policy whose eviction keeps a chunk's
     /// pieces while scans still need them (relevance's keepRelevance), so the columns
     /// loaded for other scans are still there when those scans come: under normal's
-    /// LRU they were evicted first (Table 4's overlapping families on CSM: 1.2-1.7 × the
-    /// bytes and 1.1-1.4 × the stream time; docs/performance.md).
+    /// LRU they were evicted first (Table 4's overlapping families on CSM: 1.2-1.8 × the
+    /// bytes and 1.1-1.8 × the stream time; docs/performance.md).
     PageSchema,
 }
 
