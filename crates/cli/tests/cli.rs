@@ -104,17 +104,13 @@ fn read_cost_counts_the_requests_each_layout_needs(data: &Path) {
         .iter()
         .map(|l| data.join(l).join("lineitem").display().to_string())
         .collect();
-    let mut args = vec![
-        "read-cost",
-        "--json",
-        "--columns",
-        "1,3,16",
-        "--repeat",
-        "1",
-    ];
-    args.push("--buffered");
-    args.extend(tables.iter().map(String::as_str));
-    let rows = json(&coopscan(&args, data));
+    let read_cost = |flags: &[&str]| {
+        let mut args = vec!["read-cost", "--json", "--repeat", "1", "--buffered"];
+        args.extend(flags);
+        args.extend(tables.iter().map(String::as_str));
+        json(&coopscan(&args, data))
+    };
+    let rows = read_cost(&["--columns", "1,3,16"]);
     let rows = rows.as_array().expect("rows");
     assert_eq!(rows.len(), 3 * LAYOUTS.len());
     let cell = |layout: &str, k: u64| {
@@ -148,19 +144,7 @@ fn read_cost_counts_the_requests_each_layout_needs(data: &Path) {
         .sum();
     assert_eq!(cell("csm", 16)["bytes"].as_u64(), Some(file_bytes));
     // Index fetches: at 100 % every page of every table is read, one request each.
-    let mut args = vec![
-        "read-cost",
-        "--json",
-        "--selected-pct",
-        "0.01,100",
-        "--columns",
-        "16",
-        "--repeat",
-        "1",
-    ];
-    args.push("--buffered");
-    args.extend(tables.iter().map(String::as_str));
-    let rows = json(&coopscan(&args, data));
+    let rows = read_cost(&["--selected-pct", "0.01,100", "--columns", "16"]);
     let rows = rows.as_array().expect("rows");
     assert_eq!(rows.len(), 2 * LAYOUTS.len());
     for (i, layout) in LAYOUTS.iter().enumerate() {

@@ -25,7 +25,7 @@ use crate::manifest::{ChunkMeta, ColumnChunk, DataFile, Extent, Layout};
 use crate::page::PageHeader;
 use crate::types::{Physical, TableSchema};
 use crate::write::dsm::sanitize;
-use crate::write::pack::PagePacker;
+use crate::write::pack::{rows_per_chunk, PagePacker};
 use crate::write::{rows_u32, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
 
@@ -89,13 +89,8 @@ impl CsmWriter {
             return Ok(());
         }
         let per_chunk = *self.rows_per_chunk.get_or_insert_with(|| {
-            // Sized from the first batch's average plain row width, as DSM chunks are.
-            let row_bytes: usize = columns
-                .iter()
-                .zip(&self.columns)
-                .map(|(c, t)| minipage_len(c, t.physical, 0..n))
-                .sum();
-            (self.chunk_bytes * n as u64 / row_bytes.max(1) as u64).max(1)
+            let physicals = self.columns.iter().map(|t| t.physical);
+            rows_per_chunk(self.chunk_bytes, &columns, physicals)
         });
         for (tile, column) in self.columns.iter_mut().zip(&columns) {
             tile.pending.extend_from(column, 0..n)?;

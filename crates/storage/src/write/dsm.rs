@@ -13,7 +13,7 @@ use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, ColumnChunk, DataFile, Extent, Layout};
 use crate::page::PageHeader;
 use crate::types::{Physical, TableSchema};
-use crate::write::pack::{PagePacker, DSM_MAX_PAGE_ROWS};
+use crate::write::pack::{rows_per_chunk, PagePacker, DSM_MAX_PAGE_ROWS};
 use crate::write::{rows_u32, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
 
@@ -86,13 +86,8 @@ impl DsmWriter {
             return Ok(());
         }
         let per_chunk = *self.rows_per_chunk.get_or_insert_with(|| {
-            // Sized from the first batch's average encoded row width.
-            let row_bytes: usize = columns
-                .iter()
-                .zip(&self.streams)
-                .map(|(c, s)| minipage_len(c, s.physical, 0..n))
-                .sum();
-            (self.chunk_bytes * n as u64 / row_bytes.max(1) as u64).max(1)
+            let physicals = self.streams.iter().map(|s| s.physical);
+            rows_per_chunk(self.chunk_bytes, &columns, physicals)
         });
         self.account_chunks(&columns, per_chunk);
         self.next_row += n as u64;

@@ -23,6 +23,23 @@ const FILL_ATTEMPTS: usize = 8;
 /// grow almost linearly with the tuples, so the search gets this close in a few tries.
 const FILL_TARGET: f64 = 0.97;
 
+/// Tuples per chunk of a DSM or CSM table: as many as hold about `chunk_bytes` of plain
+/// data at the average row width of the first batch (`columns`, `physicals`), like a
+/// PAX chunk of that size.
+pub(crate) fn rows_per_chunk(
+    chunk_bytes: u64,
+    columns: &[ColumnValues],
+    physicals: impl Iterator<Item = Physical>,
+) -> u64 {
+    let n = columns.first().map_or(0, ColumnValues::len);
+    let row_bytes: usize = columns
+        .iter()
+        .zip(physicals)
+        .map(|(c, physical)| minipage_len(c, physical, 0..n))
+        .sum();
+    (chunk_bytes * n as u64 / row_bytes.max(1) as u64).max(1)
+}
+
 /// Chooses each page's tuples and keeps the encoded page it chose.
 pub(crate) struct PagePacker {
     physical: Physical,
