@@ -192,6 +192,11 @@ impl TableGeometry {
                 "tiles need a columnar geometry".into(),
             ));
         }
+        if self.shared_pages.iter().any(|s| s.head > 0 || s.tail > 0) {
+            return Err(BufferError::InvalidGeometry(
+                "a tile's runs share no page with the next chunk's".into(),
+            ));
+        }
         self.tiles = true;
         Ok(self)
     }

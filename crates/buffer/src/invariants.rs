@@ -19,9 +19,10 @@
 //!    and the class's columns are its scans' columns;
 //! 7. loads in flight never exceed `max_inflight`; admission keeps room for 2 chunks
 //!    (of its columns) per scan;
-//! 8. tiled (CSM) tables: the page schemas are pairwise disjoint and each active scan's
-//!    columns lie in one of them (Clotho's Figure 4); with 1, no column of a chunk is in
-//!    the pool twice, so each shared attribute of a chunk is buffered once.
+//! 8. tiled (CSM) tables: the page schemas are pairwise disjoint, each active scan's
+//!    columns lie in one of them, and they hold no other columns (Clotho's Figure 4).
+//!    Pieces stay one per column of a chunk, so (by 1) each attribute of a chunk is
+//!    buffered at most once however the schemas group the loads.
 
 use crate::config::MAX_SCANS;
 use crate::index::Place;

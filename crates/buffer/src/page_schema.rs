@@ -11,7 +11,10 @@
 //!
 //! so queries with common columns share C-pages and queries with disjoint columns do not
 //! affect each other. When a query ends, the list is rebuilt from the queries still
-//! running. A write uses the full schema: the list becomes that one schema.
+//! running. A write uses the full schema: the list becomes that one schema
+//! ([`PageSchemas::write`]; coopscan never writes pages in place — changes go to
+//! Positional Delta Trees and checkpoints write a new table version — so nothing calls
+//! it yet).
 //!
 //! Figure 4 adds the merged schema without saying what happens to the schemas merged
 //! into it; here they are removed, since the new one subsumes them: page schemas stay
@@ -65,9 +68,10 @@ impl PageSchemas {
             .fold(cols, |a, &p| a | p)
     }
 
-    /// Page schemas are non-empty and pairwise disjoint, and each of `queries` is
-    /// subsumed by one of them.
+    /// Page schemas are non-empty and pairwise disjoint, each of `queries` is subsumed
+    /// by one of them, and together they hold exactly the queries' columns.
     pub fn check(&self, queries: impl IntoIterator<Item = u64>) -> Result<(), String> {
+        let queries: Vec<u64> = queries.into_iter().collect();
         let mut seen = 0u64;
         for &p in &self.schemas {
             if p == 0 || p & seen != 0 {
@@ -77,6 +81,13 @@ impl PageSchemas {
                 ));
             }
             seen |= p;
+        }
+        let read = queries.iter().fold(0, |a, q| a | q);
+        if seen != read {
+            return Err(format!(
+                "page schemas {:x?} hold columns {seen:#x}, the queries read {read:#x}",
+                self.schemas
+            ));
         }
         for q in queries {
             if q != 0 && !self.schemas.iter().any(|&p| p & q == q) {

@@ -133,7 +133,6 @@ fn read_cost_counts_the_requests_each_layout_needs(data: &Path) {
             bytes("csm") < bytes("pax"),
             "csm reads compressed columns only"
         );
-        assert!(cell("csm", k)["seconds_median"].as_f64().expect("seconds") > 0.0);
     }
     // Every column of a CSM table is its whole file, read tile by tile.
     let file_bytes: u64 = inspect(3)["columns"]

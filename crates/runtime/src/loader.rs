@@ -82,7 +82,9 @@ fn serve(shared: &Shared) {
 /// Reads the pieces of one load (DSM: its columns, in the order the ABM's
 /// `column_order` put them in `LoadDecision::pieces`) one after another;
 /// each is made resident as it arrives, so a scan that needs only the first columns can
-/// start before the rest are in. False if the runtime shut down meanwhile.
+/// start before the rest are in. A CSM load's runs are read together first (one request
+/// per run of adjacent columns), then made resident in the same order. False if the
+/// runtime shut down meanwhile.
 fn load_pieces(
     shared: &Shared,
     inner: &mut MutexGuard<'_, Inner>,
@@ -202,8 +204,8 @@ fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
     let served = shared.served(piece.table);
     let (table, files) = (&served.table, &served.files);
     let k = piece.chunk.0 as usize;
-    // A piece of one column is a DSM column's pages; the piece of all columns is an
-    // NSM/PAX chunk's pages.
+    // A piece of one column is a DSM column's pages or a CSM column's run; the piece of
+    // all columns is an NSM/PAX chunk's pages.
     let (bytes, delivered, read_bytes) = match piece.columns.single() {
         Some(column) => {
             let copies = PageCopies {

@@ -197,6 +197,11 @@ struct Sim<'a> {
 /// The simulated table: `chunk_count` equal chunks of `chunk_bytes`.
 pub fn geometry(cfg: &SimConfig) -> Result<TableGeometry, SimError> {
     let geometry = TableGeometry::uniform(cfg.chunk_count, ROWS_PER_CHUNK).map_err(setup)?;
+    if cfg.tiles && cfg.column_bytes.is_empty() {
+        return Err(setup(BufferError::InvalidGeometry(
+            "tiles need column sizes (a columnar table)".into(),
+        )));
+    }
     if !cfg.column_bytes.is_empty() {
         let columns = vec![cfg.column_bytes.clone(); cfg.chunk_count as usize];
         let geometry = geometry.with_column_bytes(columns).map_err(setup)?;

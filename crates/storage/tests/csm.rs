@@ -150,15 +150,32 @@ fn verifying_a_tile_checks_that_each_page_belongs_to_its_run() {
         cols[4]["extent"]["offset"] = (off4 + page).into();
         cols[4]["extent"]["len"] = (len4 - page).into();
     };
-    let len4 = table.chunk(1).columns[4].extent.len;
-    assert!(len4 > page, "column 4's run needs two pages for this test");
+    let run4 = table.chunk(1).columns[4].extent;
+    assert!(
+        run4.len > page,
+        "column 4's run needs two pages for this test"
+    );
     edit_manifest(tmp.path(), true, shift);
     let moved = Table::open(tmp.path()).expect("a consistent-looking manifest opens");
-    let err = verify_chunk(&moved, &[(tile, &bytes)]).expect_err("a misplaced page");
-    assert!(matches!(err, StorageError::Corrupt { .. }), "{err:?}");
-    assert!(err.to_string().contains("column"), "{err}");
-    let err = try_read_all(&moved).expect_err("decoding refuses it too");
-    assert!(err.to_string().contains("data.csm"), "{err}");
+    // Column 4's first page now lies in column 3's run: refused at its offset.
+    let misplaced = "page holds column 4, expected column 3";
+    for err in [
+        verify_chunk(&moved, &[(tile, &bytes)]).expect_err("verify: a misplaced page"),
+        try_read_all(&moved).expect_err("decoding refuses it too"),
+    ] {
+        match &err {
+            StorageError::Corrupt {
+                path,
+                offset,
+                reason,
+            } => {
+                assert!(path.ends_with("data.csm"), "{err}");
+                assert_eq!(*offset, run4.offset, "{err}");
+                assert!(reason.contains(misplaced), "{err}");
+            }
+            other => panic!("not a corruption error: {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -192,4 +209,60 @@ fn codecs_are_counted_per_column_run() {
         assert!(!page_codecs(&table, c).unwrap().contains_key("unknown"));
     }
     assert!(page_codecs(&table, 99).is_err());
+}
+
+#[test]
+fn a_value_larger_than_a_page_is_an_error_not_a_panic() {
+    use coopscan_storage::write::WriteOptions;
+    use coopscan_storage::{ColumnDef, ColumnType, TableSchema, TableWriter};
+    let schema = TableSchema::new(vec![ColumnDef {
+        name: "note".into(),
+        ty: ColumnType::Utf8,
+    }])
+    .expect("schema");
+    // Incompressible: a seeded byte soup of printable characters, 3 pages long.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let big: String = (0..3 * PAGE_BYTES as usize)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'!' + (x % 90) as u8)
+        })
+        .collect();
+    let batch = arrow_array::RecordBatch::try_new(
+        schema.arrow_schema(),
+        vec![std::sync::Arc::new(arrow_array::StringArray::from(vec![
+            "small".to_string(),
+            big,
+        ]))],
+    )
+    .expect("batch");
+    for layout in [Layout::Dsm, Layout::Csm] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut opts = WriteOptions::new(layout);
+        opts.page_bytes = PAGE_BYTES;
+        opts.chunk_bytes = 16 * u64::from(PAGE_BYTES);
+        let mut w = TableWriter::create(tmp.path(), "t", schema.clone(), opts).expect("create");
+        let err = w
+            .write_batch(&batch)
+            .and_then(|()| w.finish().map(|_| ()))
+            .expect_err("an oversized value");
+        assert!(
+            err.to_string().contains("does not fit a page"),
+            "{layout}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_tile_larger_than_one_read_buffer_is_refused_on_open() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    csm_table(tmp.path());
+    edit_manifest(tmp.path(), true, |m| {
+        let pages = &mut m["chunks"][0]["pages"];
+        pages[1] = (1u64 << 40).into();
+    });
+    let err = Table::open(tmp.path()).expect_err("an oversized tile");
+    assert!(err.to_string().contains("over the"), "{err}");
 }

@@ -16,6 +16,10 @@ use serde_json::json;
 
 use super::ReadCostArgs;
 
+/// Most tuples one percentage may select (their row numbers are held, 8 bytes each):
+/// 256 MB, and a bound on the drawing time whatever row count a manifest claims.
+const MAX_SELECTED: f64 = (1u64 << 25) as f64;
+
 /// One table, column count and percentage: its measurements.
 struct Fetch {
     /// Index into the percentages (and their selections).
@@ -45,6 +49,14 @@ pub(super) fn run(
     anyhow::ensure!(args.chunks != Some(0), "--chunks must be at least 1");
     // The same selections for every table and column count.
     let rows = tables.iter().map(Table::rows).max().unwrap_or(0);
+    for &pct in &args.selected_pct {
+        let expected = rows as f64 * pct / 100.0;
+        anyhow::ensure!(
+            expected <= MAX_SELECTED,
+            "--selected-pct {pct} selects about {expected:.0} of {rows} tuples; at most \
+             {MAX_SELECTED} can be fetched: use a smaller percentage"
+        );
+    }
     let selections: Vec<Vec<u64>> = args
         .selected_pct
         .iter()
@@ -161,7 +173,7 @@ fn selection(seed: u64, pct: f64, rows: u64) -> Vec<u64> {
         return (0..rows).collect();
     }
     // Gaps between selected tuples are geometric: skip them instead of drawing per tuple.
-    let log_q = (1.0 - p).ln();
+    let log_q = (-p).ln_1p();
     let mut out = Vec::new();
     let mut row = 0u64;
     loop {

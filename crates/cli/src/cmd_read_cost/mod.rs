@@ -40,7 +40,8 @@ pub struct ReadCostArgs {
     /// Index fetches instead of scans: per percentage (e.g. `0.001,0.01,0.1,1,10`), each
     /// tuple selected with that probability (seeded), and the pages holding the selected
     /// tuples of the columns read one synchronous request each, in tuple order; the
-    /// cost is also shown ÷ reading the same chunks whole.
+    /// cost is also shown ÷ reading the same chunks whole. At most 2^25 tuples selected
+    /// per percentage.
     #[arg(long, value_delimiter = ',')]
     pub selected_pct: Vec<f64>,
     /// With `--selected-pct`: fetch from this many chunks, spread evenly over each table

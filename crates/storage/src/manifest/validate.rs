@@ -177,6 +177,12 @@ impl Manifest {
             return Err("no page range".into());
         };
         let tile_end = first.checked_add(count).ok_or("page range overflows")?;
+        // A load of all columns is one read of the whole tile: one read buffer.
+        if count.saturating_mul(page) > MAX_EXTENT_BYTES {
+            return Err(format!(
+                "a tile of {count} pages is over the {MAX_EXTENT_BYTES}-byte limit"
+            ));
+        }
         if first != next_page || count == 0 || tile_end > self.files[0].pages {
             return Err(format!(
                 "tile pages {first}+{count}, expected a run from page {next_page} inside the {} pages of {}",

@@ -56,9 +56,11 @@ pub struct PageRows {
 
 impl Table {
     /// Chunk `k`'s pages of each column of `projection` with the tuples they hold, read
-    /// from the page headers (one pass over the chunk's extents, every page verified).
-    /// NSM/PAX pages hold every column, so each column lists the chunk's pages; a DSM
-    /// column lists its pages holding any of the chunk's tuples.
+    /// from the page headers (one pass over the chunk's extents; each page's magic,
+    /// layout, lengths and checksum checked, not its place: this maps pages for a
+    /// measurement, it does not decode them). NSM/PAX pages hold every column, so each
+    /// column lists the chunk's pages; a DSM column lists its pages holding any of the
+    /// chunk's tuples, a CSM column its run.
     pub fn page_rows(
         &self,
         device: &Device,

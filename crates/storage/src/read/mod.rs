@@ -172,10 +172,13 @@ impl Table {
         // Tiles follow one another, so their runs' offsets ascend.
         let after = chunks.partition_point(|c| c.columns[0].extent.offset <= offset);
         let chunk = chunks.get(after.checked_sub(1)?)?;
-        let c = chunk
-            .columns
-            .iter()
-            .position(|c| c.extent.offset <= offset && offset < c.extent.offset + c.extent.len)?;
+        // The tile's runs follow one another too.
+        let runs = &chunk.columns;
+        let c = runs
+            .partition_point(|c| c.extent.offset <= offset)
+            .checked_sub(1)?;
+        let run = runs[c].extent;
+        (offset < run.offset + run.len).then_some(())?;
         u32::try_from(c).ok()
     }
 

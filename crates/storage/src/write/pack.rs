@@ -106,6 +106,9 @@ impl PagePacker {
                     break;
                 }
                 rows = ((rows as f64 * ratio * FILL_TARGET) as usize).clamp(rows + 1, limit);
+            } else if rows == 1 {
+                // One value alone does not fit: the loop below reports it.
+                break;
             } else {
                 rows = ((rows as f64 * ratio * FILL_TARGET) as usize).clamp(1, rows - 1);
             }
