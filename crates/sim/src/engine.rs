@@ -422,13 +422,15 @@ impl Sim<'_> {
         self.now = t.max(self.now);
     }
 
-    /// Starts every load the ABM wants. A load is one device request: its pieces
-    /// (DSM columns, smallest first) arrive in order as their bytes stream in.
+    /// Starts every load the ABM wants: its device requests (`model::load_requests`)
+    /// one after another; its pieces (DSM columns, smallest first) arrive in order as
+    /// their bytes stream in.
     fn pump_loader(&mut self) {
         let now = nanos(self.now);
         while let Some(load) = self.timed(|driver| driver.next_load(now)) {
             let started_s = self.now.max(self.disk_free_at);
-            let read_s = self.cfg.device.chunk_read_s(load.bytes);
+            let requests = crate::model::load_requests(&load.pieces, self.cfg.tiles);
+            let read_s = self.cfg.device.load_read_s(load.bytes, requests);
             if !self.cfg.column_bytes.is_empty() {
                 let state = table(&self.driver).state();
                 self.boundaries.add_load(state, &load.pieces);
