@@ -266,3 +266,30 @@ fn a_tile_larger_than_one_read_buffer_is_refused_on_open() {
     let err = Table::open(tmp.path()).expect_err("an oversized tile");
     assert!(err.to_string().contains("over the"), "{err}");
 }
+
+#[test]
+fn a_tile_read_fills_one_buffer_per_run_with_one_request_per_adjacent_group() {
+    use coopscan_storage::device::{Device, DeviceConfig};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = csm_table(tmp.path());
+    let data = std::fs::read(table.file_path(0)).expect("read");
+    let device = Device::new(DeviceConfig::default());
+    let files = table.open_files(&device).expect("files");
+    let k = 2;
+    let (pieces, done) = table
+        .read_tile_pieces_early(&device, &files, k, &[4, 0, 1])
+        .expect("tile read");
+    done.wait();
+    // Columns 0 and 1 are adjacent runs: one request; column 4 another.
+    assert_eq!(device.stats().requests, 2);
+    for (piece, c) in pieces.iter().zip([4, 0, 1]) {
+        let run = table.chunk(k).columns[c].extent;
+        let (extent, bytes) = &piece.extents[0];
+        assert_eq!((piece.chunk, *extent), (k, run), "column {c}");
+        let at = run.offset as usize..(run.offset + run.len) as usize;
+        assert!(bytes[..] == data[at], "column {c}: the run's bytes");
+        verify_chunk(&table, &piece.views()).expect("a run verifies alone");
+    }
+    let twice = table.read_tile_pieces_early(&device, &files, k, &[1, 1]);
+    assert!(twice.is_err(), "a column asked for twice");
+}

@@ -169,6 +169,27 @@ impl Device {
         result
     }
 
+    /// [`read_vectored`](Self::read_vectored) without the throttle's wait, as
+    /// [`read_early`](Self::read_early): returns the emulated disk's [`Completion`],
+    /// which the caller must wait on before handing the bytes on.
+    pub fn read_vectored_early(
+        &self,
+        file: &DeviceFile,
+        offset: u64,
+        bufs: &mut [&mut [u8]],
+    ) -> Result<Completion, DeviceError> {
+        let len = check_buffers(file, offset, bufs)?;
+        check_range(file, offset, len)?;
+        let (result, done) = self.submit_early(file, offset, bufs);
+        match result {
+            Ok(_) => Ok(done),
+            Err(e) => {
+                done.wait();
+                Err(e)
+            }
+        }
+    }
+
     pub fn stats(&self) -> DeviceStats {
         let fell_back = self.fell_back.load(Ordering::Relaxed);
         DeviceStats {

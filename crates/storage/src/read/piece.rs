@@ -141,11 +141,15 @@ impl Table {
     }
 }
 
+/// Most buffers one vectored request fills (Linux's `IOV_MAX` is 1024): a tile of more
+/// adjacent columns is read with several requests.
+const MAX_RUNS_PER_REQUEST: usize = 512;
+
 impl Table {
     /// CSM: the pieces of `columns` of chunk `k` (one column each, in the order given)
-    /// read together: adjacent runs of the tile in one device request
-    /// ([`Table::chunk_extents`]), then each run copied out as its own piece, so each
-    /// can be resident and evicted alone. Other layouts read each piece alone
+    /// read together: each run of adjacent columns of the tile with one vectored device
+    /// request straight into one buffer per column, so each piece can be resident and
+    /// evicted alone without a copy. Other layouts read each piece alone
     /// ([`Table::read_piece_early`]).
     pub fn read_tile_pieces_early(
         &self,
@@ -160,29 +164,63 @@ impl Table {
                 self.layout()
             )));
         }
-        let (read, done) = self.read_chunk_early(device, files, k, columns)?;
-        let pieces = columns
-            .iter()
-            .map(|&c| {
-                let e = self.chunk(k).columns[c].extent;
-                let bytes = page_of(&read, e.file, e.offset, e.len).ok_or_else(|| {
-                    StorageError::Invalid(format!("chunk {k} column {c}: its run was not read"))
-                })?;
-                let mut buf = device.buffer(to_usize(e.len)?);
-                buf.copy_from_slice(bytes);
-                Ok(ChunkBytes {
-                    chunk: k,
-                    extents: vec![(e, buf)],
-                })
-            })
-            .collect::<Result<Vec<_>>>();
-        match pieces {
-            Ok(pieces) => Ok((pieces, done)),
-            Err(e) => {
-                done.wait();
-                Err(e)
-            }
+        if k >= self.chunk_count() {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} out of range: table has {} chunks",
+                self.chunk_count()
+            )));
         }
+        self.check_projection(columns)?;
+        let chunk = self.chunk(k);
+        // (place asked, extent, buffer), in file order for the reads.
+        let mut runs = columns
+            .iter()
+            .enumerate()
+            .map(|(place, &c)| {
+                let e = chunk.columns[c].extent;
+                Ok((place, e, device.buffer(to_usize(e.len)?)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        runs.sort_by_key(|(_, e, _)| e.offset);
+        if runs.windows(2).any(|w| w[0].1 == w[1].1) {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k}: a column asked for twice in {columns:?}"
+            )));
+        }
+        let mut done = Completion::default();
+        let mut first = 0;
+        while first < runs.len() {
+            // The runs from `first` that follow one another in the file.
+            let mut end = first + 1;
+            while end < runs.len()
+                && end - first < MAX_RUNS_PER_REQUEST
+                && runs[end - 1].1.offset + runs[end - 1].1.len == runs[end].1.offset
+            {
+                end += 1;
+            }
+            let at = runs[first].1;
+            let mut bufs: Vec<&mut [u8]> = runs[first..end]
+                .iter_mut()
+                .map(|(_, _, b)| &mut b[..])
+                .collect();
+            match device.read_vectored_early(files.file(at.file), at.offset, &mut bufs) {
+                Ok(due) => done = done.and(due),
+                Err(e) => {
+                    done.wait();
+                    return Err(e.into());
+                }
+            }
+            first = end;
+        }
+        runs.sort_by_key(|(place, _, _)| *place);
+        let pieces = runs
+            .into_iter()
+            .map(|(_, e, buf)| ChunkBytes {
+                chunk: k,
+                extents: vec![(e, buf)],
+            })
+            .collect();
+        Ok((pieces, done))
     }
 }
 
