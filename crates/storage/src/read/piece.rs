@@ -190,14 +190,7 @@ impl Table {
         let mut done = Completion::default();
         let mut first = 0;
         while first < runs.len() {
-            // The runs from `first` that follow one another in the file.
-            let mut end = first + 1;
-            while end < runs.len()
-                && end - first < MAX_RUNS_PER_REQUEST
-                && runs[end - 1].1.offset + runs[end - 1].1.len == runs[end].1.offset
-            {
-                end += 1;
-            }
+            let end = adjacent_end(&runs, first);
             let at = runs[first].1;
             let mut bufs: Vec<&mut [u8]> = runs[first..end]
                 .iter_mut()
@@ -222,6 +215,19 @@ impl Table {
             .collect();
         Ok((pieces, done))
     }
+}
+
+/// The end of the runs from `first` (sorted by offset) that follow one another in the
+/// file, at most [`MAX_RUNS_PER_REQUEST`]: what one vectored request reads.
+fn adjacent_end<B>(runs: &[(usize, Extent, B)], first: usize) -> usize {
+    let mut end = first + 1;
+    while end < runs.len()
+        && end - first < MAX_RUNS_PER_REQUEST
+        && runs[end - 1].1.offset + runs[end - 1].1.len == runs[end].1.offset
+    {
+        end += 1;
+    }
+    end
 }
 
 /// The `page` bytes at `offset` of `file` in a neighbour's loaded bytes, if it holds them.
