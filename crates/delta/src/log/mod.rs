@@ -376,20 +376,33 @@ impl DeltaLog {
     }
 }
 
+/// Tries to take the log's lock this many times, [`LOCK_RETRY_PAUSE`] apart, before
+/// calling it held. A process that forks to start another program (any thread of it,
+/// e.g. `std::process::Command`) shares the lock through the child's copy of the file
+/// descriptor until the child execs and closes it: for that instant a log just closed by
+/// its writer still looks locked (seen as a flaky reopen in this crate's tests while
+/// other tests spawned children).
+const LOCK_ATTEMPTS: u32 = 20;
+const LOCK_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
 fn lock(path: &Path, file: &File) -> Result<(), LogError> {
-    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(()),
-        Err(errno) => {
-            let err = std::io::Error::from(errno);
-            if err.kind() == std::io::ErrorKind::WouldBlock {
-                Err(LogError::Locked {
-                    path: path.to_path_buf(),
-                })
-            } else {
-                Err(LogError::io(path, err))
+    for attempt in 1..=LOCK_ATTEMPTS {
+        match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(errno) => {
+                let err = std::io::Error::from(errno);
+                if err.kind() != std::io::ErrorKind::WouldBlock {
+                    return Err(LogError::io(path, err));
+                }
+                if attempt < LOCK_ATTEMPTS {
+                    std::thread::sleep(LOCK_RETRY_PAUSE);
+                }
             }
         }
     }
+    Err(LogError::Locked {
+        path: path.to_path_buf(),
+    })
 }
 
 /// Makes a new log's directory entry durable.
