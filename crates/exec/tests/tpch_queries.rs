@@ -29,7 +29,7 @@ const CHUNK_BYTES: u64 = 512 * 1024;
 /// A buffer far smaller than the data: policies must evict and share across tables.
 const FRAMES: u32 = 12;
 const GEN_BATCH_ROWS: usize = 8192;
-const LAYOUTS: [Layout; 3] = [Layout::Dsm, Layout::Nsm, Layout::Pax];
+const LAYOUTS: [Layout; 4] = [Layout::Dsm, Layout::Nsm, Layout::Pax, Layout::Csm];
 
 fn sf() -> f64 {
     std::env::var("COOPSCAN_TPCH_TEST_SF")
@@ -238,7 +238,8 @@ fn every_layout_and_seeded_streams_answer_as_the_reference_does() {
     tokio().block_on(async {
         let params = validation_params();
         let want = expected(&params).await;
-        for layout in [Layout::Nsm, Layout::Pax] {
+        // CSM under relevance: loads of page schemas, the tile's runs in one request.
+        for layout in [Layout::Nsm, Layout::Pax, Layout::Csm] {
             let (_, ctx) = coopscan(layout, Some(PolicyKind::Relevance));
             check_all(&format!("{layout} relevance"), &ctx, &params, &want).await;
         }
