@@ -130,17 +130,7 @@ impl Device {
         offset: u64,
         buf: &mut [u8],
     ) -> Result<Completion, DeviceError> {
-        let mut bufs = [buf];
-        let len = check_buffers(file, offset, &bufs)?;
-        check_range(file, offset, len)?;
-        let (result, done) = self.submit_early(file, offset, &mut bufs);
-        match result {
-            Ok(_) => Ok(done),
-            Err(e) => {
-                done.wait();
-                Err(e)
-            }
-        }
+        self.read_vectored_early(file, offset, &mut [buf])
     }
 
     /// Fills `buf` from `offset` as one request; `buf` must start at an aligned address.
@@ -162,11 +152,9 @@ impl Device {
         offset: u64,
         bufs: &mut [&mut [u8]],
     ) -> Result<usize, DeviceError> {
-        let len = check_buffers(file, offset, bufs)?;
-        check_range(file, offset, len)?;
-        let (result, done) = self.submit_early(file, offset, bufs);
-        done.wait();
-        result
+        let len: usize = bufs.iter().map(|buf| buf.len()).sum();
+        self.read_vectored_early(file, offset, bufs)?.wait();
+        Ok(len)
     }
 
     /// [`read_vectored`](Self::read_vectored) without the throttle's wait, as

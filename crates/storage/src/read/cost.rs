@@ -13,6 +13,7 @@ use crate::device::Device;
 use crate::error::{Result, StorageError};
 use crate::manifest::Extent;
 use crate::page::read_page;
+use crate::read::decode::loaded;
 use crate::read::{Table, TableFiles};
 
 /// The cost of one pass over a table's chunks.
@@ -75,17 +76,7 @@ impl Table {
             .iter()
             .map(|&c| {
                 let extent = self.chunk(k).columns[c].extent;
-                let data = views
-                    .iter()
-                    .find(|(e, _)| {
-                        e.file == extent.file
-                            && e.offset <= extent.offset
-                            && extent.offset + extent.len <= e.offset + e.len
-                    })
-                    .map(|(e, b)| &b[(extent.offset - e.offset) as usize..][..extent.len as usize])
-                    .ok_or_else(|| {
-                        StorageError::Invalid(format!("chunk {k} column {c}: extent not read"))
-                    })?;
+                let data = loaded(extent, &views)?;
                 let path = self.file_path(extent.file);
                 data.chunks(page as usize)
                     .enumerate()

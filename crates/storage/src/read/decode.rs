@@ -118,6 +118,26 @@ pub fn verify_chunk(table: &Table, data: &[(Extent, &[u8])]) -> Result<()> {
     Ok(())
 }
 
+/// The bytes of `extent` among loaded extents `data` (one of which holds it).
+pub(super) fn loaded<'b>(extent: Extent, data: &[(Extent, &'b [u8])]) -> Result<&'b [u8]> {
+    data.iter()
+        .find(|(e, _)| {
+            e.file == extent.file
+                && e.offset <= extent.offset
+                && extent.offset + extent.len <= e.offset + e.len
+        })
+        .map(|(e, b)| {
+            &b[(extent.offset - e.offset) as usize
+                ..(extent.offset - e.offset + extent.len) as usize]
+        })
+        .ok_or_else(|| {
+            StorageError::Invalid(format!(
+                "extent {}+{} of file {} was not loaded",
+                extent.offset, extent.len, extent.file
+            ))
+        })
+}
+
 /// One checked page and where it came from.
 struct Page<'b> {
     header: PageHeader,
@@ -230,22 +250,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn find<'b>(&self, extent: Extent, data: &[(Extent, &'b [u8])]) -> Result<&'b [u8]> {
-        data.iter()
-            .find(|(e, _)| {
-                e.file == extent.file
-                    && e.offset <= extent.offset
-                    && extent.offset + extent.len <= e.offset + e.len
-            })
-            .map(|(e, b)| {
-                &b[(extent.offset - e.offset) as usize
-                    ..(extent.offset - e.offset + extent.len) as usize]
-            })
-            .ok_or_else(|| {
-                StorageError::Invalid(format!(
-                    "extent {}+{} of file {} was not loaded",
-                    extent.offset, extent.len, extent.file
-                ))
-            })
+        loaded(extent, data)
     }
 
     fn pages<'b>(
