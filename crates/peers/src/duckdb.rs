@@ -113,6 +113,8 @@ impl Driver {
         cgroup: Option<&Cgroup>,
     ) -> Result<Driver, PeerError> {
         let join = cgroup.map(Cgroup::join_command).unwrap_or_default();
+        // Spawned and written down as one (see `leftovers::begin`).
+        let recording = leftovers::begin()?;
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(format!("{join}exec \"$@\""))
@@ -162,7 +164,7 @@ impl Driver {
             std::thread::spawn(move || read_responses(out, &pending));
         }
         let record = match (cgroup, crate::sys::find_program("python3")) {
-            (Some(_), Some(program)) => Some(leftovers::record(&Change::Driver {
+            (Some(_), Some(program)) => Some(recording.record(&Change::Driver {
                 pid: child.id(),
                 // 0 when it already exited: a record of nothing, dropped as such.
                 started: proc_stat::stat(child.id()).map_or(0, |s| s.start_time),
@@ -170,6 +172,7 @@ impl Driver {
             })),
             _ => None,
         };
+        drop(recording);
         let mut driver = Driver {
             child,
             stdin: Mutex::new(stdin),

@@ -56,6 +56,8 @@ pub enum Change {
 
 /// How long an undone server gets to shut down before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(20);
+/// How long a cgroup whose processes were stopped may take to empty.
+const CGROUP_EMPTY_WAIT: Duration = Duration::from_secs(5);
 const RECORD_SUFFIX: &str = "change";
 /// How long a recorded server may take to exec from its starting shell into `postgres`.
 const EXEC_WAIT: Duration = Duration::from_secs(10);
@@ -162,15 +164,36 @@ impl Drop for Record {
     }
 }
 
-/// Writes `change` down before it is made; an empty record without a journal.
-pub fn record(change: &Change) -> Result<Record, PeerError> {
-    let Some(dir) = JOURNAL.get() else {
-        return Ok(Record { path: None });
-    };
+/// Holds the signal's undo off until dropped, so that a change and its record are made
+/// as one: an undo run after a record but before its change (a cgroup) finds nothing
+/// to undo and drops the record, and one run after a spawn but before its record
+/// (a server) never hears of it; either change then outlived the run. Fails once the
+/// run is stopping.
+pub fn begin() -> Result<Recording, PeerError> {
     let stopping = STOPPING.lock().unwrap_or_else(|e| e.into_inner());
     if *stopping {
         return Err(PeerError::engine("journal", "the run is stopping"));
     }
+    Ok(Recording { _held: stopping })
+}
+
+/// Changes being made and written down; see [`begin`].
+pub struct Recording {
+    _held: std::sync::MutexGuard<'static, bool>,
+}
+
+impl Recording {
+    /// Writes `change` down before it is made (or, for a process, as soon as it has
+    /// a pid); an empty record without a journal.
+    pub fn record(&self, change: &Change) -> Result<Record, PeerError> {
+        write_record(change)
+    }
+}
+
+fn write_record(change: &Change) -> Result<Record, PeerError> {
+    let Some(dir) = JOURNAL.get() else {
+        return Ok(Record { path: None });
+    };
     let own = ProcessId::own()
         .ok_or_else(|| PeerError::engine("journal", "no start time in /proc/self/stat"))?;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -251,7 +274,7 @@ pub fn undo(change: &Change) -> Result<String, String> {
         }
         Change::Cgroup { dir } => {
             if dir.exists() {
-                std::fs::remove_dir(dir).map_err(|e| e.to_string())?;
+                remove_cgroup(dir).map_err(|e| e.to_string())?;
                 return Ok(format!("removed the cgroup {}", dir.display()));
             }
             Ok(format!("the cgroup {} was already gone", dir.display()))
@@ -277,6 +300,21 @@ pub fn undo(change: &Change) -> Result<String, String> {
                 started: *started,
             };
             stop_process(id, program, Stop::ConfinedDriver)
+        }
+    }
+}
+
+/// Removes the cgroup directory `dir`, retrying for up to [`CGROUP_EMPTY_WAIT`] while
+/// the kernel refuses it as busy: a stopped multi-threaded peer (DuckDB) reads as gone
+/// once its leader thread has exited, while its other threads still leave the group.
+pub(crate) fn remove_cgroup(dir: &Path) -> std::io::Result<()> {
+    let deadline = Instant::now() + CGROUP_EMPTY_WAIT;
+    loop {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
 }
@@ -349,6 +387,11 @@ fn stop_process(id: ProcessId, program: &Path, how: Stop) -> Result<String, Stri
     }
     if proc_stat::running(pid) {
         let _ = rustix::process::kill_process(target, rustix::process::Signal::KILL);
+        // Its cgroup can be removed only once it is gone.
+        let deadline = Instant::now() + CGROUP_EMPTY_WAIT;
+        while proc_stat::running(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         return Ok(format!("killed the process {pid} ({})", program.display()));
     }
     Ok(format!("stopped the process {pid} ({})", program.display()))

@@ -105,11 +105,13 @@ impl ReadaheadOff {
             .map_err(|e| PeerError::io(&control, e))?
             .trim()
             .to_string();
-        let record = leftovers::record(&Change::Setting {
+        let recording = leftovers::begin()?;
+        let record = recording.record(&Change::Setting {
             control: control.clone(),
             original: original.clone(),
         })?;
         std::fs::write(&control, "0").map_err(|e| PeerError::io(&control, e))?;
+        drop(recording);
         Ok(ReadaheadOff {
             control,
             original,

@@ -176,18 +176,20 @@ impl Server {
         for (name, value) in settings {
             cmd.arg("-c").arg(format!("{name}={value}"));
         }
+        let recording = leftovers::begin()?;
         let child = cmd
             .stdin(Stdio::null())
             .stdout(log_file)
             .stderr(log_err)
             .spawn()
             .map_err(|e| PeerError::engine(PEER, format!("cannot start the server: {e}")))?;
-        let record = leftovers::record(&Change::Process {
+        let record = recording.record(&Change::Process {
             pid: child.id(),
             // 0 when it already exited: a record of nothing, dropped as such.
             started: proc_stat::stat(child.id()).map_or(0, |s| s.start_time),
             program: bins.postgres.clone(),
         });
+        drop(recording);
         let mut server = Server {
             child,
             socket_dir,

@@ -240,7 +240,8 @@ impl Cgroup {
             disk: limits.disk.clone(),
         };
         for dir in [&blkio, &memory] {
-            let record = leftovers::record(&Change::Cgroup { dir: dir.clone() })?;
+            let recording = leftovers::begin()?;
+            let record = recording.record(&Change::Cgroup { dir: dir.clone() })?;
             if !dir.exists() {
                 std::fs::create_dir(dir).map_err(|e| {
                     PeerError::Cgroup(format!("cannot create {}: {e}", dir.display()))
@@ -290,16 +291,9 @@ impl Cgroup {
 impl Drop for Cgroup {
     fn drop(&mut self) {
         for (dir, record) in self.dirs.drain(..) {
-            // Fails while a process is still inside (a server being torn down); retry
-            // briefly, then leave it to the next run (its record stays).
-            let gone = (0..50).any(|_| {
-                let gone = std::fs::remove_dir(&dir).is_ok() || !dir.exists();
-                if !gone {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                gone
-            });
-            if !gone {
+            // Fails while a process is still inside (a server being torn down) past
+            // the retries; then it is left to the next run (its record stays).
+            if leftovers::remove_cgroup(&dir).is_err() {
                 record.keep();
             }
         }
