@@ -19,6 +19,7 @@ pub mod digest;
 pub mod encoding;
 pub mod error;
 pub mod filter;
+pub mod index;
 pub mod manifest;
 pub mod page;
 pub mod read;

@@ -40,7 +40,33 @@ pub fn decode_chunk_with(
     checks: PageChecks,
 ) -> Result<RecordBatch> {
     table.check_projection(projection)?;
-    let chunk = table.chunk(k);
+    decode_rows(table, table.chunk(k), k, projection, rows, data, checks)
+}
+
+/// Decodes `part`, a run of whole pages described like a chunk (its rows and, for
+/// the columns of `projection`, the extents of those pages), from its loaded extents:
+/// what an index fetch reads instead of a chunk. `k` names the chunk holding the part's
+/// first row in errors.
+pub(crate) fn decode_part(
+    table: &Table,
+    part: &ChunkMeta,
+    k: usize,
+    projection: &[usize],
+    data: &[(Extent, &[u8])],
+) -> Result<RecordBatch> {
+    table.check_projection(projection)?;
+    decode_rows(table, part, k, projection, None, data, PageChecks::Full)
+}
+
+fn decode_rows(
+    table: &Table,
+    chunk: &ChunkMeta,
+    k: usize,
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
+) -> Result<RecordBatch> {
     let wanted = wanted_rows(chunk, rows);
     let mut outs = presized(table, projection, &wanted);
     let ctx = Decoder {

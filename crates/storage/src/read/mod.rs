@@ -11,6 +11,8 @@ mod check;
 mod codecs;
 mod cost;
 mod decode;
+mod fetch;
+mod page_map;
 mod piece;
 mod select;
 
@@ -24,6 +26,7 @@ pub use budget::DecodeBudget;
 pub use codecs::page_codecs;
 pub use cost::{pages_for_rows, PageRows, ReadCost};
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
+pub use page_map::{PageAt, PageMap};
 pub use piece::{ColumnPages, PageCopies, PieceRead};
 pub use select::{decode_chunk_filtered, Selected};
 
