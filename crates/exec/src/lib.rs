@@ -32,10 +32,12 @@
 mod checked_arithmetic;
 mod checked_sum;
 mod counters;
+mod create_index;
 mod cscan_exec;
 pub mod delta;
 mod error;
 mod feed;
+mod index_scan;
 mod leaf_plan;
 pub mod narrow_decimal;
 mod order_hint;
@@ -60,6 +62,9 @@ pub use counters::ScanCountersSnapshot;
 pub use cscan_exec::{CScanExec, InOrder, Pooled, PooledScanExec, ScanWorkers, StaticSplit};
 pub use error::{ExecError, Result};
 pub use feed::{FeedPacing, FEED_CHANNEL_BATCHES};
+pub use index_scan::{
+    IndexPageCost, IndexScanExec, IndexScans, IndexSource, PAGE_FETCH_COST_BYTES,
+};
 pub use leaf_plan::{ChunkSource, LeafScanExec};
 pub use order_hint::InOrderHint;
 pub use provider::{CoopTable, ScanMode};

@@ -29,6 +29,7 @@ use crate::delta::transaction::TransactionSlot;
 use crate::delta::{DeltaScan, TableDelta};
 use crate::error::external;
 use crate::error::{ExecError, Result};
+use crate::index_scan::{choose, IndexPageCost, IndexScanExec, IndexScans, IndexSource};
 use crate::plan_common::ScanCore;
 use crate::pushdown::{
     classify, prune_ranges, row_filter, rowid_range, scan_ranges, Pushed, ROWID_COLUMN,
@@ -39,10 +40,12 @@ use crate::statistics::{changed_table_statistics, scan_statistics};
 use coopscan_buffer::RowRanges;
 use coopscan_buffer::Split;
 use coopscan_delta::Pdt;
+use coopscan_storage::index::{build_index, check_indexable, SecondaryIndex};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::common::{not_impl_err, ScalarValue};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::logical_expr::dml::InsertOp;
+use parking_lot::RwLock;
 
 /// How a [`CoopTable`]'s queries read chunks.
 #[derive(Clone)]
@@ -85,6 +88,8 @@ pub struct CoopTable {
     /// What an INSERT that leaves `_rowid` out gives it (ignored: a row's RID is its
     /// position).
     rowid_default: Expr,
+    /// The table's usable secondary indexes (stale or damaged ones are left out).
+    indexes: Arc<RwLock<Vec<Arc<SecondaryIndex>>>>,
 }
 
 impl fmt::Debug for CoopTable {
@@ -136,6 +141,7 @@ impl CoopTable {
             schema: provider_schema(&table),
             delta: Arc::new(delta),
             rowid_default: Expr::Literal(ScalarValue::Int64(Some(0)), None),
+            indexes: Arc::new(RwLock::new(usable_indexes(&table))),
             table,
             source,
             counters: Arc::default(),
@@ -183,6 +189,27 @@ impl CoopTable {
         &self.delta
     }
 
+    /// The device this provider's scans read through.
+    pub fn device(&self) -> Arc<Device> {
+        match &self.source {
+            Source::Direct(s) => Arc::clone(&s.device),
+            Source::Shared(p) => Arc::clone(p.runtime.device()),
+        }
+    }
+
+    /// Builds (or rebuilds) the index of stored column `column` and uses it from the
+    /// next scan on.
+    pub fn create_index(&self, column: usize) -> Result<()> {
+        build_index(&self.table, &self.device(), column)?;
+        *self.indexes.write() = usable_indexes(&self.table);
+        Ok(())
+    }
+
+    /// The indexed columns whose index scans may use.
+    pub fn indexed_columns(&self) -> Vec<usize> {
+        self.indexes.read().iter().map(|i| i.column()).collect()
+    }
+
     /// Chunks and tuples delivered by this provider's scans so far.
     pub fn counters(&self) -> ScanCountersSnapshot {
         self.counters.snapshot()
@@ -222,8 +249,23 @@ impl ChangedTable for CoopTable {
         snapshot: Pdt<ScalarValue>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let all: Vec<usize> = (0..self.schema.fields().len()).collect();
-        self.scan_plan(&all, filters, None, (1, Split::Dynamic), snapshot)
+        let how = (
+            1,
+            Split::Dynamic,
+            (IndexScans::Auto, IndexPageCost::default()),
+        );
+        self.scan_plan(&all, filters, None, how, snapshot)
     }
+}
+
+/// The indexes of `table`'s columns that fit this version of it; a stale or damaged
+/// one is left out (`coopscan index` reports and rebuilds it).
+fn usable_indexes(table: &Table) -> Vec<Arc<SecondaryIndex>> {
+    (0..table.schema().len())
+        .filter(|&c| check_indexable(table, c).is_ok())
+        .filter_map(|c| SecondaryIndex::open(table, c).ok().flatten())
+        .map(Arc::new)
+        .collect()
 }
 
 /// The stored columns, then `_rowid`.
@@ -280,13 +322,25 @@ impl TableProvider for CoopTable {
             None => Split::Dynamic,
         };
         let workers = workers.map_or(1, |w| w.0);
+        let index_scans = (
+            state
+                .config()
+                .get_extension::<IndexScans>()
+                .map_or(IndexScans::Auto, |i| *i),
+            state
+                .config()
+                .get_extension::<IndexPageCost>()
+                .map(|c| *c)
+                .unwrap_or_default(),
+        );
         // A session in a transaction reads its own changes of this table.
         let own = state.config().get_extension::<TransactionSlot>();
         let snapshot = match own.and_then(|t| t.snapshot_of(&self.delta)) {
             Some(own) => own,
             None => self.delta.snapshot()?,
         };
-        self.scan_plan(projection, filters, limit, (workers, split), snapshot)
+        let how = (workers, split, index_scans);
+        self.scan_plan(projection, filters, limit, how, snapshot)
     }
 
     async fn insert_into(
@@ -341,7 +395,7 @@ impl CoopTable {
         projection: &[usize],
         filters: &[Expr],
         limit: Option<usize>,
-        (workers, split): (usize, Split),
+        (workers, split, index_scans): (usize, Split, (IndexScans, IndexPageCost)),
         snapshot: Pdt<ScalarValue>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let schema = Arc::new(self.schema.project(projection)?);
@@ -372,9 +426,32 @@ impl CoopTable {
         let core = if snapshot.is_empty() {
             self.stable_core(shape, &pushed, limit)
         } else {
-            self.changed_core(shape, &pushed, limit, snapshot)?
+            // The indexes know the stable tuples only.
+            let core = self.changed_core(shape, &pushed, limit, snapshot)?;
+            return Ok(self.plan(core, workers, split));
         };
-        Ok(self.plan(core, workers, split))
+        let indexes = self.indexes.read().clone();
+        match choose(
+            &self.table,
+            &indexes,
+            &core.shape,
+            &core.ranges,
+            index_scans,
+        ) {
+            Some((index, keys)) => {
+                let device = self.device();
+                let files = self.table.open_files(&device).map_err(external)?;
+                let source = IndexSource {
+                    table: self.table.clone(),
+                    device,
+                    files,
+                    index,
+                    keys,
+                };
+                Ok(Arc::new(IndexScanExec::new(core, Arc::new(source))))
+            }
+            None => Ok(self.plan(core, workers, split)),
+        }
     }
 
     /// A scan of the stable table: `ranges` are RIDs and SIDs alike.

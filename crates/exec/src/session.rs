@@ -15,6 +15,7 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 use crate::checked_arithmetic::CheckedArithmetic;
 use crate::checked_sum::CheckedSum;
+use crate::create_index::{create_index, create_index_statement};
 use crate::delta::transaction::TransactionSlot;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
@@ -91,9 +92,14 @@ pub async fn plan_read_only(ctx: &SessionContext, sql: &str) -> Result<DataFrame
 }
 
 /// Plans `sql` for `ctx` if it only reads ([`plan_read_only`]) or is an INSERT, UPDATE
-/// or DELETE of a coopscan table whose input only reads: what `coopscan sql` runs. A
+/// or DELETE of a coopscan table whose input only reads, or runs it if it is a `CREATE
+/// INDEX` on a coopscan table ([`crate::create_index`]): what `coopscan sql` runs. A
 /// change to any other table (a `COPY … TO` is DML too) is refused like any write.
 pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    if let Some(create) = create_index_statement(ctx, sql) {
+        create_index(ctx, &create).await?;
+        return Ok(ctx.read_empty()?);
+    }
     let plan = plan_statement(ctx, sql).await?;
     if let LogicalPlan::Statement(statement) = &plan {
         if let Some(done) = transaction_statement(ctx, statement).await {

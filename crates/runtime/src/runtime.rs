@@ -302,6 +302,12 @@ impl Runtime {
         self.shared.inner.lock().scheduling
     }
 
+    /// The device the runtime reads through (an index scan beside its CScans reads
+    /// through it too, so the emulated disk sees both).
+    pub fn device(&self) -> &Arc<Device> {
+        &self.shared.device
+    }
+
     pub fn device_stats(&self) -> DeviceStats {
         self.shared.device.stats()
     }

@@ -15,6 +15,7 @@ use datafusion::execution::TaskContext;
 use futures::StreamExt;
 
 use crate::error::Result;
+use crate::index_scan::{IndexPageCost, IndexScans};
 use crate::provider::{CoopTable, ScanMode};
 
 /// What a checkpoint did.
@@ -73,7 +74,12 @@ async fn write_merged(table: &Table, provider: &CoopTable) -> Result<u64> {
         TableWriter::create(table.dir(), &manifest.name, table.schema().clone(), options)?;
     let stored: Vec<usize> = (0..table.schema().len()).collect();
     let snapshot = provider.delta().snapshot()?;
-    let plan = provider.scan_plan(&stored, &[], None, (1, Split::Dynamic), snapshot)?;
+    let how = (
+        1,
+        Split::Dynamic,
+        (IndexScans::Never, IndexPageCost::default()),
+    );
+    let plan = provider.scan_plan(&stored, &[], None, how, snapshot)?;
     let mut stream = plan.execute(0, Arc::new(TaskContext::default()))?;
     while let Some(batch) = stream.next().await {
         writer.write_batch(&batch?)?;

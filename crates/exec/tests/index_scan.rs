@@ -1,0 +1,239 @@
+//! Index scans (Clotho's SI-scan): after `CREATE INDEX`, queries whose comparisons
+//! constrain an indexed column give the in-memory reference's rows and aggregates in
+//! every layout, through Scan and CScan sessions, whether the planner must take the
+//! index (`IndexScans::Always`) or may (`Auto`: a selective comparison takes it, a
+//! broad one scans); a changed table is scanned, never read through its stale index;
+//! and what cannot be indexed is refused with a clear error.
+
+mod common;
+
+use std::sync::Arc;
+
+use coopscan_exec::{
+    plan_read_or_change, query_session, query_session_config, CoopTable, IndexPageCost, IndexScans,
+    ScanMode,
+};
+use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
+use coopscan_storage::{Layout, Table};
+use coopscan_tpch::{import_table, ImportOptions, TpchTable};
+use datafusion::prelude::SessionContext;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use common::*;
+
+const SEED: u64 = 0x51_5ca9;
+const CASES: usize = 16;
+const FRAMES: u32 = 6;
+const INDEXED: [&str; 3] = ["l_orderkey", "l_shipdate", "l_extendedprice"];
+
+/// lineitem at SF 0.01 in `layout`, in a directory of its own (indexes are written
+/// beside the table, so the shared fixture is not used).
+fn own_table(dir: &std::path::Path, layout: Layout) -> Table {
+    let opts = ImportOptions {
+        sf: SF,
+        layout,
+        chunk_bytes: CHUNK_BYTES,
+        out_dir: dir.to_path_buf(),
+        overwrite: true,
+        threads: 2,
+    };
+    import_table(TpchTable::Lineitem, &opts, &|_| {}).expect("import lineitem");
+    Table::open(&dir.join("lineitem")).expect("open")
+}
+
+fn scan_session(table: &Table, mode: IndexScans) -> SessionContext {
+    let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan");
+    let ctx = query_session(query_session_config(1).with_extension(Arc::new(mode)));
+    ctx.register_table("lineitem", Arc::new(provider))
+        .expect("register");
+    ctx
+}
+
+fn cscan_session(table: &Table, mode: IndexScans) -> SessionContext {
+    let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
+    let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
+    let ctx = query_session(query_session_config(2).with_extension(Arc::new(mode)));
+    ctx.register_table("lineitem", Arc::new(CoopTable::cooperative(runtime)))
+        .expect("register");
+    ctx
+}
+
+/// A narrow range (or point) on an indexed column, sometimes with other conjuncts.
+fn predicate(rng: &mut ChaCha8Rng) -> String {
+    let indexed = match rng.random_range(0..3) {
+        0 => {
+            let k = rng.random_range(1..60_000);
+            match rng.random_bool(0.5) {
+                true => format!("l_orderkey = {k}"),
+                false => format!(
+                    "l_orderkey BETWEEN {k} AND {}",
+                    k + rng.random_range(0..200)
+                ),
+            }
+        }
+        1 => {
+            let (y, m, d) = (
+                rng.random_range(1992..1999),
+                rng.random_range(1..13),
+                rng.random_range(1..28),
+            );
+            format!("l_shipdate >= DATE '{y}-{m:02}-{d:02}' AND l_shipdate < DATE '{y}-{m:02}-{d:02}' + INTERVAL '3' DAY")
+        }
+        _ => {
+            let p = rng.random_range(900..100_000);
+            format!(
+                "l_extendedprice > {p}.50 AND l_extendedprice <= {}.00",
+                p + 40
+            )
+        }
+    };
+    match rng.random_range(0..4) {
+        0 => format!("{indexed} AND l_quantity < 30"),
+        1 => format!("{indexed} AND l_returnflag = 'R'"),
+        2 => format!("{indexed} AND _rowid >= {}", rng.random_range(0..40_000)),
+        _ => indexed,
+    }
+}
+
+async fn explain(ctx: &SessionContext, sql: &str) -> String {
+    run(ctx, &format!("EXPLAIN {sql}")).await.concat().join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_scans_give_the_references_rows_in_every_layout() {
+    let reference = reference_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let queries: Vec<String> = (0..CASES)
+        .flat_map(|_| {
+            let p = predicate(&mut rng);
+            [
+                format!("SELECT l_orderkey, l_linenumber, l_shipdate, l_comment, _rowid FROM lineitem WHERE {p}"),
+                format!("SELECT count(*), sum(l_extendedprice * l_discount), min(_rowid) FROM lineitem WHERE {p}"),
+            ]
+        })
+        .collect();
+    let mut wants = Vec::new();
+    let mut nonempty = 0;
+    for sql in &queries {
+        let want = run(&reference, sql).await;
+        nonempty += usize::from(!want.is_empty() && want[0][0] != "0");
+        wants.push(want);
+    }
+    assert!(nonempty > CASES / 2, "{nonempty} queries match rows");
+    for layout in Layout::ALL {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let table = own_table(tmp.path(), layout);
+        let scan = scan_session(&table, IndexScans::Always);
+        for column in INDEXED {
+            let sql = format!("CREATE INDEX ON lineitem ({column})");
+            plan_read_or_change(&scan, &sql)
+                .await
+                .expect("create index");
+        }
+        // A session opened after the indexes exist finds them too.
+        let cscan = cscan_session(&table, IndexScans::Always);
+        for (name, ctx) in [("scan", &scan), ("cscan", &cscan)] {
+            for (sql, want) in queries.iter().zip(&wants) {
+                assert!(
+                    explain(ctx, sql).await.contains("IndexScanExec"),
+                    "{layout} {name}: {sql}"
+                );
+                assert_eq!(&run(ctx, sql).await, want, "{layout} {name}: {sql}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_planner_takes_the_index_for_few_rows_and_scans_for_many() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // PAX: a fetched page holds every column, and the scan reads the whole table.
+    let table = own_table(tmp.path(), Layout::Pax);
+    // A device whose random page read costs what streaming 4 KiB does (flash): at SF
+    // 0.01 the table is a few MB, so a disk's 1 MiB per fetch would always scan.
+    let cost = Arc::new(IndexPageCost(4096));
+    let session = |mode: IndexScans| {
+        let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan");
+        let config = query_session_config(1).with_extension(Arc::new(mode));
+        let ctx = query_session(config.with_extension(Arc::clone(&cost)));
+        ctx.register_table("lineitem", Arc::new(provider))
+            .expect("register");
+        ctx
+    };
+    let ctx = session(IndexScans::Auto);
+    // About 30 rows of 60 000, scattered over the table (l_partkey is not clustered).
+    let point = "SELECT l_orderkey, l_partkey FROM lineitem WHERE l_partkey = 77";
+    let broad = "SELECT count(*) FROM lineitem WHERE l_partkey >= 100";
+    assert!(
+        !explain(&ctx, point).await.contains("IndexScanExec"),
+        "no index yet"
+    );
+    plan_read_or_change(&ctx, "CREATE INDEX p ON lineitem (l_partkey)")
+        .await
+        .expect("index");
+    plan_read_or_change(&ctx, "CREATE INDEX IF NOT EXISTS p ON lineitem (l_partkey)")
+        .await
+        .expect("again");
+    assert!(explain(&ctx, point).await.contains("IndexScanExec"));
+    assert!(!explain(&ctx, broad).await.contains("IndexScanExec"));
+    let never = session(IndexScans::Never);
+    assert!(!explain(&never, point).await.contains("IndexScanExec"));
+    // At a disk's cost per fetch, even the point query scans this small table.
+    let disk = scan_session(&table, IndexScans::Auto);
+    assert!(!explain(&disk, point).await.contains("IndexScanExec"));
+    let reference = reference_context();
+    for sql in [point, broad] {
+        assert_eq!(run(&ctx, sql).await, run(&reference, sql).await, "{sql}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_table_is_scanned_not_read_through_its_index() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = own_table(tmp.path(), Layout::Pax);
+    let ctx = scan_session(&table, IndexScans::Always);
+    plan_read_or_change(&ctx, "CREATE INDEX ON lineitem (l_orderkey)")
+        .await
+        .expect("index");
+    let sql = "SELECT count(*) FROM lineitem WHERE l_orderkey = 7";
+    let before = run(&ctx, sql).await;
+    assert!(explain(&ctx, sql).await.contains("IndexScanExec"));
+    let copy = "INSERT INTO lineitem SELECT * FROM lineitem WHERE l_orderkey = 7";
+    plan_read_or_change(&ctx, copy)
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("insert");
+    assert!(!explain(&ctx, sql).await.contains("IndexScanExec"));
+    let n: u64 = before[0][0].parse().expect("count");
+    assert!(n > 0);
+    assert_eq!(run(&ctx, sql).await, [[(2 * n).to_string()]]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_cannot_be_indexed_is_refused_clearly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = own_table(tmp.path(), Layout::Csm);
+    let ctx = scan_session(&table, IndexScans::Auto);
+    for (sql, says) in [
+        ("CREATE INDEX ON lineitem (l_comment)", "only integer"),
+        ("CREATE INDEX ON lineitem (l_nosuch)", "no stored column"),
+        (
+            "CREATE INDEX ON lineitem (l_orderkey, l_partkey)",
+            "exactly one",
+        ),
+        (
+            "CREATE UNIQUE INDEX ON lineitem (l_orderkey)",
+            "plain index",
+        ),
+        ("CREATE INDEX ON nosuch (l_orderkey)", "nosuch"),
+    ] {
+        let err = plan_read_or_change(&ctx, sql)
+            .await
+            .expect_err(sql)
+            .to_string();
+        assert!(err.contains(says), "{sql}: {err}");
+    }
+}
