@@ -2,6 +2,7 @@
 
 mod cmd_checkpoint;
 mod cmd_gen;
+mod cmd_index;
 mod cmd_inspect;
 mod cmd_opt;
 mod cmd_read_cost;
@@ -44,6 +45,8 @@ enum Command {
     Opt(cmd_opt::OptArgs),
     /// Run SQL over coopscan tables (an interactive prompt when no SQL is given).
     Sql(cmd_sql::SqlArgs),
+    /// Build secondary indexes of a table's columns, or list them (`CREATE INDEX`).
+    Index(cmd_index::IndexArgs),
     /// Merge tables' committed changes (INSERT, UPDATE, DELETE) into new stable images.
     Checkpoint(cmd_checkpoint::CheckpointArgs),
     /// Run the 22 TPC-H queries over a database, timed, optionally checked against the
@@ -64,6 +67,7 @@ fn main() -> std::process::ExitCode {
         Command::Sim(a) => cmd_sim::run(&a),
         Command::Opt(a) => cmd_opt::run(&a),
         Command::Sql(a) => cmd_sql::run(&a),
+        Command::Index(a) => cmd_index::run(&a),
         Command::Checkpoint(a) => cmd_checkpoint::run(&a),
         Command::Tpch(a) => cmd_tpch::run(&a),
         Command::Bench(a) => coopscan_lab::bench_cmd::run(&a),

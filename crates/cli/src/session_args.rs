@@ -7,7 +7,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use coopscan_buffer::{BufferBudget, TableId, MAX_WORKERS};
 use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
-use coopscan_exec::{query_session, CoopTable, ScanMode, ScanWorkers, StaticSplit};
+use coopscan_exec::{
+    query_session, CoopTable, IndexPageCost, IndexScans, ScanMode, ScanWorkers, StaticSplit,
+    PAGE_FETCH_COST_BYTES,
+};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::Device;
 use coopscan_storage::{database_tables, DecodeBudget, Table};
@@ -103,6 +106,15 @@ pub struct SessionArgs {
     /// damaged or hostile table can make a scan use.
     #[arg(long, value_name = "MB", default_value_t = DecodeBudget::DEFAULT_MIB, value_parser = parse_decode_budget)]
     pub decode_budget_mb: u64,
+    /// auto | always | never: whether scans may read through a secondary index
+    /// (`coopscan index`, `CREATE INDEX`): auto where the index estimates fewer bytes'
+    /// worth of page fetches than the scan reads.
+    #[arg(long, default_value = "auto")]
+    pub index_scans: IndexScans,
+    /// What one page fetched through an index costs, in KiB a scan streams in the same
+    /// time (the break-even: about 1024 for a disk, a few for flash).
+    #[arg(long, value_name = "KB", default_value_t = PAGE_FETCH_COST_BYTES >> 10, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    pub index_page_cost_kb: u64,
     #[command(flatten)]
     pub device: DeviceArgs,
 }
@@ -152,7 +164,9 @@ impl SessionArgs {
         device: Arc<Device>,
     ) -> anyhow::Result<(SessionContext, Option<Arc<Runtime>>)> {
         let OpenTables { names, tables } = open;
-        let mut config = SessionConfig::new();
+        let mut config = SessionConfig::new()
+            .with_extension(Arc::new(self.index_scans))
+            .with_extension(Arc::new(IndexPageCost(self.index_page_cost_kb << 10)));
         if self.scan_workers > 1 {
             config = config.with_extension(Arc::new(ScanWorkers(usize::from(self.scan_workers))));
             if self.static_split {

@@ -92,6 +92,71 @@ fn gen_inspect_verify_agree_across_layouts() {
         "digests differ across layouts: {digests:?}"
     );
     read_cost_counts_the_requests_each_layout_needs(tmp.path());
+    index_scans_answer_as_scans_do(tmp.path());
+}
+
+/// `coopscan index` over the tables `gen_inspect_verify_agree_across_layouts` wrote:
+/// listed as usable, taken by `sql --index-scans always` (EXPLAIN shows it) with the
+/// answer `--index-scans never` gives; a string column is refused.
+fn index_scans_answer_as_scans_do(data: &Path) {
+    let query = "SELECT count(*), sum(l_quantity), min(_rowid) FROM lineitem WHERE l_partkey = 77";
+    for layout in LAYOUTS {
+        let table = data.join(layout).join("lineitem");
+        let table = table.to_str().expect("utf8");
+        let built = coopscan(
+            &["index", table, "--column", "l_partkey", "--buffered"],
+            data,
+        );
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let listed = coopscan(&["index", table], data);
+        let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+        assert!(
+            listed.contains("l_partkey: 60175 entries, usable"),
+            "{listed}"
+        );
+        let spec = format!("lineitem={table}");
+        let sql = |mode: &str, sql: &str| {
+            let out = coopscan(
+                &[
+                    "sql",
+                    "--table",
+                    &spec,
+                    "--buffered",
+                    "--index-scans",
+                    mode,
+                    sql,
+                ],
+                data,
+            );
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).to_string()
+        };
+        let explained = sql("always", &format!("EXPLAIN {query}"));
+        assert!(explained.contains("IndexScanExec"), "{layout}: {explained}");
+        let (with, without) = (sql("always", query), sql("never", query));
+        assert_eq!(with, without, "{layout}");
+        assert!(!with.contains("| 0 "), "{layout}: part 77 has rows: {with}");
+    }
+    let table = data.join("csm").join("lineitem");
+    let refused = coopscan(
+        &[
+            "index",
+            table.to_str().expect("utf8"),
+            "--column",
+            "l_comment",
+        ],
+        data,
+    );
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("only integer"));
 }
 
 const LAYOUTS: [&str; 4] = ["nsm", "pax", "dsm", "csm"];

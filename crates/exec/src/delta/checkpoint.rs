@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use coopscan_buffer::Split;
 use coopscan_storage::device::Device;
+use coopscan_storage::index::build_index;
 use coopscan_storage::write::{TableWriter, WriteOptions};
 use coopscan_storage::Table;
 use datafusion::execution::TaskContext;
@@ -51,13 +52,29 @@ pub async fn checkpoint(table: Table, device: Arc<Device>) -> Result<Checkpointe
             elapsed: start.elapsed(),
         });
     }
+    let indexed = provider.indexed_columns();
     let rows_after = write_merged(&table, &provider).await?;
+    rebuild_indexes(&table, provider.device(), &indexed)?;
     Ok(Checkpointed {
         changes,
         rows_before,
         rows_after,
         elapsed: start.elapsed(),
     })
+}
+
+/// Builds again, over the new image, the indexes `columns` had over the old one (a
+/// new image has a new identity, so the old indexes, left behind with the old image's
+/// files, would be refused as stale).
+fn rebuild_indexes(old: &Table, device: Arc<Device>, columns: &[usize]) -> Result<()> {
+    if columns.is_empty() {
+        return Ok(());
+    }
+    let table = Table::open(old.dir())?;
+    for &column in columns {
+        build_index(&table, &device, column)?;
+    }
+    Ok(())
 }
 
 /// Writes the provider's rows (changes merged, in RID order) as the table's new image.

@@ -1,0 +1,72 @@
+//! `coopscan index`: build secondary indexes of a table's integer, date or decimal
+//! columns (what `CREATE INDEX` does in `coopscan sql`), or list a table's indexes and
+//! whether each can be used.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use coopscan_storage::device::Device;
+use coopscan_storage::index::{build_index, check_indexable, index_path, SecondaryIndex};
+use coopscan_storage::Table;
+
+use crate::device_args::DeviceArgs;
+
+#[derive(clap::Args, Debug)]
+pub struct IndexArgs {
+    /// The table directory.
+    pub dir: PathBuf,
+    /// A column to index (repeatable); without any, the table's indexes are listed.
+    #[arg(long = "column", value_name = "NAME")]
+    pub columns: Vec<String>,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+}
+
+pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
+    let table = Table::open(&args.dir).with_context(|| format!("table {}", args.dir.display()))?;
+    if args.columns.is_empty() {
+        list(&table);
+        return Ok(());
+    }
+    let device = Device::new(args.device.config()?);
+    for name in &args.columns {
+        let schema = table.schema();
+        let column = schema
+            .columns
+            .iter()
+            .position(|c| &c.name == name)
+            .with_context(|| format!("{} has no column {name}", args.dir.display()))?;
+        let start = Instant::now();
+        let path =
+            build_index(&table, &device, column).with_context(|| format!("index of {name}"))?;
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "{}: {} rows, {:.1} MB, {:.2} s",
+            path.display(),
+            table.rows(),
+            bytes as f64 / 1e6,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// A line per indexable column that has an index: usable, or why not.
+fn list(table: &Table) {
+    let mut any = false;
+    for (c, def) in table.schema().columns.iter().enumerate() {
+        if check_indexable(table, c).is_err() || !index_path(table.dir(), c).exists() {
+            continue;
+        }
+        any = true;
+        match SecondaryIndex::open(table, c) {
+            Ok(Some(index)) => println!("{}: {} entries, usable", def.name, index.meta().entries),
+            Ok(None) => {}
+            Err(e) => println!("{}: not usable: {e}", def.name),
+        }
+    }
+    if !any {
+        println!("{}: no indexes", table.dir().display());
+    }
+}
