@@ -13,8 +13,8 @@ use std::sync::Arc;
 use coopscan_buffer::RowRanges;
 use coopscan_storage::device::Device;
 use coopscan_storage::filter::{positions, CmpOp, RowFilter};
-use coopscan_storage::index::SecondaryIndex;
-use coopscan_storage::{Layout, Table, TableFiles};
+use coopscan_storage::index::{SecondaryIndex, ENTRIES_PER_LEAF};
+use coopscan_storage::{Table, TableFiles};
 use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
 use datafusion::arrow::compute::take;
 use datafusion::error::Result;
@@ -77,7 +77,8 @@ pub struct IndexSource {
     pub device: Arc<Device>,
     pub files: TableFiles,
     pub index: Arc<SecondaryIndex>,
-    pub keys: RangeInclusive<i64>,
+    /// The rows to fetch, ascending (looked up when the scan was planned).
+    pub rows: Arc<Vec<u64>>,
 }
 
 impl fmt::Debug for IndexSource {
@@ -85,7 +86,7 @@ impl fmt::Debug for IndexSource {
         f.debug_struct("IndexSource")
             .field("table", &self.table.dir())
             .field("column", &self.index.meta().column_name)
-            .field("keys", &self.keys)
+            .field("rows", &self.rows.len())
             .finish()
     }
 }
@@ -96,6 +97,11 @@ pub type IndexScanExec = LeafScanExec<IndexSource>;
 impl ChunkSource for IndexSource {
     const NAME: &'static str = "IndexScanExec";
     const ORDER: Order = Order::RowId;
+
+    fn detail(&self) -> Option<String> {
+        let column = &self.index.meta().column_name;
+        Some(format!("index={column}, fetched={}", self.rows.len()))
+    }
 
     fn execute(
         self: Arc<Self>,
@@ -117,16 +123,10 @@ impl ChunkSource for IndexSource {
     }
 }
 
-/// Looks the rows up, keeps those inside the scan's ranges, and sends them fetched and
-/// filtered, [`FETCH_ROWS`] at a time.
+/// Sends the rows fetched and filtered, [`FETCH_ROWS`] at a time.
 fn produce(core: &ScanCore, source: &IndexSource, sink: &BatchSink) -> Result<()> {
-    let rows = source
-        .index
-        .lookup(&source.device, &source.keys)
-        .map_err(external)?;
-    let rows = within(&rows, &core.ranges);
     let load = core.shape.load_columns();
-    for part in rows.chunks(FETCH_ROWS) {
+    for part in source.rows.chunks(FETCH_ROWS) {
         if sink.is_closed() {
             return Ok(());
         }
@@ -219,51 +219,132 @@ pub fn key_range(filter: &RowFilter, column: usize) -> Option<RangeInclusive<i64
     any.then_some(lo..=hi)
 }
 
-/// The index to scan by, with its keys, if one applies and (under `Auto`) an SI-scan
-/// is estimated cheaper than scanning `ranges`: the pages it would fetch (at most one
-/// per row, per column for DSM and CSM; rows as the index estimates them, by whole
-/// leaves), each costing `page_cost`, against the bytes the scan reads.
+/// What an index does for a scan ([`choose`]).
+pub enum IndexPlan {
+    /// Fetch the pages of these rows (ascending), and only those: an SI-scan.
+    Fetch {
+        index: Arc<SecondaryIndex>,
+        rows: Arc<Vec<u64>>,
+    },
+    /// Read only the chunks holding rows the index names, as any scan reads chunks:
+    /// in a cooperative session through the Active Buffer Manager, which loads each
+    /// of them once for every scan that needs it, in any order (the 2004 report's
+    /// §4.2: an index selection past the break-even registers like a CScan and picks
+    /// its tuples from the chunks as they arrive).
+    Chunks(RowRanges),
+}
+
+/// A lookup the index estimates at this many rows or fewer (16 leaves, 64 KiB read) is
+/// always made: its exact rows decide better than the estimate, which counts whole
+/// leaves (a point lookup is one or two leaves, hundreds of rows).
+const CHEAP_LOOKUP_ROWS: u64 = 16 * ENTRIES_PER_LEAF as u64;
+
+/// When the index estimates this many rows per chunk of the scan or more, it is not
+/// looked up at all: rows spread over the table at that density leave hardly a chunk
+/// without one (4 per chunk, uniformly: about 2 % of the chunks), and fetching them
+/// costs at least a page each. Clustered rows are what zonemaps already prune.
+const LOOKUP_ROWS_PER_CHUNK: u64 = 4;
+
+/// What the best applicable index does for a scan of `ranges` with `shape`'s filter,
+/// if anything. `Always`: fetch its rows. `Auto`: the cheapest of fetching the rows'
+/// pages (each request costing `page_cost`, beside its bytes) and reading the chunks
+/// holding them — or nothing, when those are all the chunks or the index estimates
+/// (by whole leaves, without reading them) its rows too many to leave any chunk out.
 pub fn choose(
     table: &Table,
     indexes: &[Arc<SecondaryIndex>],
     shape: &OutputShape,
     ranges: &RowRanges,
     (mode, page_cost): (IndexScans, IndexPageCost),
-) -> Option<(Arc<SecondaryIndex>, RangeInclusive<i64>)> {
+    device: &Device,
+) -> coopscan_storage::Result<Option<IndexPlan>> {
     if mode == IndexScans::Never {
-        return None;
+        return Ok(None);
     }
-    let filter = shape.decoding_filter()?;
-    let (index, keys, rows) = indexes
+    let Some(filter) = shape.decoding_filter() else {
+        return Ok(None);
+    };
+    let best = indexes
         .iter()
         .filter_map(|i| {
             let keys = key_range(filter, i.column())?;
             Some((Arc::clone(i), keys.clone(), i.estimate(&keys)))
         })
-        .min_by_key(|(_, _, rows)| *rows)?;
-    if mode == IndexScans::Always {
-        return Some((index, keys));
-    }
-    let load = shape.load_columns();
-    let per_row = match table.layout() {
-        Layout::Nsm | Layout::Pax => 1,
-        Layout::Dsm | Layout::Csm => load.len().max(1) as u64,
+        .min_by_key(|(_, _, rows)| *rows);
+    let Some((index, keys, estimate)) = best else {
+        return Ok(None);
     };
-    let fetch = rows
-        .min(ranges.rows())
-        .saturating_mul(per_row)
-        .saturating_mul(page_cost.0);
-    let scan: u64 = ranges
+    let load = shape.load_columns();
+    let chunks = chunk_count(table, ranges);
+    let dense = estimate >= chunks.saturating_mul(LOOKUP_ROWS_PER_CHUNK);
+    if mode == IndexScans::Auto && estimate > CHEAP_LOOKUP_ROWS && dense {
+        return Ok(None);
+    }
+    let rows = within(&index.lookup(device, &keys)?, ranges);
+    if mode == IndexScans::Always {
+        let rows = Arc::new(rows);
+        return Ok(Some(IndexPlan::Fetch { index, rows }));
+    }
+    let (requests, bytes) = table.fetch_cost_of(index.page_map(), &rows, &load)?;
+    let fetch = requests.saturating_mul(page_cost.0).saturating_add(bytes);
+    let touched = touched_chunks(table, &rows, ranges);
+    let chunks = chunk_bytes(table, &touched, &load);
+    Ok(if fetch < chunks {
+        let rows = Arc::new(rows);
+        Some(IndexPlan::Fetch { index, rows })
+    } else if touched.rows() < ranges.rows() {
+        Some(IndexPlan::Chunks(touched))
+    } else {
+        None
+    })
+}
+
+/// The chunks a scan of `ranges` reads, each once.
+fn chunks_of(table: &Table, ranges: &RowRanges) -> Vec<usize> {
+    let mut chunks: Vec<usize> = ranges
         .ranges()
         .iter()
         .flat_map(|r| table.chunks_for_rows(r.clone()))
+        .collect();
+    chunks.dedup();
+    chunks
+}
+
+fn chunk_count(table: &Table, ranges: &RowRanges) -> u64 {
+    chunks_of(table, ranges).len() as u64
+}
+
+/// The bytes a scan of `ranges` reads for columns `load`.
+fn chunk_bytes(table: &Table, ranges: &RowRanges, load: &[usize]) -> u64 {
+    chunks_of(table, ranges)
+        .into_iter()
         .map(|k| {
             table
-                .chunk_extents(k, &load)
+                .chunk_extents(k, load)
                 .iter()
                 .map(|e| e.len)
                 .sum::<u64>()
         })
-        .sum();
-    (fetch < scan).then_some((index, keys))
+        .sum()
+}
+
+/// `ranges` cut to the chunks holding any of `rows` (ascending, inside `ranges`).
+fn touched_chunks(table: &Table, rows: &[u64], ranges: &RowRanges) -> RowRanges {
+    let starts = table.chunk_row_starts();
+    let mut chunks: Vec<std::ops::Range<u64>> = Vec::new();
+    for &row in rows {
+        if chunks.last().is_some_and(|c| c.contains(&row)) {
+            continue;
+        }
+        let k = starts.partition_point(|&s| s <= row).saturating_sub(1);
+        chunks.push(table.chunk(k).rows());
+    }
+    let touched = RowRanges::new(chunks);
+    RowRanges::new(ranges.ranges().iter().flat_map(|r| {
+        touched
+            .ranges()
+            .iter()
+            .map(move |t| r.start.max(t.start)..r.end.min(t.end))
+            .filter(|x| !x.is_empty())
+    }))
 }

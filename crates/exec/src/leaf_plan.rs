@@ -37,6 +37,11 @@ pub trait ChunkSource: Send + Sync + 'static {
         1
     }
 
+    /// What `EXPLAIN` shows of the source beside the scan's shape, if anything.
+    fn detail(&self) -> Option<String> {
+        None
+    }
+
     /// The same scan delivering in table order, for a plan that needs `_rowid` order
     /// (`None`: this source cannot). Sources that are ordered already return `None`.
     fn in_order(_core: &ScanCore, _source: &Arc<Self>) -> Option<Arc<dyn ExecutionPlan>> {
@@ -81,7 +86,11 @@ impl<S: ChunkSource> fmt::Debug for LeafScanExec<S> {
 
 impl<S: ChunkSource> DisplayAs for LeafScanExec<S> {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.core.fmt_as(S::NAME, f)
+        self.core.fmt_as(S::NAME, f)?;
+        match self.source.detail() {
+            Some(detail) => write!(f, ", {detail}"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -29,7 +29,7 @@ use crate::delta::transaction::TransactionSlot;
 use crate::delta::{DeltaScan, TableDelta};
 use crate::error::external;
 use crate::error::{ExecError, Result};
-use crate::index_scan::{choose, IndexPageCost, IndexScanExec, IndexScans, IndexSource};
+use crate::index_scan::{choose, IndexPageCost, IndexPlan, IndexScanExec, IndexScans, IndexSource};
 use crate::plan_common::ScanCore;
 use crate::pushdown::{
     classify, prune_ranges, row_filter, rowid_range, scan_ranges, Pushed, ROWID_COLUMN,
@@ -431,24 +431,29 @@ impl CoopTable {
             return Ok(self.plan(core, workers, split));
         };
         let indexes = self.indexes.read().clone();
-        match choose(
-            &self.table,
-            &indexes,
-            &core.shape,
-            &core.ranges,
-            index_scans,
-        ) {
-            Some((index, keys)) => {
-                let device = self.device();
+        let device = self.device();
+        let (shape, ranges) = (&core.shape, &core.ranges);
+        let chosen = choose(&self.table, &indexes, shape, ranges, index_scans, &device);
+        match chosen.map_err(external)? {
+            Some(IndexPlan::Fetch { index, rows }) => {
                 let files = self.table.open_files(&device).map_err(external)?;
                 let source = IndexSource {
                     table: self.table.clone(),
                     device,
                     files,
                     index,
-                    keys,
+                    rows,
                 };
                 Ok(Arc::new(IndexScanExec::new(core, Arc::new(source))))
+            }
+            Some(IndexPlan::Chunks(ranges)) => {
+                let statistics = Arc::new(scan_statistics(&self.table, &core.shape, &ranges));
+                let core = ScanCore {
+                    ranges,
+                    statistics,
+                    ..core
+                };
+                Ok(self.plan(core, workers, split))
             }
             None => Ok(self.plan(core, workers, split)),
         }

@@ -249,3 +249,106 @@ async fn what_cannot_be_indexed_is_refused_clearly() {
         assert!(err.contains(says), "{sql}: {err}");
     }
 }
+
+/// A selection of a row or two: at a disk's cost per fetch, reading the one or two
+/// chunks holding them beats fetching their pages, so the scan reads only those chunks
+/// (the index prunes what zonemaps cannot: prices are not clustered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_few_rows_scattered_read_only_their_chunks() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = own_table(tmp.path(), Layout::Pax);
+    let ctx = scan_session(&table, IndexScans::Auto);
+    plan_read_or_change(&ctx, "CREATE INDEX ON lineitem (l_extendedprice)")
+        .await
+        .expect("index");
+    let reference = reference_context();
+    let price = run(
+        &reference,
+        "SELECT l_extendedprice FROM lineitem WHERE _rowid = 30000",
+    )
+    .await;
+    let price = &price[0][0];
+    let sql = &format!(
+        "SELECT l_orderkey, l_extendedprice, _rowid FROM lineitem WHERE l_extendedprice = {price}"
+    );
+    let want = run(&reference, sql).await;
+    assert!(!want.is_empty() && want.len() <= 4, "{want:?}");
+    let plan = explain(&ctx, sql).await;
+    assert!(!plan.contains("IndexScanExec"), "{plan}");
+    let rows: u64 = plan
+        .split("rows=")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("rows= in the plan");
+    assert!(
+        rows < table.rows() / 4,
+        "{rows} of {} rows scanned: {plan}",
+        table.rows()
+    );
+    assert_eq!(run(&ctx, sql).await, want);
+}
+
+/// Four concurrent selections of about 5 % each (past the break-even: most pages hold a
+/// selected tuple) in one cooperative session: fetched page by page they read the table
+/// about once each; through the Active Buffer Manager, which loads each chunk for all
+/// of them, fewer bytes in all. Either way every query gets the reference's answer
+/// (no tuple twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_selections_through_the_abm_read_fewer_bytes_past_the_break_even() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = own_table(tmp.path(), Layout::Pax);
+    let scan = scan_session(&table, IndexScans::Always);
+    plan_read_or_change(&scan, "CREATE INDEX ON lineitem (l_extendedprice)")
+        .await
+        .expect("index");
+    let reference = reference_context();
+    let queries: Vec<String> = [10_000, 25_000, 40_000, 55_000]
+        .iter()
+        .map(|lo| {
+            format!(
+                "SELECT count(*), sum(l_quantity), min(_rowid), max(_rowid) FROM lineitem \
+                 WHERE l_extendedprice >= {lo} AND l_extendedprice < {}",
+                lo + 4_000
+            )
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    for mode in [IndexScans::Always, IndexScans::Auto] {
+        let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
+        let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
+        let ctx = query_session(query_session_config(2).with_extension(Arc::new(mode)));
+        ctx.register_table(
+            "lineitem",
+            Arc::new(CoopTable::cooperative(Arc::clone(&runtime))),
+        )
+        .expect("register");
+        let uses_index = explain(&ctx, &queries[0]).await.contains("IndexScanExec");
+        assert_eq!(uses_index, mode == IndexScans::Always, "{mode:?}");
+        let runs = queries.iter().map(|sql| run(&ctx, sql));
+        let answers = futures::future::join_all(runs).await;
+        for (sql, got) in queries.iter().zip(answers) {
+            assert_eq!(got, run(&reference, sql).await, "{mode:?}: {sql}");
+        }
+        bytes.push(runtime.device_stats().bytes);
+    }
+    let table_bytes: u64 = (0..table.chunk_count())
+        .map(|k| {
+            table
+                .chunk_extents(k, &[0])
+                .iter()
+                .map(|e| e.len)
+                .sum::<u64>()
+        })
+        .sum();
+    let (fetched, through_abm) = (bytes[0], bytes[1]);
+    eprintln!("bytes read: fetched {fetched}, through the ABM {through_abm}, table {table_bytes}");
+    assert!(
+        fetched > 2 * table_bytes,
+        "fetched {fetched} of a {table_bytes}-byte table"
+    );
+    assert!(
+        through_abm < fetched,
+        "through the ABM {through_abm}, fetched {fetched}"
+    );
+}

@@ -69,6 +69,29 @@ impl Table {
         )?)
     }
 
+    /// What [`Table::fetch_rows`] would read for `rows` and `projection`: its requests
+    /// and their bytes (the page directory alone is consulted; nothing is read).
+    pub fn fetch_cost_of(
+        &self,
+        map: &PageMap,
+        rows: &[u64],
+        projection: &[usize],
+    ) -> Result<(u64, u64)> {
+        self.check_projection(projection)?;
+        let firsts: Vec<usize> = match self.layout() {
+            Layout::Nsm | Layout::Pax => projection.first().copied().into_iter().collect(),
+            Layout::Dsm | Layout::Csm => projection.to_vec(),
+        };
+        let (mut requests, mut bytes) = (0u64, 0u64);
+        for column in firsts {
+            for span in self.spans(map, rows, column)? {
+                requests = requests.saturating_add(1);
+                bytes = bytes.saturating_add(span.extent.len);
+            }
+        }
+        Ok((requests, bytes))
+    }
+
     /// One array per column of `group` (columns that share their pages) holding `rows`.
     fn fetch_group(
         &self,
