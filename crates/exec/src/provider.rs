@@ -44,6 +44,7 @@ use coopscan_storage::index::{build_index, check_indexable, SecondaryIndex};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::common::{not_impl_err, ScalarValue};
 use datafusion::datasource::sink::DataSinkExec;
+use datafusion::error::DataFusionError;
 use datafusion::logical_expr::dml::InsertOp;
 use parking_lot::RwLock;
 
@@ -340,7 +341,16 @@ impl TableProvider for CoopTable {
             None => self.delta.snapshot()?,
         };
         let how = (workers, split, index_scans);
-        self.scan_plan(projection, filters, limit, how, snapshot)
+        if self.indexes.read().is_empty() {
+            return self.scan_plan(projection, filters, limit, how, snapshot);
+        }
+        // Planning may look an index up (reads): off the executor's threads.
+        let (this, projection, filters) = (self.clone(), projection.to_vec(), filters.to_vec());
+        tokio::task::spawn_blocking(move || {
+            this.scan_plan(&projection, &filters, limit, how, snapshot)
+        })
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?
     }
 
     async fn insert_into(
