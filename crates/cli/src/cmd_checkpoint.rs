@@ -43,6 +43,9 @@ pub fn run(args: &CheckpointArgs) -> anyhow::Result<()> {
         let done = tokio
             .block_on(checkpoint(table, Arc::clone(&device)))
             .with_context(|| format!("checkpoint of {}", dir.display()))?;
+        for lost in &done.lost_indexes {
+            eprintln!("warning: {}: {lost}", dir.display());
+        }
         if done.changes == 0 {
             println!("{}: no changes", dir.display());
         } else {

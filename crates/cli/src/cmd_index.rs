@@ -25,11 +25,11 @@ pub struct IndexArgs {
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     let table = Table::open(&args.dir).with_context(|| format!("table {}", args.dir.display()))?;
+    let device = Device::new(args.device.config()?);
     if args.columns.is_empty() {
-        list(&table);
+        list(&table, &device);
         return Ok(());
     }
-    let device = Device::new(args.device.config()?);
     for name in &args.columns {
         let schema = table.schema();
         let column = schema
@@ -52,15 +52,18 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A line per indexable column that has an index: usable, or why not.
-fn list(table: &Table) {
+/// A line per indexable column that has an index: usable (every leaf read and
+/// checked), or why not.
+fn list(table: &Table, device: &Device) {
     let mut any = false;
     for (c, def) in table.schema().columns.iter().enumerate() {
         if check_indexable(table, c).is_err() || !index_path(table.dir(), c).exists() {
             continue;
         }
         any = true;
-        match SecondaryIndex::open(table, c) {
+        let checked = SecondaryIndex::open(table, c)
+            .and_then(|index| index.map(|i| i.verify(device).map(|()| i)).transpose());
+        match checked {
             Ok(Some(index)) => println!("{}: {} entries, usable", def.name, index.meta().entries),
             Ok(None) => {}
             Err(e) => println!("{}: not usable: {e}", def.name),

@@ -219,6 +219,13 @@ pub fn key_range(filter: &RowFilter, column: usize) -> Option<RangeInclusive<i64
     any.then_some(lo..=hi)
 }
 
+/// The column of an index that failed when it was read (a damaged leaf): the scan goes
+/// without it (`coopscan index DIR` says what is wrong with it).
+#[derive(Debug)]
+pub struct IndexFailed {
+    pub column: usize,
+}
+
 /// What an index does for a scan ([`choose`]).
 pub enum IndexPlan {
     /// Fetch the pages of these rows (ascending), and only those: an SI-scan.
@@ -257,7 +264,7 @@ pub fn choose(
     ranges: &RowRanges,
     (mode, page_cost): (IndexScans, IndexPageCost),
     device: &Device,
-) -> coopscan_storage::Result<Option<IndexPlan>> {
+) -> Result<Option<IndexPlan>, IndexFailed> {
     if mode == IndexScans::Never {
         return Ok(None);
     }
@@ -274,18 +281,27 @@ pub fn choose(
     let Some((index, keys, estimate)) = best else {
         return Ok(None);
     };
+    if keys.is_empty() {
+        // Comparisons no key satisfies: nothing to read.
+        let rows = Arc::new(Vec::new());
+        return Ok(Some(IndexPlan::Fetch { index, rows }));
+    }
     let load = shape.load_columns();
     let chunks = chunk_count(table, ranges);
     let dense = estimate >= chunks.saturating_mul(LOOKUP_ROWS_PER_CHUNK);
     if mode == IndexScans::Auto && estimate > CHEAP_LOOKUP_ROWS && dense {
         return Ok(None);
     }
-    let rows = within(&index.lookup(device, &keys)?, ranges);
+    let failed = |_| IndexFailed {
+        column: index.column(),
+    };
+    let rows = within(&index.lookup(device, &keys).map_err(failed)?, ranges);
     if mode == IndexScans::Always {
         let rows = Arc::new(rows);
         return Ok(Some(IndexPlan::Fetch { index, rows }));
     }
-    let (requests, bytes) = table.fetch_cost_of(index.page_map(), &rows, &load)?;
+    let cost = table.fetch_cost_of(index.page_map(), &rows, &load);
+    let (requests, bytes) = cost.map_err(failed)?;
     let fetch = requests.saturating_mul(page_cost.0).saturating_add(bytes);
     let touched = touched_chunks(table, &rows, ranges);
     let chunks = chunk_bytes(table, &touched, &load);
@@ -340,11 +356,5 @@ fn touched_chunks(table: &Table, rows: &[u64], ranges: &RowRanges) -> RowRanges 
         chunks.push(table.chunk(k).rows());
     }
     let touched = RowRanges::new(chunks);
-    RowRanges::new(ranges.ranges().iter().flat_map(|r| {
-        touched
-            .ranges()
-            .iter()
-            .map(move |t| r.start.max(t.start)..r.end.min(t.end))
-            .filter(|x| !x.is_empty())
-    }))
+    RowRanges::new(touched.ranges().iter().flat_map(|t| ranges.within(t)))
 }

@@ -250,12 +250,10 @@ impl ChangedTable for CoopTable {
         snapshot: Pdt<ScalarValue>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let all: Vec<usize> = (0..self.schema.fields().len()).collect();
-        let how = (
-            1,
-            Split::Dynamic,
-            (IndexScans::Auto, IndexPageCost::default()),
-        );
-        self.scan_plan(&all, filters, None, how, snapshot)
+        // A change's scan is planned inside an async statement holding the table's
+        // writer lock: no index lookup (reads) there.
+        let never = (IndexScans::Never, IndexPageCost::default());
+        self.scan_plan(&all, filters, None, (1, Split::Dynamic, never), snapshot)
     }
 }
 
@@ -443,8 +441,16 @@ impl CoopTable {
         let indexes = self.indexes.read().clone();
         let device = self.device();
         let (shape, ranges) = (&core.shape, &core.ranges);
-        let chosen = choose(&self.table, &indexes, shape, ranges, index_scans, &device);
-        match chosen.map_err(external)? {
+        let chosen = match choose(&self.table, &indexes, shape, ranges, index_scans, &device) {
+            Ok(chosen) => chosen,
+            Err(failed) => {
+                // A damaged index never fails a query: it is dropped from this
+                // provider (`coopscan index DIR` reports it) and the table scanned.
+                self.indexes.write().retain(|i| i.column() != failed.column);
+                None
+            }
+        };
+        match chosen {
             Some(IndexPlan::Fetch { index, rows }) => {
                 let files = self.table.open_files(&device).map_err(external)?;
                 let source = IndexSource {

@@ -218,6 +218,7 @@ async fn a_changed_table_is_scanned_until_a_checkpoint_rebuilds_its_index() {
         .await
         .expect("checkpoint");
     assert_eq!(done.rows_after, table.rows() + n);
+    assert!(done.lost_indexes.is_empty(), "{:?}", done.lost_indexes);
     let merged = Table::open(table.dir()).expect("reopen");
     let ctx = scan_session(&merged, IndexScans::Always);
     assert!(explain(&ctx, sql).await.contains("IndexScanExec"));
@@ -351,4 +352,26 @@ async fn index_selections_through_the_abm_read_fewer_bytes_past_the_break_even()
         through_abm < fetched,
         "through the ABM {through_abm}, fetched {fetched}"
     );
+}
+
+/// A damaged leaf never fails a query: the lookup that meets it drops the index and the
+/// table is scanned, with the reference's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_index_is_dropped_and_the_table_scanned() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = own_table(tmp.path(), Layout::Dsm);
+    let ctx = scan_session(&table, IndexScans::Always);
+    plan_read_or_change(&ctx, "CREATE INDEX ON lineitem (l_partkey)")
+        .await
+        .expect("index");
+    let path = coopscan_storage::index::index_path(table.dir(), 1);
+    let mut bytes = std::fs::read(&path).expect("index file");
+    for leaf in bytes.chunks_mut(4096).take(60_175 / 255) {
+        leaf[100] ^= 0x10;
+    }
+    std::fs::write(&path, bytes).expect("damage");
+    let ctx = scan_session(&table, IndexScans::Always);
+    let sql = "SELECT count(*), sum(l_quantity) FROM lineitem WHERE l_partkey = 77";
+    assert!(!explain(&ctx, sql).await.contains("IndexScanExec"));
+    assert_eq!(run(&ctx, sql).await, run(&reference_context(), sql).await);
 }

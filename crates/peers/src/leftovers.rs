@@ -313,6 +313,8 @@ pub(crate) fn remove_cgroup(dir: &Path) -> std::io::Result<()> {
         match std::fs::remove_dir(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            // Only "busy" passes: the group still empties; anything else stays.
+            Err(e) if e.kind() != std::io::ErrorKind::ResourceBusy => return Err(e),
             Err(e) if Instant::now() >= deadline => return Err(e),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }

@@ -206,6 +206,10 @@ fn a_stale_or_damaged_index_is_refused() {
         .expect("an index");
     let err = index.lookup(&device, &keys).expect_err("damaged leaf");
     assert!(matches!(err, StorageError::Checksum { .. }), "{err}");
+    assert!(index.verify(&device).is_err(), "verify reads every leaf");
+    // A lookup that does not reach the damaged leaf still answers.
+    let last = index.meta().fences.last().copied().expect("leaves");
+    assert!(index.lookup(&device, &(last..)).is_ok());
 
     // A damaged or cut description: refused on open.
     for cut in [good.len() - 3, good.len() / 2, 5] {
@@ -229,6 +233,16 @@ fn a_stale_or_damaged_index_is_refused() {
     std::fs::copy(index_path(&other, DAY), index_path(&dir, DAY)).expect("copy");
     let err = SecondaryIndex::open(&table, DAY).expect_err("stale");
     assert!(err.to_string().contains("another version"), "{err}");
+
+    // While a writer holds the table (replacing it), no index is built into it.
+    let mut options = coopscan_storage::WriteOptions::new(Layout::Csm);
+    options.overwrite = true;
+    let writer = coopscan_storage::TableWriter::create(&dir, "t", sample_schema(), options)
+        .expect("a writer");
+    let err = build_index(&table, &device, DAY).expect_err("locked");
+    assert!(matches!(err, StorageError::Locked { .. }), "{err}");
+    drop(writer);
+    build_index(&table, &device, DAY).expect("unlocked again");
 
     // Strings are not indexed.
     let err = build_index(&table, &device, 4).expect_err("a string column");
@@ -264,4 +278,10 @@ fn fetching_rows_out_of_order_or_range_is_an_error() {
         .fetch_rows(&device, &files, map, &[1, 2, 3], &[])
         .expect("count");
     assert_eq!(count.num_rows(), 3);
+    // A column named twice gets its values twice.
+    let twice = table
+        .fetch_rows(&device, &files, map, &[1, 5000], &[DAY, 0, DAY])
+        .expect("twice");
+    assert_eq!(twice.column(0).as_ref(), twice.column(2).as_ref());
+    assert_eq!(twice.column(0).len(), 2);
 }

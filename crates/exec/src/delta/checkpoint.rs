@@ -27,6 +27,10 @@ pub struct Checkpointed {
     pub rows_before: u64,
     pub rows_after: u64,
     pub elapsed: Duration,
+    /// Indexes that could not be built again over the new image, each with why (the
+    /// merge itself is done: the table is checkpointed, only these indexes are gone;
+    /// `coopscan index` builds them).
+    pub lost_indexes: Vec<String>,
 }
 
 /// Merges the committed changes of the table at `table.dir()` into a new stable image
@@ -50,31 +54,49 @@ pub async fn checkpoint(table: Table, device: Arc<Device>) -> Result<Checkpointe
             rows_before,
             rows_after: rows_before,
             elapsed: start.elapsed(),
+            lost_indexes: Vec::new(),
         });
     }
     let indexed = provider.indexed_columns();
     let rows_after = write_merged(&table, &provider).await?;
-    rebuild_indexes(&table, provider.device(), &indexed)?;
+    let (dir, device) = (table.dir().to_path_buf(), provider.device());
+    let rebuilt = tokio::task::spawn_blocking(move || rebuild_indexes(&dir, &device, &indexed));
+    let lost_indexes = rebuilt
+        .await
+        .unwrap_or_else(|e| vec![format!("building the indexes again: {e}")]);
     Ok(Checkpointed {
         changes,
         rows_before,
         rows_after,
         elapsed: start.elapsed(),
+        lost_indexes,
     })
 }
 
-/// Builds again, over the new image, the indexes `columns` had over the old one (a
-/// new image has a new identity, so the old indexes, left behind with the old image's
-/// files, would be refused as stale).
-fn rebuild_indexes(old: &Table, device: Arc<Device>, columns: &[usize]) -> Result<()> {
+/// Builds again, over the new image in `dir`, the indexes `columns` had over the old
+/// one (the old image's files went with the old image); what could not be built, each
+/// with why.
+fn rebuild_indexes(dir: &std::path::Path, device: &Device, columns: &[usize]) -> Vec<String> {
     if columns.is_empty() {
-        return Ok(());
+        return Vec::new();
     }
-    let table = Table::open(old.dir())?;
-    for &column in columns {
-        build_index(&table, &device, column)?;
-    }
-    Ok(())
+    let table = match Table::open(dir) {
+        Ok(table) => table,
+        Err(e) => return vec![format!("the new image: {e}")],
+    };
+    columns
+        .iter()
+        .filter_map(|&c| {
+            let name = table
+                .schema()
+                .columns
+                .get(c)
+                .map_or("?", |d| d.name.as_str());
+            build_index(&table, device, c)
+                .err()
+                .map(|e| format!("index of {name}: {e}"))
+        })
+        .collect()
 }
 
 /// Writes the provider's rows (changes merged, in RID order) as the table's new image.

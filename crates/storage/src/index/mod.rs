@@ -89,7 +89,7 @@ impl SecondaryIndex {
             .metadata()
             .map_err(|e| StorageError::io(&path, e))?
             .len();
-        let meta = read_meta(&file, size, &path)?;
+        let (meta, description_at) = read_meta(&file, size, &path, description_limit(table))?;
         let stale = |why: String| {
             StorageError::Invalid(format!(
                 "{}: {why}; rebuild it (`coopscan index`)",
@@ -105,7 +105,7 @@ impl SecondaryIndex {
             || meta.entries != table.rows()
             || meta.fences.len() as u64 != leaves
             || !meta.fences.windows(2).all(|w| w[0] <= w[1])
-            || leaf_bytes > size
+            || leaf_bytes != description_at
         {
             return Err(stale("its description does not fit the table".into()));
         }
@@ -127,6 +127,9 @@ impl SecondaryIndex {
 
     /// The leaves that may hold keys in `keys`.
     fn leaves(&self, keys: &impl RangeBounds<i64>) -> std::ops::Range<u64> {
+        if inclusive(keys).is_none() {
+            return 0..0;
+        }
         let fences = &self.meta.fences;
         // A key equal to a leaf's first key may also end the leaf before it.
         let first = match keys.start_bound() {
@@ -183,6 +186,12 @@ impl SecondaryIndex {
         Ok(rows)
     }
 
+    /// Reads and checks every leaf (what `coopscan index` does before it calls an index
+    /// usable): a damaged leaf is found here rather than by the query that needs it.
+    pub fn verify(&self, device: &Device) -> Result<()> {
+        self.lookup(device, &..).map(|_| ())
+    }
+
     /// Leaf `number`'s entries, checked against the description.
     fn leaf(&self, page: &[u8], number: u64) -> Result<Vec<file::Entry>> {
         let full = ENTRIES_PER_LEAF as u64;
@@ -209,8 +218,39 @@ impl SecondaryIndex {
     }
 }
 
-/// The description at the end of the index file `file` of `size` bytes.
-fn read_meta(file: &std::fs::File, size: u64, path: &Path) -> Result<IndexMeta> {
+/// `keys` as an inclusive range of integers; `None` when it holds none.
+fn inclusive(keys: &impl RangeBounds<i64>) -> Option<(i64, i64)> {
+    let lo = match keys.start_bound() {
+        Bound::Included(&a) => a,
+        Bound::Excluded(&a) => a.checked_add(1)?,
+        Bound::Unbounded => i64::MIN,
+    };
+    let hi = match keys.end_bound() {
+        Bound::Included(&b) => b,
+        Bound::Excluded(&b) => b.checked_sub(1)?,
+        Bound::Unbounded => i64::MAX,
+    };
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// The most bytes the description of an index of `table` can take: a first key per
+/// leaf and a first row per page of the table, each at most 21 characters of JSON,
+/// and a list per chunk and column, with room to spare. A larger one is refused before
+/// it is read or parsed.
+fn description_limit(table: &Table) -> u64 {
+    const PER_NUMBER: u64 = 24;
+    let leaves = table.rows().div_ceil(ENTRIES_PER_LEAF as u64);
+    let pages: u64 = table.manifest().files.iter().map(|f| f.pages).sum();
+    let lists = (table.chunk_count() as u64).saturating_mul(table.schema().len() as u64 + 1);
+    PER_NUMBER
+        .saturating_mul(leaves.saturating_add(pages).saturating_add(lists))
+        .saturating_add(64 << 10)
+        .min(MAX_DESCRIPTION_BYTES)
+}
+
+/// The description at the end of the index file `file` of `size` bytes (at most
+/// `limit`), and where it starts.
+fn read_meta(file: &std::fs::File, size: u64, path: &Path, limit: u64) -> Result<(IndexMeta, u64)> {
     use std::os::unix::fs::FileExt;
     let read = |at: u64, len: usize| {
         let mut buf = vec![0u8; len];
@@ -228,7 +268,7 @@ fn read_meta(file: &std::fs::File, size: u64, path: &Path) -> Result<IndexMeta> 
     let (len, crc) = decode_footer(&read(footer_at, FOOTER_BYTES)?, path, footer_at)?;
     let start = footer_at
         .checked_sub(len)
-        .filter(|_| len <= MAX_DESCRIPTION_BYTES)
+        .filter(|_| len <= limit)
         .ok_or_else(|| StorageError::Corrupt {
             path: path.to_path_buf(),
             offset: footer_at,
@@ -258,5 +298,5 @@ fn read_meta(file: &std::fs::File, size: u64, path: &Path) -> Result<IndexMeta> 
             expected: VERSION,
         });
     }
-    Ok(meta)
+    Ok((meta, start))
 }

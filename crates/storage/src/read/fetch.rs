@@ -55,9 +55,16 @@ impl Table {
         let mut arrays: Vec<Option<ArrayRef>> = vec![None; projection.len()];
         for group in &groups {
             let fetched = self.fetch_group(device, files, map, rows, group)?;
-            for (c, array) in group.iter().zip(fetched) {
-                let at = projection.iter().position(|p| p == c).unwrap_or(0);
-                arrays[at] = Some(array);
+            for (i, array) in fetched.into_iter().enumerate() {
+                // A column the projection names twice is fetched twice (DSM/CSM) or
+                // once per name (NSM/PAX): each name gets an array.
+                if let Some(slot) = arrays
+                    .iter_mut()
+                    .zip(projection)
+                    .find_map(|(slot, &c)| (slot.is_none() && c == group[i]).then_some(slot))
+                {
+                    *slot = Some(array);
+                }
             }
         }
         let arrays = arrays.into_iter().flatten().collect();

@@ -9,7 +9,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Result, StorageError};
 
@@ -23,7 +23,29 @@ pub(crate) struct TableLock {
     _file: File,
 }
 
+/// `PARENT/.NAME` + `suffix` for the table directory `target`: the lock file and the
+/// writer's work directory live beside the table.
+pub(crate) fn beside(target: &Path, suffix: &str) -> Result<PathBuf> {
+    let name = target.file_name().ok_or_else(|| {
+        StorageError::Invalid(format!("{} does not name a directory", target.display()))
+    })?;
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut n = std::ffi::OsString::from(".");
+    n.push(name);
+    n.push(suffix);
+    Ok(parent.join(n))
+}
+
 impl TableLock {
+    /// The writer's lock of the table directory `target`, without waiting: what a
+    /// table writer holds, and what anything else that writes into the table takes.
+    pub fn of_table(target: &Path) -> Result<TableLock> {
+        TableLock::acquire(beside(target, ".lock")?)
+    }
+
     /// Takes the lock at `path` without waiting; [`StorageError::Locked`] if another
     /// writer holds it.
     pub fn acquire(path: PathBuf) -> Result<TableLock> {

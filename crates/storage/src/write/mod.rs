@@ -11,7 +11,7 @@ mod dsm;
 mod pack;
 pub use pack::{DSM_MAX_PAGE_ROWS, MAX_VARCHAR_PAGE_RAW};
 pub use row_pages::PAX_DIR_ENTRY_BYTES;
-mod lock;
+pub(crate) mod lock;
 mod row_pages;
 mod staging;
 

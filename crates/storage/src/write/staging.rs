@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::lock::TableLock;
+use super::lock::{beside, TableLock};
 use crate::error::{Result, StorageError};
 use crate::manifest::{sync_dir, Manifest};
 
@@ -32,23 +32,14 @@ impl Staging {
     /// Locks `target`, checks that it may be written (absent, empty, or a table and
     /// `overwrite`) and creates a fresh work directory beside it.
     pub fn begin(target: &Path, overwrite: bool) -> Result<Staging> {
-        let name = target.file_name().ok_or_else(|| {
-            StorageError::Invalid(format!("{} does not name a directory", target.display()))
-        })?;
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let lock_path = beside(target, ".lock")?;
+        let parent = lock_path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         std::fs::create_dir_all(&parent).map_err(|e| StorageError::io(&parent, e))?;
-        let hidden = |suffix: &str| {
-            let mut n = std::ffi::OsString::from(".");
-            n.push(name);
-            n.push(suffix);
-            parent.join(n)
-        };
-        let lock = TableLock::acquire(hidden(".lock"))?;
+        let lock = TableLock::acquire(lock_path)?;
         check_target(target, overwrite)?;
-        let work = hidden(".tmp");
+        let work = beside(target, ".tmp")?;
         if work.exists() {
             // Left by a writer that was killed; we hold the lock, so it is no one's.
             std::fs::remove_dir_all(&work).map_err(|e| StorageError::io(&work, e))?;
