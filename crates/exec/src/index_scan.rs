@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use coopscan_buffer::RowRanges;
 use coopscan_storage::device::Device;
-use coopscan_storage::filter::{positions, CmpOp, RowFilter};
+use coopscan_storage::filter::{positions, CmpOp};
 use coopscan_storage::index::{SecondaryIndex, ENTRIES_PER_LEAF};
 use coopscan_storage::{Table, TableFiles};
 use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
@@ -24,6 +24,7 @@ use crate::error::external;
 use crate::feed::{spawn_feeder, BatchSink};
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::plan_common::{Order, ScanCore};
+use crate::pushdown::Pushed;
 use crate::shape::OutputShape;
 
 /// Rows fetched per output batch.
@@ -195,14 +196,23 @@ fn filtered(
     Ok(shape.assemble_ids(&tuples, kept.iter().map(|&p| rows[p as usize]))?)
 }
 
-/// The key range `filter`'s comparisons on `column` allow (`None`: none constrain it).
-pub fn key_range(filter: &RowFilter, column: usize) -> Option<RangeInclusive<i64>> {
+/// The key range the pushed comparisons on `column` allow (`None`: none constrain it).
+/// All of them count, evaluated by the scan or not: the index only narrows what is
+/// read, and a comparison the scan leaves to DataFusion is applied above it anyway.
+pub fn key_range(pushed: &[Pushed], column: usize) -> Option<RangeInclusive<i64>> {
     let mut any = false;
     let (mut lo, mut hi) = (i64::MIN, i64::MAX);
-    for c in filter.conjuncts().iter().filter(|c| c.column == column) {
+    let on_column = pushed.iter().filter_map(|p| match *p {
+        Pushed::Value {
+            column: c,
+            op,
+            value,
+        } if c == column => Some((op, value)),
+        _ => None,
+    });
+    for (op, v) in on_column {
         any = true;
-        let v = c.value;
-        match c.op {
+        match op {
             CmpOp::Eq => (lo, hi) = (lo.max(v), hi.min(v)),
             CmpOp::Lt => match v.checked_sub(1) {
                 Some(below) => hi = hi.min(below),
@@ -252,29 +262,26 @@ const CHEAP_LOOKUP_ROWS: u64 = 16 * ENTRIES_PER_LEAF as u64;
 /// costs at least a page each. Clustered rows are what zonemaps already prune.
 const LOOKUP_ROWS_PER_CHUNK: u64 = 4;
 
-/// What the best applicable index does for a scan of `ranges` with `shape`'s filter,
-/// if anything. `Always`: fetch its rows. `Auto`: the cheapest of fetching the rows'
+/// What the best index the `pushed` comparisons bound does for a scan of `ranges` with
+/// `shape`, if anything. `Always`: fetch its rows. `Auto`: the cheapest of fetching the rows'
 /// pages (each request costing `page_cost`, beside its bytes) and reading the chunks
 /// holding them — or nothing, when those are all the chunks or the index estimates
 /// (by whole leaves, without reading them) its rows too many to leave any chunk out.
 pub fn choose(
     table: &Table,
     indexes: &[Arc<SecondaryIndex>],
+    pushed: &[Pushed],
     shape: &OutputShape,
     ranges: &RowRanges,
-    (mode, page_cost): (IndexScans, IndexPageCost),
-    device: &Device,
+    ((mode, page_cost), device): ((IndexScans, IndexPageCost), &Device),
 ) -> Result<Option<IndexPlan>, IndexFailed> {
     if mode == IndexScans::Never {
         return Ok(None);
     }
-    let Some(filter) = shape.decoding_filter() else {
-        return Ok(None);
-    };
     let best = indexes
         .iter()
         .filter_map(|i| {
-            let keys = key_range(filter, i.column())?;
+            let keys = key_range(pushed, i.column())?;
             Some((Arc::clone(i), keys.clone(), i.estimate(&keys)))
         })
         .min_by_key(|(_, _, rows)| *rows);

@@ -441,7 +441,8 @@ impl CoopTable {
         let indexes = self.indexes.read().clone();
         let device = self.device();
         let (shape, ranges) = (&core.shape, &core.ranges);
-        let chosen = match choose(&self.table, &indexes, shape, ranges, index_scans, &device) {
+        let how = (index_scans, device.as_ref());
+        let chosen = match choose(&self.table, &indexes, &pushed, shape, ranges, how) {
             Ok(chosen) => chosen,
             Err(failed) => {
                 // A damaged index never fails a query: it is dropped from this

@@ -375,3 +375,50 @@ async fn a_damaged_index_is_dropped_and_the_table_scanned() {
     assert!(!explain(&ctx, sql).await.contains("IndexScanExec"));
     assert_eq!(run(&ctx, sql).await, run(&reference_context(), sql).await);
 }
+
+/// Index selections read through the ABM (`IndexPlan::Chunks`: only the chunks holding
+/// rows the index names) under every policy, all at once in one buffer: each query gets
+/// the reference's answer, nothing twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_selections_through_the_abm_are_right_under_every_policy() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = own_table(tmp.path(), Layout::Dsm);
+    let scan = scan_session(&table, IndexScans::Auto);
+    plan_read_or_change(&scan, "CREATE INDEX ON lineitem (l_partkey)")
+        .await
+        .expect("index");
+    let reference = reference_context();
+    let queries: Vec<String> = [77, 501, 1234, 1999]
+        .iter()
+        .map(|p| {
+            format!(
+                "SELECT count(*), sum(l_quantity), min(_rowid), max(_rowid) FROM lineitem \
+                 WHERE l_partkey BETWEEN {p} AND {}",
+                p + 1
+            )
+        })
+        .collect();
+    let mut wants = Vec::new();
+    for sql in &queries {
+        wants.push(run(&reference, sql).await);
+    }
+    // A disk on which a page fetch costs more than any chunk: the index only prunes.
+    let cost = Arc::new(IndexPageCost(1 << 30));
+    for policy in PolicyKind::ALL {
+        let config = RuntimeConfig::new(FRAMES, policy);
+        let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
+        let session = query_session_config(2).with_extension(Arc::new(IndexScans::Auto));
+        let ctx = query_session(session.with_extension(Arc::clone(&cost)));
+        ctx.register_table("lineitem", Arc::new(CoopTable::cooperative(runtime)))
+            .expect("register");
+        let plan = explain(&ctx, &queries[0]).await;
+        assert!(
+            plan.contains("CScanExec") && !plan.contains(&format!("rows={}", table.rows())),
+            "{policy}: {plan}"
+        );
+        let answers = futures::future::join_all(queries.iter().map(|sql| run(&ctx, sql))).await;
+        for ((sql, want), got) in queries.iter().zip(&wants).zip(answers) {
+            assert_eq!(&got, want, "{policy}: {sql}");
+        }
+    }
+}

@@ -7,6 +7,8 @@
 //!
 //! `COOPSCAN_TPCH_TEST_SF` overrides the scale factor (default 0.1).
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -47,7 +49,9 @@ struct Database {
 fn database() -> &'static Database {
     static DB: OnceLock<Database> = OnceLock::new();
     DB.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("tempdir");
+        // A static's directory outlives the process (about 280 MB a run, which once
+        // filled the disk): named by pid, removed by the next run (`fixture_dir`).
+        let dir = common::fixture_dir();
         let layouts = LAYOUTS
             .iter()
             .map(|&layout| {

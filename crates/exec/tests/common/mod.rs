@@ -55,14 +55,20 @@ fn remove_stale_fixtures(parent: &Path) {
     }
 }
 
+/// A directory for a fixture kept in a static for the whole test process: named with
+/// the process's pid, and those of processes that are gone removed first.
+pub fn fixture_dir() -> tempfile::TempDir {
+    remove_stale_fixtures(&std::env::temp_dir());
+    tempfile::Builder::new()
+        .prefix(&format!("{FIXTURE_PREFIX}{}-", std::process::id()))
+        .tempdir()
+        .expect("tempdir")
+}
+
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        remove_stale_fixtures(&std::env::temp_dir());
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{FIXTURE_PREFIX}{}-", std::process::id()))
-            .tempdir()
-            .expect("tempdir");
+        let dir = fixture_dir();
         let tables = LAYOUTS
             .iter()
             .map(|&layout| {
