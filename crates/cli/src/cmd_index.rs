@@ -1,6 +1,6 @@
 //! `coopscan index`: build secondary indexes of a table's integer, date or decimal
-//! columns (what `CREATE INDEX` does in `coopscan sql`), or list a table's indexes and
-//! whether each can be used.
+//! columns (what `CREATE INDEX` does in `coopscan sql`), remove them, or list a table's
+//! indexes and whether each can be used.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,6 +19,9 @@ pub struct IndexArgs {
     /// A column to index (repeatable); without any, the table's indexes are listed.
     #[arg(long = "column", value_name = "NAME")]
     pub columns: Vec<String>,
+    /// Remove the index of this column instead (repeatable).
+    #[arg(long = "drop", value_name = "NAME", conflicts_with = "columns")]
+    pub drop: Vec<String>,
     #[command(flatten)]
     pub device: DeviceArgs,
 }
@@ -26,17 +29,26 @@ pub struct IndexArgs {
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     let table = Table::open(&args.dir).with_context(|| format!("table {}", args.dir.display()))?;
     let device = Device::new(args.device.config()?);
+    for name in &args.drop {
+        let column = column_of(&table, name)?;
+        let path = index_path(table.dir(), column);
+        match std::fs::remove_file(&path) {
+            Ok(()) => println!("{}: removed", path.display()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                anyhow::bail!("{name} has no index")
+            }
+            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+        }
+    }
+    if !args.drop.is_empty() {
+        return Ok(());
+    }
     if args.columns.is_empty() {
         list(&table, &device);
         return Ok(());
     }
     for name in &args.columns {
-        let schema = table.schema();
-        let column = schema
-            .columns
-            .iter()
-            .position(|c| &c.name == name)
-            .with_context(|| format!("{} has no column {name}", args.dir.display()))?;
+        let column = column_of(&table, name)?;
         let start = Instant::now();
         let path =
             build_index(&table, &device, column).with_context(|| format!("index of {name}"))?;
@@ -50,6 +62,15 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The position of the column `name` of `table`.
+fn column_of(table: &Table, name: &str) -> anyhow::Result<usize> {
+    let columns = &table.schema().columns;
+    columns
+        .iter()
+        .position(|c| c.name == name)
+        .with_context(|| format!("{} has no column {name}", table.dir().display()))
 }
 
 /// A line per indexable column that has an index: usable (every leaf read and

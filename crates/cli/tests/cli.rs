@@ -146,6 +146,17 @@ fn index_scans_answer_as_scans_do(data: &Path) {
         assert!(!with.contains("| 0 "), "{layout}: part 77 has rows: {with}");
     }
     let table = data.join("csm").join("lineitem");
+    let table_dir = table.to_str().expect("utf8");
+    let dropped = coopscan(&["index", table_dir, "--drop", "l_partkey"], data);
+    assert!(
+        dropped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dropped.stderr)
+    );
+    let listed = coopscan(&["index", table_dir], data);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("no indexes"));
+    let again = coopscan(&["index", table_dir, "--drop", "l_partkey"], data);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("has no index"));
     let refused = coopscan(
         &[
             "index",

@@ -453,6 +453,10 @@ impl CoopTable {
         };
         match chosen {
             Some(IndexPlan::Fetch { index, rows }) => {
+                // What the planner is told: the fetched rows, not the scan's ranges.
+                let fetched = RowRanges::new(rows.iter().map(|&r| r..r + 1));
+                let statistics = Arc::new(scan_statistics(&self.table, &core.shape, &fetched));
+                let core = ScanCore { statistics, ..core };
                 let files = self.table.open_files(&device).map_err(external)?;
                 let source = IndexSource {
                     table: self.table.clone(),

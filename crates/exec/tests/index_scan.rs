@@ -97,6 +97,19 @@ fn predicate(rng: &mut ChaCha8Rng) -> String {
     }
 }
 
+/// The row count the `IndexScanExec` of `sql`'s physical plan tells the planner.
+async fn index_scan_rows(ctx: &SessionContext, sql: &str) -> Option<usize> {
+    use datafusion::physical_plan::statistics::{StatisticsArgs, StatisticsContext};
+    let plan = ctx.sql(sql).await.ok()?.create_physical_plan().await.ok()?;
+    let mut leaf = plan;
+    while let Some(child) = leaf.children().first() {
+        leaf = Arc::clone(child);
+    }
+    assert_eq!(leaf.name(), "IndexScanExec");
+    let stats = StatisticsContext::default().compute(leaf.as_ref(), &StatisticsArgs::new());
+    stats.ok()?.num_rows.get_value().copied()
+}
+
 async fn explain(ctx: &SessionContext, sql: &str) -> String {
     run(ctx, &format!("EXPLAIN {sql}")).await.concat().join(" ")
 }
@@ -178,6 +191,19 @@ async fn the_planner_takes_the_index_for_few_rows_and_scans_for_many() {
         .expect("again");
     assert!(explain(&ctx, point).await.contains("IndexScanExec"));
     assert!(!explain(&ctx, broad).await.contains("IndexScanExec"));
+    // The planner is told the fetched rows' count (at most), not the table's.
+    let want: u64 = run(
+        &reference_context(),
+        &point.replace("l_orderkey, l_partkey", "count(*)"),
+    )
+    .await[0][0]
+        .parse()
+        .expect("count");
+    let rows = index_scan_rows(&ctx, point).await;
+    assert!(
+        rows.is_some_and(|n| n <= want as usize),
+        "{rows:?} of {want}"
+    );
     let never = session(IndexScans::Never);
     assert!(!explain(&never, point).await.contains("IndexScanExec"));
     // At a disk's cost per fetch, even the point query scans this small table.
