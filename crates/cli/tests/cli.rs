@@ -437,3 +437,54 @@ fn sql_changes_a_table_for_the_session() {
         String::from_utf8_lossy(&verify.stderr)
     );
 }
+
+/// `bench --preset clotho-…` over a small synthetic relation: every layout and mode
+/// measured (the run itself fails when two of them answer differently), the paper's
+/// finding printed beside; the peers are refused for these presets.
+#[test]
+fn clotho_presets_run_every_layout_and_mode() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (preset, modes) in [
+        ("clotho-selectivity", &["S-scan", "SI-scan"][..]),
+        ("clotho-point", &["SI-scan"][..]),
+        ("clotho-projectivity", &["S-scan"][..]),
+    ] {
+        let out = coopscan(
+            &[
+                "bench",
+                "--preset",
+                preset,
+                "--rows",
+                "30000",
+                "--standalone-runs",
+                "1",
+            ],
+            tmp.path(),
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{preset}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for layout in LAYOUTS {
+            for mode in modes {
+                let line = format!("  {layout:<6}  {mode:<8}");
+                assert!(text.contains(&line), "{preset}: no {line:?} in\n{text}");
+            }
+        }
+        assert!(text.contains("paper: "), "{text}");
+    }
+    let peers = coopscan(
+        &[
+            "bench",
+            "--preset",
+            "clotho-point",
+            "--engines",
+            "coopscan,duckdb",
+        ],
+        tmp.path(),
+    );
+    assert!(!peers.status.success());
+    assert!(String::from_utf8_lossy(&peers.stderr).contains("coopscan alone"));
+}

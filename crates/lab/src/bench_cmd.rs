@@ -31,8 +31,10 @@ pub struct BenchArgs {
     /// Experiment: table2, table3 (DSM), table4 (synthetic), fig5, fig6, fig7, fig8 (2007
     /// paper), pbm-buffer, pbm-streams,
     /// pbm-bandwidth or pbm-sharing (2012 paper Figures 11, 13, 12 and 17: LRU, PBM,
-    /// PBM/LRU, CScans), mixed-pool (Scans and CScans in one pool, §2.3); see
-    /// ../shared/BENCHMARKS.md.
+    /// PBM/LRU, CScans), mixed-pool (Scans and CScans in one pool, §2.3);
+    /// clotho-projectivity, clotho-selectivity, clotho-point (Clotho Figures 7a, 7c and
+    /// 8a over NSM, PAX, DSM and CSM; `--rows`, `--standalone-runs` rounds,
+    /// `--bandwidth-mb`); see ../shared/BENCHMARKS.md.
     #[arg(long, default_value = "table2")]
     pub preset: String,
     /// TPC-H scale factor of the lineitem table (generated into the cache if missing).
@@ -142,6 +144,14 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         eprintln!("note: a previous run's leftover: {line}");
     }
     crate::signals::undo_on_signal()?;
+    if let Some(experiment) = coopscan_paper::clotho::by_name(&args.preset) {
+        anyhow::ensure!(
+            args.engines == "coopscan",
+            "{}: coopscan alone (the peers have no secondary-index scan to compare)",
+            args.preset
+        );
+        return crate::clotho::run(experiment, args);
+    }
     let runs = preset(&args.preset, &overrides(args)?)?;
     // A misspelt policy fails now, not after the calibration and earlier runs.
     for policy in runs

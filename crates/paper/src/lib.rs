@@ -15,7 +15,10 @@
 //! * [`stats`]: Table 2's statistics (stream time, normalized latency).
 //! * [`sharing`]: PBM 2012 Figure 17, sharing potential (the classes and the sampling).
 //! * [`mixed_pool`]: PBM 2012 §2.3/§5, Scans and CScans in one pool (buffers, bound).
+//! * [`clotho`]: Clotho (VLDB 2004) §7.2's microbenchmarks: projectivity, selectivity
+//!   (S-scan against SI-scan) and point queries over four layouts.
 
+pub mod clotho;
 pub mod experiment;
 pub mod experiments;
 pub mod mixed_pool;
