@@ -150,7 +150,14 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             "{}: coopscan alone (the peers have no secondary-index scan to compare)",
             args.preset
         );
-        return crate::clotho::run(experiment, args);
+        let clotho = crate::clotho::ClothoArgs {
+            rows: args.rows,
+            rounds: args.standalone_runs,
+            bandwidth_mb_s: args.bandwidth_mb.map(|b| b.get()),
+            seed: args.seed,
+            chunk_mb: args.chunk_mb,
+        };
+        return crate::clotho::run(experiment, &clotho);
     }
     let runs = preset(&args.preset, &overrides(args)?)?;
     // A misspelt policy fails now, not after the calibration and earlier runs.

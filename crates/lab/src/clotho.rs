@@ -25,8 +25,18 @@ use coopscan_storage::device::{Bandwidth, Device, DeviceConfig};
 use coopscan_storage::index::{build_index, SecondaryIndex};
 use coopscan_storage::{Layout, Table};
 
-use crate::bench_cmd::BenchArgs;
 use crate::synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
+
+/// What `coopscan bench`'s flags say of a Clotho run (`None`: the experiment's own).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClothoArgs {
+    pub rows: Option<u64>,
+    /// `--standalone-runs`: rounds over the layouts.
+    pub rounds: Option<usize>,
+    pub bandwidth_mb_s: Option<f64>,
+    pub seed: Option<u64>,
+    pub chunk_mb: Option<f64>,
+}
 
 /// Rounds when `--standalone-runs` does not say.
 const DEFAULT_ROUNDS: usize = 3;
@@ -67,10 +77,10 @@ struct Cell {
 }
 
 /// Runs `experiment` as `args` scale it, printing its table.
-pub fn run(experiment: &ClothoExperiment, args: &BenchArgs) -> anyhow::Result<()> {
+pub fn run(experiment: &ClothoExperiment, args: &ClothoArgs) -> anyhow::Result<()> {
     let rows = args.rows.unwrap_or(ROWS);
     anyhow::ensure!(rows > 0, "--rows must be positive");
-    let rounds = args.standalone_runs.unwrap_or(DEFAULT_ROUNDS).max(1);
+    let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS).max(1);
     let config = device_config(args)?;
     let tables = tables(experiment, args, rows)?;
     let tokio = tokio::runtime::Builder::new_multi_thread()
@@ -130,8 +140,8 @@ pub fn run(experiment: &ClothoExperiment, args: &BenchArgs) -> anyhow::Result<()
 }
 
 /// The emulated disk: `--bandwidth-mb` (default the paper's era's), 4 ms a request.
-fn device_config(args: &BenchArgs) -> anyhow::Result<DeviceConfig> {
-    let mb_s = args.bandwidth_mb.map_or(BANDWIDTH_MB_S, |b| b.get());
+fn device_config(args: &ClothoArgs) -> anyhow::Result<DeviceConfig> {
+    let mb_s = args.bandwidth_mb_s.unwrap_or(BANDWIDTH_MB_S);
     let bandwidth = Bandwidth::mb_per_s(mb_s).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(DeviceConfig {
         bandwidth: Some(bandwidth),
@@ -144,7 +154,7 @@ fn device_config(args: &BenchArgs) -> anyhow::Result<DeviceConfig> {
 /// index of `a` where the experiment reads through it.
 fn tables(
     experiment: &ClothoExperiment,
-    args: &BenchArgs,
+    args: &ClothoArgs,
     rows: u64,
 ) -> anyhow::Result<Vec<(Layout, Table)>> {
     let setup = Device::new(DeviceConfig::default());
