@@ -33,7 +33,7 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::error::external;
-use crate::feed::{spawn_feeder, BatchSink};
+use crate::feed::BatchSink;
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::order_hint::InOrderHint;
 use crate::plan_common::{Order, ScanCore};
@@ -226,51 +226,42 @@ fn feed_from_pool(
         }
         feed => feed,
     };
-    let running = core.counters.scan_started();
-    let core = core.clone();
-    spawn_feeder(
-        "coopscan-cscan".into(),
-        core.schema(),
-        context,
-        move |sink| {
-            // Dropped after `produce` has dropped (unregistered) the scan.
-            let _running = running;
-            let ranges = core.ranges.clone();
-            let projection = core.shape.load_columns();
-            let scan = match &feed {
-                Feed::InOrder(pooled) => (pooled.runtime)
-                    .register_scan(pooled.table, ranges, projection, InOrderScan, tag)
-                    .map_err(external)?,
-                Feed::Workers(workers, partition) => workers.take(*partition, |count| {
-                    let pooled = &workers.pooled;
-                    let runtime = &pooled.runtime;
-                    match workers.split {
-                        Split::Dynamic => runtime
-                            .register_parallel(pooled.table, ranges, projection, count, tag)
-                            .map_err(external),
-                        Split::Static => {
-                            let table = runtime.tables().nth(pooled.table.0 as usize);
-                            let starts = table.map(chunk_starts).unwrap_or_default();
-                            static_slices(&ranges, &starts, usize::from(count))
-                                .into_iter()
-                                .map(|slice| {
-                                    let scan = runtime.register_scan(
-                                        pooled.table,
-                                        slice,
-                                        projection.clone(),
-                                        ScanOrder::Any,
-                                        tag,
-                                    );
-                                    scan.map_err(external)
-                                })
-                                .collect()
-                        }
+    core.feed("coopscan-cscan", context, move |core, sink| {
+        let ranges = core.ranges.clone();
+        let projection = core.shape.load_columns();
+        let scan = match &feed {
+            Feed::InOrder(pooled) => (pooled.runtime)
+                .register_scan(pooled.table, ranges, projection, InOrderScan, tag)
+                .map_err(external)?,
+            Feed::Workers(workers, partition) => workers.take(*partition, |count| {
+                let pooled = &workers.pooled;
+                let runtime = &pooled.runtime;
+                match workers.split {
+                    Split::Dynamic => runtime
+                        .register_parallel(pooled.table, ranges, projection, count, tag)
+                        .map_err(external),
+                    Split::Static => {
+                        let table = runtime.tables().nth(pooled.table.0 as usize);
+                        let starts = table.map(chunk_starts).unwrap_or_default();
+                        static_slices(&ranges, &starts, usize::from(count))
+                            .into_iter()
+                            .map(|slice| {
+                                let scan = runtime.register_scan(
+                                    pooled.table,
+                                    slice,
+                                    projection.clone(),
+                                    ScanOrder::Any,
+                                    tag,
+                                );
+                                scan.map_err(external)
+                            })
+                            .collect()
                     }
-                })?,
-            };
-            produce(&core, scan, sink)
-        },
-    )
+                }
+            })?,
+        };
+        produce(core, scan, sink)
+    })
 }
 
 /// The first tuple of every chunk of `table`, ascending.

@@ -21,7 +21,7 @@ use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 
 use crate::error::external;
-use crate::feed::{spawn_feeder, BatchSink};
+use crate::feed::BatchSink;
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::plan_common::{Order, ScanCore};
 use crate::pushdown::Pushed;
@@ -110,17 +110,9 @@ impl ChunkSource for IndexSource {
         _partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let running = core.counters.scan_started();
-        let core = core.clone();
-        spawn_feeder(
-            "coopscan-index-scan".into(),
-            core.schema(),
-            &context,
-            move |sink| {
-                let _running = running;
-                produce(&core, &self, sink)
-            },
-        )
+        core.feed("coopscan-index-scan", &context, move |core, sink| {
+            produce(core, &self, sink)
+        })
     }
 }
 

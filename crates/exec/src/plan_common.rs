@@ -19,8 +19,10 @@ use datafusion::error::Result;
 
 use crate::counters::ScanCounters;
 use crate::delta::{merge_chunk, DeltaScan};
+use crate::feed::{spawn_feeder, BatchSink};
 use crate::pushdown::ROWID_COLUMN;
 use crate::shape::OutputShape;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 
 /// The part of a scan plan that does not depend on where chunks come from.
 #[derive(Debug, Clone)]
@@ -112,6 +114,23 @@ impl ScanCore {
             Some(delta) => merge_chunk(delta, &self.shape, decoded, rows),
             None => Ok(self.shape.assemble(decoded, rows)?),
         }
+    }
+
+    /// Starts the scan's feeder thread `name` running `produce` over this scan, counted
+    /// as a running scan until `produce` returns (what every leaf's `execute` does).
+    pub fn feed(
+        &self,
+        name: &str,
+        context: &TaskContext,
+        produce: impl FnOnce(&ScanCore, &BatchSink) -> Result<()> + Send + 'static,
+    ) -> Result<SendableRecordBatchStream> {
+        let running = self.counters.scan_started();
+        let core = self.clone();
+        spawn_feeder(name.into(), core.schema(), context, move |sink| {
+            // Dropped once `produce` has dropped (unregistered) its scan.
+            let _running = running;
+            produce(&core, sink)
+        })
     }
 
     pub fn fmt_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {

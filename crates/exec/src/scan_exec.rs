@@ -12,7 +12,7 @@ use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 
 use crate::error::external;
-use crate::feed::{spawn_feeder, BatchSink};
+use crate::feed::BatchSink;
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::plan_common::{Order, ScanCore};
 
@@ -83,16 +83,8 @@ impl ChunkSource for DirectSource {
         _partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let running = core.counters.scan_started();
-        let core = core.clone();
-        spawn_feeder(
-            "coopscan-scan".into(),
-            core.schema(),
-            &context,
-            move |sink| {
-                let _running = running;
-                produce(&core, &self, sink)
-            },
-        )
+        core.feed("coopscan-scan", &context, move |core, sink| {
+            produce(core, &self, sink)
+        })
     }
 }
