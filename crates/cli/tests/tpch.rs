@@ -3,6 +3,9 @@
 //! what cannot work (the SF 1 answer set on other data, a query that does not exist)
 //! is a clear error.
 
+#[path = "../../storage/tests/common/fixture_dir.rs"]
+mod fixture_dir;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -28,7 +31,7 @@ fn stdout(out: &Output) -> String {
 fn database() -> &'static Path {
     static DB: OnceLock<tempfile::TempDir> = OnceLock::new();
     DB.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = fixture_dir::fixture_dir();
         let out = dir.path().to_str().expect("utf8");
         let gen = coopscan(&[
             "gen",

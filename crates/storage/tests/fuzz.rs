@@ -50,7 +50,7 @@ fn tables() -> &'static [(tempfile::TempDir, Layout)] {
         Layout::ALL
             .iter()
             .map(|&layout| {
-                let dir = tempfile::tempdir().expect("tempdir");
+                let dir = common::fixture_dir::fixture_dir();
                 let batches: Vec<_> = (0..3).map(|i| sample_batch(i * 300, 300)).collect();
                 write_table(
                     dir.path(),

@@ -28,42 +28,9 @@ struct Fixture {
     tables: Vec<(Layout, PathBuf)>,
 }
 
-/// Names the fixture directories: the prefix, then the pid of the test process.
-const FIXTURE_PREFIX: &str = "coopscan-exec-fixture-";
-
-/// The fixture sits in a static, whose destructor never runs, so its directory
-/// outlives the test process: 21 MB per run of every test binary of this crate
-/// (hundreds piled up in /tmp on the shared CI machine and helped fill its disk).
-/// Each process names its directory with its pid and removes those of processes that
-/// are gone.
-fn remove_stale_fixtures(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(FIXTURE_PREFIX)) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if !Path::new("/proc").join(pid.to_string()).exists() {
-            // Another process may be removing it too: failure is fine.
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-/// A directory for a fixture kept in a static for the whole test process: named with
-/// the process's pid, and those of processes that are gone removed first.
-pub fn fixture_dir() -> tempfile::TempDir {
-    remove_stale_fixtures(&std::env::temp_dir());
-    tempfile::Builder::new()
-        .prefix(&format!("{FIXTURE_PREFIX}{}-", std::process::id()))
-        .tempdir()
-        .expect("tempdir")
-}
+#[path = "../../../storage/tests/common/fixture_dir.rs"]
+mod fixture_dir;
+pub use fixture_dir::fixture_dir;
 
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();

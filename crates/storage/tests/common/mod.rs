@@ -1,6 +1,8 @@
 //! Helpers shared by the storage integration tests.
 #![allow(dead_code)]
 
+pub mod fixture_dir;
+
 use std::sync::Arc;
 
 use arrow_array::{
