@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use coopscan_exec::ROWID_COLUMN;
