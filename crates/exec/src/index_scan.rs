@@ -24,8 +24,9 @@ use crate::error::external;
 use crate::feed::BatchSink;
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::plan_common::{Order, ScanCore};
-use crate::pushdown::Pushed;
+use crate::pushdown::{bounds, Pushed};
 use crate::shape::OutputShape;
+use crate::statistics::chunks_read;
 
 /// Rows fetched per output batch.
 const FETCH_ROWS: usize = 8192;
@@ -192,33 +193,31 @@ fn filtered(
 /// All of them count, evaluated by the scan or not: the index only narrows what is
 /// read, and a comparison the scan leaves to DataFusion is applied above it anyway.
 pub fn key_range(pushed: &[Pushed], column: usize) -> Option<RangeInclusive<i64>> {
-    let mut any = false;
-    let (mut lo, mut hi) = (i64::MIN, i64::MAX);
-    let on_column = pushed.iter().filter_map(|p| match *p {
-        Pushed::Value {
-            column: c,
-            op,
-            value,
-        } if c == column => Some((op, value)),
-        _ => None,
-    });
-    for (op, v) in on_column {
-        any = true;
-        match op {
-            CmpOp::Eq => (lo, hi) = (lo.max(v), hi.min(v)),
-            CmpOp::Lt => match v.checked_sub(1) {
-                Some(below) => hi = hi.min(below),
-                None => (lo, hi) = (1, 0),
-            },
-            CmpOp::LtEq => hi = hi.min(v),
-            CmpOp::Gt => match v.checked_add(1) {
-                Some(above) => lo = lo.max(above),
-                None => (lo, hi) = (1, 0),
-            },
-            CmpOp::GtEq => lo = lo.max(v),
-        }
+    let on_column: Vec<(CmpOp, i128)> = pushed
+        .iter()
+        .filter_map(|p| match *p {
+            Pushed::Value {
+                column: c,
+                op,
+                value,
+            } if c == column => Some((op, i128::from(value))),
+            _ => None,
+        })
+        .collect();
+    if on_column.is_empty() {
+        return None;
     }
-    any.then_some(lo..=hi)
+    let keys = bounds(
+        on_column.into_iter(),
+        i128::from(i64::MIN)..i128::from(i64::MAX) + 1,
+    );
+    // Both ends fit: they lie within `i64`'s range (an empty range as 1..=0).
+    Some(
+        match (i64::try_from(keys.start), i64::try_from(keys.end - 1)) {
+            (Ok(lo), Ok(hi)) if keys.start < keys.end => lo..=hi,
+            _ => RangeInclusive::new(1, 0),
+        },
+    )
 }
 
 /// The column of an index that failed when it was read (a damaged leaf): the scan goes
@@ -286,7 +285,7 @@ pub fn choose(
         return Ok(Some(IndexPlan::Fetch { index, rows }));
     }
     let load = shape.load_columns();
-    let chunks = chunk_count(table, ranges);
+    let chunks = chunks_read(table, ranges).len() as u64;
     let dense = estimate >= chunks.saturating_mul(LOOKUP_ROWS_PER_CHUNK);
     if mode == IndexScans::Auto && estimate > CHEAP_LOOKUP_ROWS && dense {
         return Ok(None);
@@ -302,7 +301,7 @@ pub fn choose(
     let cost = table.fetch_cost_of(index.page_map(), &rows, &load);
     let (requests, bytes) = cost.map_err(failed)?;
     let fetch = requests.saturating_mul(page_cost.0).saturating_add(bytes);
-    let touched = touched_chunks(table, &rows, ranges);
+    let touched = chunks_holding(table, &rows, ranges);
     let chunks = chunk_bytes(table, &touched, &load);
     Ok(if fetch < chunks {
         let rows = Arc::new(rows);
@@ -314,24 +313,9 @@ pub fn choose(
     })
 }
 
-/// The chunks a scan of `ranges` reads, each once.
-fn chunks_of(table: &Table, ranges: &RowRanges) -> Vec<usize> {
-    let mut chunks: Vec<usize> = ranges
-        .ranges()
-        .iter()
-        .flat_map(|r| table.chunks_for_rows(r.clone()))
-        .collect();
-    chunks.dedup();
-    chunks
-}
-
-fn chunk_count(table: &Table, ranges: &RowRanges) -> u64 {
-    chunks_of(table, ranges).len() as u64
-}
-
 /// The bytes a scan of `ranges` reads for columns `load`.
 fn chunk_bytes(table: &Table, ranges: &RowRanges, load: &[usize]) -> u64 {
-    chunks_of(table, ranges)
+    chunks_read(table, ranges)
         .into_iter()
         .map(|k| {
             table
@@ -344,7 +328,7 @@ fn chunk_bytes(table: &Table, ranges: &RowRanges, load: &[usize]) -> u64 {
 }
 
 /// `ranges` cut to the chunks holding any of `rows` (ascending, inside `ranges`).
-fn touched_chunks(table: &Table, rows: &[u64], ranges: &RowRanges) -> RowRanges {
+fn chunks_holding(table: &Table, rows: &[u64], ranges: &RowRanges) -> RowRanges {
     let starts = table.chunk_row_starts();
     let mut chunks: Vec<std::ops::Range<u64>> = Vec::new();
     for &row in rows {

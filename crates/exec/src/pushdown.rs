@@ -247,11 +247,25 @@ fn rescale(v: i128, from: i8, to: i8) -> Option<i64> {
 
 /// Applies the `_rowid` conjuncts to the full range `0..rows`.
 pub fn rowid_range(pushed: &[Pushed], rows: u64) -> Range<u64> {
-    let (mut start, mut end) = (0i128, i128::from(rows));
-    for p in pushed {
-        let Pushed::RowId { op, value } = *p else {
-            continue;
-        };
+    let on_rowid = pushed.iter().filter_map(|p| match *p {
+        Pushed::RowId { op, value } => Some((op, value)),
+        Pushed::Value { .. } => None,
+    });
+    let bound = bounds(on_rowid, 0..i128::from(rows));
+    let clamp = |v: i128| v.clamp(0, i128::from(rows)) as u64;
+    let start = clamp(bound.start);
+    start..clamp(bound.end).max(start)
+}
+
+/// The values inside `within` that satisfy every `value <op> literal` of `comparisons`,
+/// as one half-open range (empty: `start >= end`). Integers, so `< v` ends at `v` and
+/// `> v` starts at `v + 1`; in `i128`, where no `i64` or row bound overflows.
+pub fn bounds(
+    comparisons: impl Iterator<Item = (CmpOp, i128)>,
+    within: Range<i128>,
+) -> Range<i128> {
+    let (mut start, mut end) = (within.start, within.end);
+    for (op, value) in comparisons {
         match op {
             CmpOp::Eq => {
                 start = start.max(value);
@@ -263,9 +277,7 @@ pub fn rowid_range(pushed: &[Pushed], rows: u64) -> Range<u64> {
             CmpOp::GtEq => start = start.max(value),
         }
     }
-    let clamp = |v: i128| v.clamp(0, i128::from(rows)) as u64;
-    let start = clamp(start);
-    start..clamp(end).max(start)
+    start..end
 }
 
 /// Whether a chunk whose column has this zonemap may hold a tuple satisfying

@@ -123,15 +123,19 @@ pub fn changed_table_statistics(stable: &Statistics, wanted_rows: u64) -> Statis
 
 /// The chunks holding any tuple of `ranges`, each once, in table order.
 fn touched_chunks<'t>(table: &'t Table, ranges: &RowRanges) -> Vec<&'t ChunkMeta> {
-    let mut out: Vec<&ChunkMeta> = Vec::new();
+    chunks_read(table, ranges)
+        .into_iter()
+        .map(|k| table.chunk(k))
+        .collect()
+}
+
+/// The chunks a scan of `ranges` reads, ascending, each once.
+pub(crate) fn chunks_read(table: &Table, ranges: &RowRanges) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
     for range in ranges.ranges() {
         for k in table.chunks_for_rows(range.clone()) {
-            let chunk = table.chunk(k);
-            if out
-                .last()
-                .is_none_or(|last| last.row_start != chunk.row_start)
-            {
-                out.push(chunk);
+            if out.last() != Some(&k) {
+                out.push(k);
             }
         }
     }

@@ -17,7 +17,7 @@ use coopscan_exec::{
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::{Layout, Table};
 use coopscan_tpch::{import_table, ImportOptions, TpchTable};
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -44,20 +44,40 @@ fn own_table(dir: &std::path::Path, layout: Layout) -> Table {
 }
 
 fn scan_session(table: &Table, mode: IndexScans) -> SessionContext {
+    scan_session_with(
+        table,
+        query_session_config(1).with_extension(Arc::new(mode)),
+    )
+}
+
+/// A session of in-order Scans of `table` as `lineitem`.
+fn scan_session_with(table: &Table, config: SessionConfig) -> SessionContext {
     let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan");
-    let ctx = query_session(query_session_config(1).with_extension(Arc::new(mode)));
+    let ctx = query_session(config);
     ctx.register_table("lineitem", Arc::new(provider))
         .expect("register");
     ctx
 }
 
 fn cscan_session(table: &Table, mode: IndexScans) -> SessionContext {
-    let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
-    let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
-    let ctx = query_session(query_session_config(2).with_extension(Arc::new(mode)));
-    ctx.register_table("lineitem", Arc::new(CoopTable::cooperative(runtime)))
+    let config = query_session_config(2).with_extension(Arc::new(mode));
+    cscan_session_with(table, PolicyKind::Relevance, config).0
+}
+
+/// A session of CScans of `table` as `lineitem` in a buffer of its own under `policy`,
+/// and that buffer's runtime.
+fn cscan_session_with(
+    table: &Table,
+    policy: PolicyKind,
+    config: SessionConfig,
+) -> (SessionContext, Arc<Runtime>) {
+    let abm = RuntimeConfig::new(FRAMES, policy);
+    let runtime = Arc::new(Runtime::new(table.clone(), device(), abm).expect("runtime"));
+    let ctx = query_session(config);
+    let provider = CoopTable::cooperative(Arc::clone(&runtime));
+    ctx.register_table("lineitem", Arc::new(provider))
         .expect("register");
-    ctx
+    (ctx, runtime)
 }
 
 /// A narrow range (or point) on an indexed column, sometimes with other conjuncts.
@@ -97,17 +117,17 @@ fn predicate(rng: &mut ChaCha8Rng) -> String {
     }
 }
 
-/// The row count the `IndexScanExec` of `sql`'s physical plan tells the planner.
-async fn index_scan_rows(ctx: &SessionContext, sql: &str) -> Option<usize> {
+/// The leaf of `sql`'s physical plan, its name, and the row count it tells the planner.
+async fn leaf_rows(ctx: &SessionContext, sql: &str) -> (String, Option<usize>) {
     use datafusion::physical_plan::statistics::{StatisticsArgs, StatisticsContext};
-    let plan = ctx.sql(sql).await.ok()?.create_physical_plan().await.ok()?;
-    let mut leaf = plan;
+    let plan = ctx.sql(sql).await.expect("plan");
+    let mut leaf = plan.create_physical_plan().await.expect("physical plan");
     while let Some(child) = leaf.children().first() {
         leaf = Arc::clone(child);
     }
-    assert_eq!(leaf.name(), "IndexScanExec");
     let stats = StatisticsContext::default().compute(leaf.as_ref(), &StatisticsArgs::new());
-    stats.ok()?.num_rows.get_value().copied()
+    let rows = stats.expect("statistics").num_rows.get_value().copied();
+    (leaf.name().to_string(), rows)
 }
 
 async fn explain(ctx: &SessionContext, sql: &str) -> String {
@@ -168,12 +188,8 @@ async fn the_planner_takes_the_index_for_few_rows_and_scans_for_many() {
     // 0.01 the table is a few MB, so a disk's 1 MiB per fetch would always scan.
     let cost = Arc::new(IndexPageCost(4096));
     let session = |mode: IndexScans| {
-        let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("scan");
         let config = query_session_config(1).with_extension(Arc::new(mode));
-        let ctx = query_session(config.with_extension(Arc::clone(&cost)));
-        ctx.register_table("lineitem", Arc::new(provider))
-            .expect("register");
-        ctx
+        scan_session_with(&table, config.with_extension(Arc::clone(&cost)))
     };
     let ctx = session(IndexScans::Auto);
     // About 30 rows of 60 000, scattered over the table (l_partkey is not clustered).
@@ -191,19 +207,6 @@ async fn the_planner_takes_the_index_for_few_rows_and_scans_for_many() {
         .expect("again");
     assert!(explain(&ctx, point).await.contains("IndexScanExec"));
     assert!(!explain(&ctx, broad).await.contains("IndexScanExec"));
-    // The planner is told the fetched rows' count (at most), not the table's.
-    let want: u64 = run(
-        &reference_context(),
-        &point.replace("l_orderkey, l_partkey", "count(*)"),
-    )
-    .await[0][0]
-        .parse()
-        .expect("count");
-    let rows = index_scan_rows(&ctx, point).await;
-    assert!(
-        rows.is_some_and(|n| n <= want as usize),
-        "{rows:?} of {want}"
-    );
     let never = session(IndexScans::Never);
     assert!(!explain(&never, point).await.contains("IndexScanExec"));
     // At a disk's cost per fetch, even the point query scans this small table.
@@ -342,14 +345,8 @@ async fn index_selections_through_the_abm_read_fewer_bytes_past_the_break_even()
         .collect();
     let mut bytes = Vec::new();
     for mode in [IndexScans::Always, IndexScans::Auto] {
-        let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
-        let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
-        let ctx = query_session(query_session_config(2).with_extension(Arc::new(mode)));
-        ctx.register_table(
-            "lineitem",
-            Arc::new(CoopTable::cooperative(Arc::clone(&runtime))),
-        )
-        .expect("register");
+        let config = query_session_config(2).with_extension(Arc::new(mode));
+        let (ctx, runtime) = cscan_session_with(&table, PolicyKind::Relevance, config);
         let uses_index = explain(&ctx, &queries[0]).await.contains("IndexScanExec");
         assert_eq!(uses_index, mode == IndexScans::Always, "{mode:?}");
         let runs = queries.iter().map(|sql| run(&ctx, sql));
@@ -431,12 +428,9 @@ async fn index_selections_through_the_abm_are_right_under_every_policy() {
     // A disk on which a page fetch costs more than any chunk: the index only prunes.
     let cost = Arc::new(IndexPageCost(1 << 30));
     for policy in PolicyKind::ALL {
-        let config = RuntimeConfig::new(FRAMES, policy);
-        let runtime = Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"));
-        let session = query_session_config(2).with_extension(Arc::new(IndexScans::Auto));
-        let ctx = query_session(session.with_extension(Arc::clone(&cost)));
-        ctx.register_table("lineitem", Arc::new(CoopTable::cooperative(runtime)))
-            .expect("register");
+        let config = query_session_config(2).with_extension(Arc::new(IndexScans::Auto));
+        let config = config.with_extension(Arc::clone(&cost));
+        let (ctx, _runtime) = cscan_session_with(&table, policy, config);
         let plan = explain(&ctx, &queries[0]).await;
         assert!(
             plan.contains("CScanExec") && !plan.contains(&format!("rows={}", table.rows())),
@@ -447,4 +441,31 @@ async fn index_selections_through_the_abm_are_right_under_every_policy() {
             assert_eq!(&got, want, "{policy}: {sql}");
         }
     }
+}
+
+/// An index scan tells the planner the rows it fetched, not the scan's estimate: prices
+/// are skewed (most are low), so the zonemaps' even spread over-estimates a high range
+/// several times over, while the index knows its rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_scan_tells_the_planner_the_rows_it_fetched() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = own_table(tmp.path(), Layout::Pax);
+    let ctx = scan_session(&table, IndexScans::Always);
+    plan_read_or_change(&ctx, "CREATE INDEX ON lineitem (l_extendedprice)")
+        .await
+        .expect("index");
+    let sql = "SELECT l_orderkey FROM lineitem WHERE l_extendedprice > 90000";
+    let count = sql.replace("l_orderkey FROM", "count(*) FROM");
+    let want: usize = run(&reference_context(), &count).await[0][0]
+        .parse()
+        .expect("count");
+    let (leaf, fetched) = leaf_rows(&ctx, sql).await;
+    assert_eq!(leaf, "IndexScanExec");
+    assert!(fetched.is_some_and(|n| n <= want), "{fetched:?} of {want}");
+    let (leaf, scanned) = leaf_rows(&scan_session(&table, IndexScans::Never), sql).await;
+    assert_eq!(leaf, "ScanExec");
+    assert!(
+        scanned.is_some_and(|n| n > 2 * want),
+        "the scan's estimate {scanned:?} of {want}"
+    );
 }

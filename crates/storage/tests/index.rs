@@ -10,7 +10,7 @@ use std::ops::Bound;
 use arrow_array::{Array, UInt64Array};
 use coopscan_storage::device::{Device, DeviceConfig};
 use coopscan_storage::index::{build_index, index_path, SecondaryIndex};
-use coopscan_storage::{Layout, StorageError, Table};
+use coopscan_storage::{Layout, StorageError, Table, TableFiles};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -36,6 +36,18 @@ fn table_of_chunks(dir: &std::path::Path, layout: Layout, chunk_pages: u64) -> T
         chunk_pages,
         &batches,
     )
+}
+
+/// The index of `column` built over `table`, with the device and files it was read
+/// through.
+fn indexed(table: &Table, column: usize) -> (Device, TableFiles, SecondaryIndex) {
+    let device = Device::new(DeviceConfig::default());
+    let files = table.open_files(&device).expect("files");
+    build_index(table, &device, column).expect("build");
+    let index = SecondaryIndex::open(table, column)
+        .expect("open")
+        .expect("an index");
+    (device, files, index)
 }
 
 fn stored_keys(table: &Table, column: usize) -> Vec<i64> {
@@ -127,12 +139,7 @@ fn a_fetch_reads_only_the_pages_holding_its_tuples() {
         let tmp = tempfile::tempdir().expect("tempdir");
         // Chunks of many pages per column, so that a page is less than a chunk's run.
         let table = table_of_chunks(tmp.path(), layout, 64);
-        let device = Device::new(DeviceConfig::default());
-        let files = table.open_files(&device).expect("files");
-        build_index(&table, &device, DAY).expect("build");
-        let index = SecondaryIndex::open(&table, DAY)
-            .expect("open")
-            .expect("an index");
+        let (device, files, index) = indexed(&table, DAY);
         let before = device.stats();
         // Three tuples far apart, in different chunks.
         let rows = [5u64, 4000, 8000];
@@ -257,12 +264,7 @@ fn table_at(dir: &std::path::Path) -> Table {
 fn fetching_rows_out_of_order_or_range_is_an_error() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let table = table(tmp.path(), Layout::Pax);
-    let device = Device::new(DeviceConfig::default());
-    let files = table.open_files(&device).expect("files");
-    build_index(&table, &device, DAY).expect("build");
-    let index = SecondaryIndex::open(&table, DAY)
-        .expect("open")
-        .expect("an index");
+    let (device, files, index) = indexed(&table, DAY);
     let map = index.page_map();
     for rows in [vec![3u64, 3], vec![9, 2], vec![table.rows()]] {
         assert!(

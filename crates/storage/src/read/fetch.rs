@@ -47,13 +47,8 @@ impl Table {
                 self.rows()
             )));
         }
-        let groups: Vec<Vec<usize>> = match self.layout() {
-            Layout::Nsm | Layout::Pax if !projection.is_empty() => vec![projection.to_vec()],
-            Layout::Nsm | Layout::Pax => Vec::new(),
-            Layout::Dsm | Layout::Csm => projection.iter().map(|&c| vec![c]).collect(),
-        };
         let mut arrays: Vec<Option<ArrayRef>> = vec![None; projection.len()];
-        for group in &groups {
+        for group in &self.page_groups(projection) {
             let fetched = self.fetch_group(device, files, map, rows, group)?;
             for (i, array) in fetched.into_iter().enumerate() {
                 // A column the projection names twice is fetched twice (DSM/CSM) or
@@ -85,18 +80,24 @@ impl Table {
         projection: &[usize],
     ) -> Result<(u64, u64)> {
         self.check_projection(projection)?;
-        let firsts: Vec<usize> = match self.layout() {
-            Layout::Nsm | Layout::Pax => projection.first().copied().into_iter().collect(),
-            Layout::Dsm | Layout::Csm => projection.to_vec(),
-        };
         let (mut requests, mut bytes) = (0u64, 0u64);
-        for column in firsts {
-            for span in self.spans(map, rows, column)? {
+        for group in self.page_groups(projection) {
+            for span in self.spans(map, rows, group[0])? {
                 requests = requests.saturating_add(1);
                 bytes = bytes.saturating_add(span.extent.len);
             }
         }
         Ok((requests, bytes))
+    }
+
+    /// The columns of `projection` grouped by the pages that hold them: NSM/PAX pages
+    /// hold every column (one group), a DSM or CSM page one (a group per column).
+    fn page_groups(&self, projection: &[usize]) -> Vec<Vec<usize>> {
+        match self.layout() {
+            Layout::Nsm | Layout::Pax if !projection.is_empty() => vec![projection.to_vec()],
+            Layout::Nsm | Layout::Pax => Vec::new(),
+            Layout::Dsm | Layout::Csm => projection.iter().map(|&c| vec![c]).collect(),
+        }
     }
 
     /// One array per column of `group` (columns that share their pages) holding `rows`.
