@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use coopscan_buffer::{BufferBudget, TableId, MAX_WORKERS};
-use coopscan_exec::datafusion::prelude::{SessionConfig, SessionContext};
+use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
-    query_session, CoopTable, IndexPageCost, IndexScans, ScanMode, ScanWorkers, StaticSplit,
-    PAGE_FETCH_COST_BYTES,
+    query_session, query_session_config, CoopTable, IndexPageCost, IndexScans, ScanMode,
+    ScanWorkers, StaticSplit, PAGE_FETCH_COST_BYTES,
 };
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::device::{Device, DeviceConfig};
@@ -23,6 +23,9 @@ const DEFAULT_FRAMES: u32 = 64;
 /// Largest `--buffer-mb`: 1 TiB, far above any memory this runs on, and far below a
 /// byte count's overflow.
 const MAX_BUFFER_MB: u64 = 1 << 20;
+/// Largest `--threads`: far above the cores of any machine this runs on; DataFusion
+/// plans one partition per thread, so the bound also bounds a plan's size.
+const MAX_THREADS: i64 = 1024;
 /// `--small-table-chunks` by default: a table of one chunk gives a CScan nothing to
 /// reorder or share beyond what the pool's residency already does. Measured on the 22
 /// TPC-H queries at SF1 (power run and 4 streams at 50 MB/s) with 0, 1 and 8 chunks:
@@ -88,10 +91,17 @@ pub struct SessionArgs {
     /// The buffer for all tables together, in MiB (instead of --frames).
     #[arg(long, value_name = "MB", conflicts_with = "frames", value_parser = clap::value_parser!(u64).range(1..=MAX_BUFFER_MB))]
     pub buffer_mb: Option<u64>,
+    /// Cores one query may use, 1 to 1024: DataFusion plans this many partitions, and
+    /// each cooperative scan has this many workers unless --scan-workers says otherwise.
+    /// With 1, a query's scans take turns with its operators on one core (the 2007
+    /// paper's execution model). Default: the machine's cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
+    pub threads: Option<u16>,
     /// Workers of each cooperative scan, 1 to 64: more makes every CScan a parallel
-    /// CScan of that many partitions sharing one ABM scan (2012 paper §2.2).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_WORKERS)))]
-    pub scan_workers: u16,
+    /// CScan of that many partitions sharing one ABM scan (2012 paper §2.2). Default:
+    /// --threads (at most 64).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_WORKERS)))]
+    pub scan_workers: Option<u16>,
     /// With --scan-workers: the 2012 paper's static split (each worker its own scan of
     /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
     #[arg(long)]
@@ -165,14 +175,15 @@ impl SessionArgs {
         device: Arc<Device>,
     ) -> anyhow::Result<(SessionContext, Option<Arc<Runtime>>)> {
         let OpenTables { names, tables } = open;
-        let mut config = SessionConfig::new()
+        let mut config = query_session_config(self.threads())
             .with_extension(Arc::new(self.index_scans))
             .with_extension(Arc::new(index_page_cost(
                 self.index_page_cost_kb,
                 device.config(),
             )));
-        if self.scan_workers > 1 {
-            config = config.with_extension(Arc::new(ScanWorkers(usize::from(self.scan_workers))));
+        let workers = self.scan_workers();
+        if workers > 1 {
+            config = config.with_extension(Arc::new(ScanWorkers(workers)));
             if self.static_split {
                 config = config.with_extension(Arc::new(StaticSplit));
             }
@@ -206,6 +217,20 @@ impl SessionArgs {
     }
 
     /// The runtime's configuration: one buffer of `--buffer-mb` or `--frames`.
+    /// `--threads`, or the machine's cores.
+    pub fn threads(&self) -> usize {
+        self.threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, usize::from),
+            usize::from,
+        )
+    }
+
+    /// `--scan-workers`, or `--threads` up to the most workers one scan may have.
+    pub fn scan_workers(&self) -> usize {
+        self.scan_workers
+            .map_or_else(|| self.threads().min(usize::from(MAX_WORKERS)), usize::from)
+    }
+
     fn runtime(&self, policy: PolicyKind) -> RuntimeConfig {
         let mut config = RuntimeConfig::new(self.frames, policy);
         if let Some(mb) = self.buffer_mb {
@@ -278,5 +303,28 @@ mod tests {
             Ok(SqlPolicy::Cooperative(PolicyKind::Elevator))
         );
         assert!(parse_policy("lru").is_err());
+    }
+
+    #[test]
+    fn scan_workers_follow_threads_unless_given() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            session: SessionArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let args = ["coopscan", "--table", "t=/d"].iter().chain(extra);
+            <Cli as clap::Parser>::try_parse_from(args).map(|cli| cli.session)
+        };
+        let one = parse(&["--threads", "1"]).expect("parses");
+        assert_eq!((one.threads(), one.scan_workers()), (1, 1));
+        let many = parse(&["--threads", "200"]).expect("parses");
+        assert_eq!((many.threads(), many.scan_workers()), (200, 64));
+        let given = parse(&["--threads", "8", "--scan-workers", "2"]).expect("parses");
+        assert_eq!((given.threads(), given.scan_workers()), (8, 2));
+        let machine = parse(&[]).expect("parses");
+        assert_eq!(machine.scan_workers(), machine.threads().min(64));
+        assert!(parse(&["--threads", "0"]).is_err());
+        assert!(parse(&["--threads", "1025"]).is_err());
     }
 }
