@@ -18,7 +18,7 @@ use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
 
-use crate::pushdown::{comparison_share, ROWID_COLUMN};
+use crate::pushdown::{comparison_share, ROWID_COLUMN, UNKNOWN_SELECTIVITY};
 use crate::shape::OutputShape;
 
 /// The statistics of a scan of `table` delivering `shape`'s columns of `ranges`.
@@ -50,13 +50,21 @@ pub fn scan_statistics(table: &Table, shape: &OutputShape, ranges: &RowRanges) -
 
 /// The share of tuples that pass `filter`, estimated as DataFusion estimates a filter:
 /// each comparison's share of its column's range over `chunks` (values spread evenly,
-/// `pushdown::comparison_share`), the comparisons independent.
+/// `pushdown::comparison_share`), the comparisons independent; string lists, which
+/// DataFusion's own filter would have estimated, all together, at its default
+/// selectivity, count that once, so plans stay what they were with its filter.
 pub fn selectivity(chunks: &[&ChunkMeta], filter: &RowFilter) -> f64 {
+    let strings = if filter.strings().is_empty() {
+        1.0
+    } else {
+        UNKNOWN_SELECTIVITY
+    };
     filter
         .conjuncts()
         .iter()
         .map(|c| comparison_share(chunks, c))
-        .product()
+        .product::<f64>()
+        * strings
 }
 
 /// `stats` of a scan that delivers only a `share` of its tuples: an estimate now.

@@ -45,7 +45,7 @@ fn statements() -> Vec<String> {
 }
 
 /// Queries after the changes: aggregates, zonemap-prunable filters that only changed
-/// rows match, whole rows.
+/// rows match (comparisons and string lists), whole rows.
 fn queries() -> Vec<String> {
     vec![
         "SELECT count(*), sum(l_quantity), sum(l_extendedprice) FROM lineitem".into(),
@@ -53,6 +53,9 @@ fn queries() -> Vec<String> {
         "SELECT l_orderkey, l_linenumber, l_comment FROM lineitem WHERE l_shipdate > DATE '1999-01-01'".into(),
         "SELECT count(*) FROM lineitem WHERE l_orderkey > 800000000".into(),
         format!("SELECT {COLUMNS} FROM lineitem WHERE l_suppkey < 6"),
+        // String lists the scan evaluates, on values only changed rows hold.
+        "SELECT l_orderkey, l_linenumber FROM lineitem WHERE l_returnflag = 'X' AND l_shipmode IN ('AIR', 'MAIL')".into(),
+        "SELECT count(*) FROM lineitem WHERE l_comment = 'changed twice' OR l_comment = 'first new'".into(),
     ]
 }
 

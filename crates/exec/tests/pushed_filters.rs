@@ -1,7 +1,7 @@
 //! Comparisons the scan evaluates itself (Exact pushdown): seeded random conjunctions of
 //! comparisons on integer, decimal and date columns of lineitem — literals on either
-//! side, `BETWEEN`, `_rowid` bounds, and conjuncts DataFusion keeps (strings, `OR`)
-//! mixed in — give the in-memory reference's rows and aggregates, through Scans and
+//! side, `BETWEEN`, `_rowid` bounds, string lists (`=`, `IN`, ORs of equalities), and
+//! conjuncts DataFusion keeps (`<>`, `NOT IN`, `LIKE`, other `OR`s) mixed in — give the in-memory reference's rows and aggregates, through Scans and
 //! through CScans of one and two workers, in every layout.
 
 mod common;
@@ -62,10 +62,44 @@ fn flip(op: &str) -> &str {
     }
 }
 
+/// A string conjunct: `=`, `IN`, an OR of equalities (all evaluated by the scan), or
+/// forms DataFusion keeps (`<>`, `NOT IN`, `LIKE`); values absent from the data too.
+fn string_conjunct(rng: &mut ChaCha8Rng) -> String {
+    let modes = [
+        "'AIR'",
+        "'REG AIR'",
+        "'MAIL'",
+        "'SHIP'",
+        "'TRUCK'",
+        "'RAIL'",
+        "'NOPE'",
+    ];
+    let which = rng.random_range(0..8);
+    let mut pick = |n: usize| {
+        (0..n)
+            .map(|_| modes[rng.random_range(0..modes.len())])
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match which {
+        0 => format!("l_shipmode = {}", pick(1)),
+        1 => format!("l_shipmode IN ({})", pick(3)),
+        2 => "(l_returnflag = 'A' OR l_returnflag = 'N')".into(),
+        3 => "l_linestatus = 'F'".into(),
+        4 => "l_shipinstruct IN ('DELIVER IN PERSON', 'TAKE BACK RETURN')".into(),
+        5 => format!("l_shipmode NOT IN ({})", pick(2)),
+        6 => "l_shipmode <> 'AIR'".into(),
+        _ => "l_shipinstruct LIKE 'DELIVER%'".into(),
+    }
+}
+
 fn predicate(rng: &mut ChaCha8Rng) -> String {
     let mut conjuncts: Vec<String> = (0..rng.random_range(1..=3))
         .map(|_| comparison(rng))
         .collect();
+    if rng.random_bool(0.5) {
+        conjuncts.push(string_conjunct(rng));
+    }
     match rng.random_range(0..6) {
         0 => conjuncts.push("l_discount BETWEEN 0.02 AND 0.06".into()),
         1 => conjuncts.push(format!("_rowid >= {}", rng.random_range(0..40_000))),
@@ -140,4 +174,25 @@ async fn a_limit_over_a_pushed_comparison_still_finds_its_rows() {
             assert_eq!(run(&ctx, sql).await, [["5".to_string()]], "{name}");
         }
     }
+}
+
+/// String lists are the scan's (`filter=[…]` in its line, no filter above it); `<>` is
+/// DataFusion's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn string_lists_are_evaluated_by_the_scan() {
+    let (_, ctx) = sessions(Layout::Dsm).remove(1);
+    let plan = |sql: &str| {
+        let ctx = ctx.clone();
+        let sql = format!("EXPLAIN {sql}");
+        async move { run(&ctx, &sql).await.concat().join("\n") }
+    };
+    let pushed = plan("SELECT count(*) FROM lineitem WHERE l_shipmode IN ('AIR', 'MAIL') AND (l_returnflag = 'R' OR l_returnflag = 'A')").await;
+    assert!(
+        pushed.contains("l_shipmode IN ('AIR', 'MAIL') AND l_returnflag IN ('R', 'A')")
+            || pushed.contains("l_returnflag IN ('R', 'A') AND l_shipmode IN ('AIR', 'MAIL')"),
+        "{pushed}"
+    );
+    assert!(!pushed.contains("FilterExec"), "{pushed}");
+    let kept = plan("SELECT count(*) FROM lineitem WHERE l_shipmode <> 'AIR'").await;
+    assert!(kept.contains("FilterExec"), "{kept}");
 }

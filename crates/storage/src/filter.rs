@@ -1,6 +1,7 @@
 //! Comparisons a scan evaluates itself while decoding: `column <op> value` on an
 //! integer, date or decimal column, in the column's stored units (days for dates,
-//! scaled integers for decimals), ANDed.
+//! scaled integers for decimals), and `column IN (strings)` (`=` a list of one) on a
+//! string column, ANDed.
 //!
 //! Evaluated on the decoded 64-bit values of a chunk before any Arrow array is built,
 //! they give a selection; the projected columns are then built only for the selected
@@ -61,10 +62,28 @@ pub struct Comparison {
     pub value: i64,
 }
 
+/// `column IN (values)` on a string column (`column = value` is a list of one):
+/// `column` a stored column's index, `values` the strings as stored (without
+/// `CHAR(n)` padding, as every layout decodes them).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StringIn {
+    pub column: usize,
+    pub values: Vec<String>,
+}
+
+impl StringIn {
+    /// Whether `value` is one of the list's.
+    #[inline]
+    fn holds(&self, value: &[u8]) -> bool {
+        self.values.iter().any(|v| v.as_bytes() == value)
+    }
+}
+
 /// A conjunction of comparisons; empty means every tuple.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RowFilter {
     conjuncts: Vec<Comparison>,
+    strings: Vec<StringIn>,
 }
 
 impl RowFilter {
@@ -80,15 +99,44 @@ impl RowFilter {
                 )));
             }
         }
-        Ok(RowFilter { conjuncts })
+        Ok(RowFilter {
+            conjuncts,
+            strings: Vec::new(),
+        })
+    }
+
+    /// This filter ANDed with `strings`, each on a string column of `schema` with at
+    /// least one value (an error names one that is not).
+    pub fn with_strings(mut self, schema: &TableSchema, strings: Vec<StringIn>) -> Result<Self> {
+        for s in &strings {
+            let physical = schema.columns.get(s.column).map(|d| d.ty.physical());
+            if !matches!(physical, Some(Physical::FixedBytes(_) | Physical::VarBytes)) {
+                return Err(StorageError::Invalid(format!(
+                    "a string filter on column {} (not a string column)",
+                    s.column
+                )));
+            }
+            if s.values.is_empty() {
+                return Err(StorageError::Invalid(format!(
+                    "a string filter on column {} with no values",
+                    s.column
+                )));
+            }
+        }
+        self.strings.extend(strings);
+        Ok(self)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.conjuncts.is_empty()
+        self.conjuncts.is_empty() && self.strings.is_empty()
     }
 
     pub fn conjuncts(&self) -> &[Comparison] {
         &self.conjuncts
+    }
+
+    pub fn strings(&self) -> &[StringIn] {
+        &self.strings
     }
 
     /// The filter as text, columns by their names in `schema` and values in stored
@@ -101,23 +149,28 @@ impl RowFilter {
             CmpOp::Gt => ">",
             CmpOp::GtEq => ">=",
         };
-        let parts: Vec<String> = self
+        let name = |column: usize| schema.columns.get(column).map_or("?", |d| d.name.as_str());
+        let quoted = |v: &String| format!("'{}'", v.replace('\'', "''"));
+        let numbers = self
             .conjuncts
             .iter()
-            .map(|c| {
-                let name = schema
-                    .columns
-                    .get(c.column)
-                    .map_or("?", |d| d.name.as_str());
-                format!("{name} {} {}", op(c.op), c.value)
-            })
-            .collect();
-        parts.join(" AND ")
+            .map(|c| format!("{} {} {}", name(c.column), op(c.op), c.value));
+        let strings = self.strings.iter().map(|s| match s.values.as_slice() {
+            [one] => format!("{} = {}", name(s.column), quoted(one)),
+            many => {
+                let list: Vec<String> = many.iter().map(quoted).collect();
+                format!("{} IN ({})", name(s.column), list.join(", "))
+            }
+        });
+        numbers.chain(strings).collect::<Vec<_>>().join(" AND ")
     }
 
     /// The columns the filter reads, ascending, once each.
     pub fn columns(&self) -> Vec<usize> {
-        let mut columns: Vec<usize> = self.conjuncts.iter().map(|c| c.column).collect();
+        let numbers = self.conjuncts.iter().map(|c| c.column);
+        let mut columns: Vec<usize> = numbers
+            .chain(self.strings.iter().map(|s| s.column))
+            .collect();
         columns.sort_unstable();
         columns.dedup();
         columns
@@ -144,6 +197,24 @@ impl RowFilter {
                         c.column
                     )))
                 }
+            }
+        }
+        for s in &self.strings {
+            let column = values(s.column).filter(|v| v.len() == n).ok_or_else(|| {
+                StorageError::Invalid(format!("no {n} decoded values of column {}", s.column))
+            })?;
+            let ColumnValues::Bytes { offsets, data } = column else {
+                return Err(StorageError::Invalid(format!(
+                    "column {} holds numbers, not strings to compare",
+                    s.column
+                )));
+            };
+            for (k, w) in keep.iter_mut().zip(offsets.windows(2)) {
+                // Offsets were checked when the page was decoded; a bad one fails.
+                *k = *k
+                    && data
+                        .get(w[0] as usize..w[1] as usize)
+                        .is_some_and(|v| s.holds(v));
             }
         }
         Ok(keep)
@@ -188,7 +259,37 @@ impl RowFilter {
                 }
             }
         }
+        for s in &self.strings {
+            let array = arrays(s.column).filter(|a| a.len() == n).ok_or_else(|| {
+                StorageError::Invalid(format!("no {n} values of column {}", s.column))
+            })?;
+            let test = |v: Option<&str>| v.is_some_and(|v| s.holds(v.as_bytes()));
+            match array.data_type() {
+                DataType::Utf8 => and_strings(&mut keep, array.as_string::<i32>().iter(), test),
+                DataType::LargeUtf8 => {
+                    and_strings(&mut keep, array.as_string::<i64>().iter(), test)
+                }
+                DataType::Utf8View => and_strings(&mut keep, array.as_string_view().iter(), test),
+                other => {
+                    return Err(StorageError::Invalid(format!(
+                        "column {} is {other}, not strings to compare",
+                        s.column
+                    )))
+                }
+            }
+        }
         Ok(keep)
+    }
+}
+
+/// `keep[i] &= test(values[i])` over an Arrow string array's values (`None`: null).
+fn and_strings<'a>(
+    keep: &mut [bool],
+    values: impl Iterator<Item = Option<&'a str>>,
+    test: impl Fn(Option<&'a str>) -> bool,
+) {
+    for (k, v) in keep.iter_mut().zip(values) {
+        *k &= test(v);
     }
 }
 
@@ -319,6 +420,63 @@ mod tests {
             }]
         )
         .is_err());
+    }
+
+    #[test]
+    fn string_lists_select_on_stored_bytes_and_on_arrow_arrays() {
+        let words = ["AIR", "MAIL", "", "AIR REG", "air", "SHIP"];
+        let mut stored = ColumnValues::empty(Physical::VarBytes);
+        for w in words {
+            stored.push_str(w.as_bytes()).unwrap();
+        }
+        let list = |values: &[&str]| StringIn {
+            column: 1,
+            values: values.iter().map(|v| v.to_string()).collect(),
+        };
+        let filter = RowFilter::default()
+            .with_strings(&schema(), vec![list(&["AIR", "AIR REG"])])
+            .unwrap();
+        let expected = [true, false, false, true, false, false];
+        assert_eq!(filter.select(6, |_| Some(&stored)).unwrap(), expected);
+        let array = arrow_array::StringArray::from(words.to_vec());
+        assert_eq!(filter.select_arrays(6, |_| Some(&array)).unwrap(), expected);
+        // A null is in no list.
+        let nulls = arrow_array::StringArray::from(vec![Some("AIR"), None]);
+        assert_eq!(
+            filter.select_arrays(2, |_| Some(&nulls)).unwrap(),
+            [true, false]
+        );
+        assert_eq!(filter.columns(), [1]);
+        assert_eq!(filter.describe(&schema()), "b IN ('AIR', 'AIR REG')");
+        // With a comparison: both hold.
+        let both = RowFilter::new(
+            &schema(),
+            vec![Comparison {
+                column: 0,
+                op: CmpOp::Lt,
+                value: 4,
+            }],
+        )
+        .unwrap()
+        .with_strings(&schema(), vec![list(&["it's"])])
+        .unwrap();
+        assert_eq!(both.describe(&schema()), "a < 4 AND b = 'it''s'");
+        assert_eq!(both.columns(), [0, 1]);
+        // Numbers are not strings, an empty list matches nothing a user wrote.
+        assert!(RowFilter::default()
+            .with_strings(
+                &schema(),
+                vec![StringIn {
+                    column: 0,
+                    ..list(&["x"])
+                }]
+            )
+            .is_err());
+        assert!(RowFilter::default()
+            .with_strings(&schema(), vec![list(&[])])
+            .is_err());
+        let numbers = ColumnValues::I32(vec![1; 6]);
+        assert!(filter.select(6, |_| Some(&numbers)).is_err());
     }
 
     #[test]
