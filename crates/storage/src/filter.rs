@@ -74,7 +74,7 @@ pub struct StringIn {
 impl StringIn {
     /// Whether `value` is one of the list's.
     #[inline]
-    fn holds(&self, value: &[u8]) -> bool {
+    pub fn holds(&self, value: &[u8]) -> bool {
         self.values.iter().any(|v| v.as_bytes() == value)
     }
 }
@@ -137,6 +137,18 @@ impl RowFilter {
 
     pub fn strings(&self) -> &[StringIn] {
         &self.strings
+    }
+
+    /// This filter without its string lists on `columns` (which the caller tests
+    /// itself).
+    pub fn without_strings_on(&self, columns: &[usize]) -> RowFilter {
+        RowFilter {
+            conjuncts: self.conjuncts.clone(),
+            strings: (self.strings.iter())
+                .filter(|s| !columns.contains(&s.column))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// The filter as text, columns by their names in `schema` and values in stored

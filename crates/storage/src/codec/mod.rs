@@ -318,6 +318,43 @@ pub struct StoredPage<'a> {
     pub raw_len: usize,
 }
 
+/// Tests rows `keep` of a DSM page of strings, appending one answer per row: a PDICT
+/// page on its dictionary codes ([`pdict::test_bytes`]), any other decoded into
+/// `values` (cleared first) and each value tested.
+pub fn test_page(
+    page: &StoredPage,
+    keep: Range<usize>,
+    test: &dyn Fn(&[u8]) -> bool,
+    out: &mut Vec<bool>,
+    values: &mut ColumnValues,
+    scratch: &mut Scratch,
+) -> DResult<()> {
+    match (page.codec, page.physical) {
+        (Codec::Pdict, Physical::FixedBytes(_) | Physical::VarBytes) => {
+            check_expansion(page)?;
+            check_raw_len(page.physical, page.rows, page.raw_len)?;
+            let max_len = match page.physical {
+                Physical::FixedBytes(w) => Some(w),
+                _ => None,
+            };
+            pdict::test_bytes(page.payload, page.rows, keep, max_len, test, out)
+        }
+        (_, Physical::FixedBytes(_) | Physical::VarBytes) => {
+            values.clear();
+            decode_page(page, keep, values, scratch)?;
+            let ColumnValues::Bytes { offsets, data } = &*values else {
+                return Err(DecodeError("column kind does not match its decoder".into()));
+            };
+            out.extend(offsets.windows(2).map(|w| {
+                data.get(w[0] as usize..w[1] as usize)
+                    .is_some_and(|v| test(v))
+            }));
+            Ok(())
+        }
+        _ => Err(DecodeError("a string test on a column of numbers".into())),
+    }
+}
+
 /// Decodes rows `keep` of a DSM page, appending them to `out`.
 pub fn decode_page(
     page: &StoredPage,

@@ -180,24 +180,17 @@ pub(crate) fn decode_ints<T: Int>(
     Ok(())
 }
 
-/// Dictionary entries this short are copied as one fixed-size block (a few moves, where
-/// a copy of a variable length is a call to `memcpy`: 12 % of the CPU of TPC-H Q12 and
-/// Q19, `perf record` of `coopscan tpch`); longer ones as they are.
-const SHORT_ENTRY: usize = 16;
+/// A string PDICT page's parts, checked: entry count, the dictionary's `entries + 1`
+/// offsets into `body` (from 0, ascending, each entry at most `max_len` bytes) and the
+/// packed codes of `rows` values.
+struct StringDict<'a> {
+    entries: usize,
+    bounds: Vec<usize>,
+    body: &'a [u8],
+    packed: Packed<'a>,
+}
 
-/// Decodes values `keep` of a string PDICT encoding of `rows` values; with
-/// `max_len = Some(n)` (a `CHAR(n)` column) every entry must fit `n` bytes. Appends at
-/// most `max_body` bytes of values (the page's plain size bounds them): short codes
-/// of a long entry would otherwise multiply it.
-pub(crate) fn decode_bytes(
-    bytes: &[u8],
-    rows: usize,
-    keep: Range<usize>,
-    max_len: Option<usize>,
-    max_body: usize,
-    out: &mut ColumnValues,
-) -> DResult<()> {
-    check_keep(&keep, rows)?;
+fn string_dict(bytes: &[u8], rows: usize, max_len: Option<usize>) -> DResult<StringDict<'_>> {
     let (entries, width, rest) = header(bytes)?;
     let offs_len = entries
         .checked_add(1)
@@ -221,7 +214,75 @@ pub(crate) fn decode_bytes(
         ));
     }
     let (body, packed) = rest.split_at(body_len);
-    let packed = codes(packed, width, rows, entries)?;
+    Ok(StringDict {
+        entries,
+        bounds,
+        body,
+        packed: codes(packed, width, rows, entries)?,
+    })
+}
+
+/// Tests values `keep` of a string PDICT encoding of `rows` values without decoding
+/// them: `test` once per dictionary entry, then each value's code looks its answer up
+/// (a comparison on dictionary codes, 2012 paper §5). Appends one answer per value.
+pub(crate) fn test_bytes(
+    bytes: &[u8],
+    rows: usize,
+    keep: Range<usize>,
+    max_len: Option<usize>,
+    test: &dyn Fn(&[u8]) -> bool,
+    out: &mut Vec<bool>,
+) -> DResult<()> {
+    check_keep(&keep, rows)?;
+    let StringDict {
+        entries,
+        bounds,
+        body,
+        packed,
+    } = string_dict(bytes, rows, max_len)?;
+    // Padded to 2^width answers (false), so any code indexes it; a code past the real
+    // entries is caught by the maximum after the loop.
+    let mut answers: Vec<bool> = bounds.windows(2).map(|w| test(&body[w[0]..w[1]])).collect();
+    answers.resize(1usize << packed.width(), false);
+    let index_mask = answers.len() - 1;
+    let mut max_code = 0u64;
+    let any = !keep.is_empty();
+    let start = out.len();
+    out.resize(start + keep.len(), false);
+    packed.unpack_to(keep, &mut out[start..], |c| {
+        max_code = max_code.max(c);
+        answers[c as usize & index_mask]
+    })?;
+    if any && max_code >= entries as u64 {
+        return Err(bad_code(max_code, entries));
+    }
+    Ok(())
+}
+
+/// Dictionary entries this short are copied as one fixed-size block (a few moves, where
+/// a copy of a variable length is a call to `memcpy`: 12 % of the CPU of TPC-H Q12 and
+/// Q19, `perf record` of `coopscan tpch`); longer ones as they are.
+const SHORT_ENTRY: usize = 16;
+
+/// Decodes values `keep` of a string PDICT encoding of `rows` values; with
+/// `max_len = Some(n)` (a `CHAR(n)` column) every entry must fit `n` bytes. Appends at
+/// most `max_body` bytes of values (the page's plain size bounds them): short codes
+/// of a long entry would otherwise multiply it.
+pub(crate) fn decode_bytes(
+    bytes: &[u8],
+    rows: usize,
+    keep: Range<usize>,
+    max_len: Option<usize>,
+    max_body: usize,
+    out: &mut ColumnValues,
+) -> DResult<()> {
+    check_keep(&keep, rows)?;
+    let StringDict {
+        entries,
+        bounds,
+        body,
+        packed,
+    } = string_dict(bytes, rows, max_len)?;
     let ColumnValues::Bytes { offsets, data } = out else {
         return Err(DecodeError("column kind does not match its decoder".into()));
     };

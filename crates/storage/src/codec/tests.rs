@@ -176,8 +176,35 @@ fn page_round_trip(values: &ColumnValues, physical: Physical) -> Codec {
         )
         .expect("decodes");
         let mut want = ColumnValues::empty(physical);
-        want.extend_from(values, keep).expect("same kind");
+        want.extend_from(values, keep.clone()).expect("same kind");
         assert_eq!(out, want, "{codec:?}");
+        if let ColumnValues::Bytes { .. } = values {
+            // Tested on the page (PDICT: on its codes) as on the decoded values.
+            let page = StoredPage {
+                codec,
+                payload: &enc.out,
+                physical,
+                rows,
+                raw_len: raw.len(),
+            };
+            let test = |v: &[u8]| v.first() == Some(&b'a') || v.is_empty();
+            let mut answers = vec![true];
+            let (mut values_scratch, mut scratch) =
+                (ColumnValues::empty(physical), Scratch::default());
+            test_page(
+                &page,
+                keep.clone(),
+                &test,
+                &mut answers,
+                &mut values_scratch,
+                &mut scratch,
+            )
+            .expect("tests");
+            let expected: Vec<bool> = std::iter::once(true)
+                .chain(keep.map(|i| test(values.str_at(i))))
+                .collect();
+            assert_eq!(answers, expected, "{codec:?}");
+        }
     }
     codec
 }
@@ -235,7 +262,17 @@ fn decode_any(codec: Codec, bytes: &[u8], physical: Physical, rows: usize, keep:
         rows,
         raw_len,
     };
-    let _ = decode_page(&page, keep, &mut out, &mut scratch);
+    let _ = decode_page(&page, keep.clone(), &mut out, &mut scratch);
+    let mut answers = Vec::new();
+    let mut values = ColumnValues::empty(physical);
+    let _ = test_page(
+        &page,
+        keep,
+        &|v| v.len() == 2,
+        &mut answers,
+        &mut values,
+        &mut scratch,
+    );
 }
 
 fn physical() -> impl Strategy<Value = Physical> {

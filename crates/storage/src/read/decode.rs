@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 
-use crate::codec::{decode_page, Codec, Scratch, StoredPage};
+use crate::codec::{decode_page, test_page, Codec, Scratch, StoredPage};
 use crate::column::ColumnValues;
 use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
 use crate::error::{Result, StorageError};
@@ -15,6 +15,17 @@ use crate::page::{check_identity, read_page_with, PageChecks, PageHeader, ALL_CO
 use crate::read::Table;
 use crate::types::Physical;
 use crate::write::{DSM_MAX_PAGE_ROWS, MAX_VARCHAR_PAGE_RAW};
+
+/// One page of a DSM column (or CSM run) holding wanted rows.
+struct DsmPage<'b> {
+    stored: StoredPage<'b>,
+    /// The page's wanted rows, as positions in the page.
+    local: Range<usize>,
+    /// Position of the page's first wanted row among all wanted rows.
+    first: usize,
+    /// The page's offset in its file (for errors).
+    offset: u64,
+}
 
 /// Decodes chunk `k` from its loaded extents (as returned by
 /// [`Table::chunk_extents`]): the tuples of `rows ∩ chunk` for `projection`.
@@ -427,54 +438,34 @@ impl<'a> Decoder<'a> {
         spent_before: u64,
         selected: Option<&[u32]>,
     ) -> Result<()> {
-        let bytes = self.find(extent, data)?;
         let physical = self.table.schema().columns[column].ty.physical();
         let mut scratch = Scratch::default();
         let mut page_values = ColumnValues::empty(physical);
-        let owner = PageOwner::Column(u32::try_from(column).unwrap_or(ALL_COLUMNS));
-        // CSM: the run's pages follow one another from the chunk's first row.
-        let mut run_row = Some(self.chunk.start);
-        for page in self.pages(extent, bytes, owner) {
-            let page = page?;
-            let h = page.header;
-            let corrupt = |reason: String| self.corrupt(extent.file, page.offset, reason);
-            self.check_page_rows(&h, page.offset, column, &mut run_row)
-                .map_err(corrupt)?;
-            let local = self.local(&h);
-            if local.is_empty() {
-                continue;
-            }
-            // The page's wanted rows as positions among all wanted rows.
-            let first = (h.row_start + local.start as u64 - self.wanted.start) as usize;
+        self.each_dsm_page(extent, data, column, |page| {
+            let DsmPage {
+                stored,
+                local,
+                first,
+                offset,
+            } = page;
+            let corrupt = |reason: String| self.corrupt(extent.file, offset, reason);
             let kept = selected.map(|s| {
                 let (lo, hi) = (first as u32, (first + local.len()) as u32);
                 &s[s.partition_point(|&p| p < lo)..s.partition_point(|&p| p < hi)]
             });
             if kept.is_some_and(<[u32]>::is_empty) {
-                continue;
+                return Ok(());
             }
-            let codec = Codec::from_flags(h.flags);
-            let Some(codec) = codec.filter(|_| {
-                h.row_count as usize <= DSM_MAX_PAGE_ROWS
-                    && h.raw_len as usize <= raw_limit(physical)
-            }) else {
-                return Err(corrupt(format!(
-                    "implausible DSM page: flags {:#x} (codec bits: 1 LZ4, 2 PFOR, 4 PFOR-DELTA, 8 PDICT, 16 zstd), {} rows, {} raw bytes",
-                    h.flags, h.row_count, h.raw_len
-                )));
-            };
             // The page's values take at most the plain minipage's bytes (`raw_len`):
             // fixed-width values exactly, strings as offsets and data.
             let spent = spent_before.saturating_add(out.decoded_bytes());
-            let raw = u64::from(h.raw_len);
-            self.admit(spent, raw, extent.file, page.offset, Some(column))?;
-            let stored = StoredPage {
-                codec,
-                payload: page.payload,
-                physical,
-                rows: h.row_count as usize,
-                raw_len: h.raw_len as usize,
-            };
+            self.admit(
+                spent,
+                stored.raw_len as u64,
+                extent.file,
+                offset,
+                Some(column),
+            )?;
             match kept {
                 None => decode_page(&stored, local, out, &mut scratch)
                     .map_err(|DecodeError(r)| corrupt(r))?,
@@ -493,6 +484,96 @@ impl<'a> Decoder<'a> {
                     gather_into(out, &page_values, kept, first as u32)?;
                 }
             }
+            Ok(())
+        })
+    }
+
+    /// Appends to `out` whether each wanted row's value of string column `column`
+    /// passes `test`, without building the column: PDICT pages answer on their codes
+    /// ([`test_page`]). The page decoded for another codec is charged to the budget.
+    pub(super) fn dsm_test(
+        &self,
+        extent: Extent,
+        data: &[(Extent, &[u8])],
+        column: usize,
+        test: &dyn Fn(&[u8]) -> bool,
+        out: &mut Vec<bool>,
+        spent_before: u64,
+    ) -> Result<()> {
+        let physical = self.table.schema().columns[column].ty.physical();
+        let mut scratch = Scratch::default();
+        let mut page_values = ColumnValues::empty(physical);
+        self.each_dsm_page(extent, data, column, |page| {
+            let DsmPage {
+                stored,
+                local,
+                offset,
+                ..
+            } = page;
+            let spent = spent_before.saturating_add(out.len() as u64);
+            self.admit(
+                spent,
+                stored.raw_len as u64,
+                extent.file,
+                offset,
+                Some(column),
+            )?;
+            test_page(&stored, local, test, out, &mut page_values, &mut scratch)
+                .map_err(|DecodeError(r)| self.corrupt(extent.file, offset, r))
+        })
+    }
+
+    /// Calls `visit` with every page of column `column`'s extent that holds wanted
+    /// rows, in row order, after checking the page's place and header (a CSM run must
+    /// also cover its chunk exactly).
+    fn each_dsm_page<'b>(
+        &self,
+        extent: Extent,
+        data: &[(Extent, &'b [u8])],
+        column: usize,
+        mut visit: impl FnMut(DsmPage<'b>) -> Result<()>,
+    ) -> Result<()>
+    where
+        'a: 'b,
+    {
+        let bytes = self.find(extent, data)?;
+        let physical = self.table.schema().columns[column].ty.physical();
+        let owner = PageOwner::Column(u32::try_from(column).unwrap_or(ALL_COLUMNS));
+        // CSM: the run's pages follow one another from the chunk's first row.
+        let mut run_row = Some(self.chunk.start);
+        for page in self.pages(extent, bytes, owner) {
+            let page = page?;
+            let h = page.header;
+            let corrupt = |reason: String| self.corrupt(extent.file, page.offset, reason);
+            self.check_page_rows(&h, page.offset, column, &mut run_row)
+                .map_err(corrupt)?;
+            let local = self.local(&h);
+            if local.is_empty() {
+                continue;
+            }
+            let codec = Codec::from_flags(h.flags);
+            let Some(codec) = codec.filter(|_| {
+                h.row_count as usize <= DSM_MAX_PAGE_ROWS
+                    && h.raw_len as usize <= raw_limit(physical)
+            }) else {
+                return Err(corrupt(format!(
+                    "implausible DSM page: flags {:#x} (codec bits: 1 LZ4, 2 PFOR, 4 PFOR-DELTA, 8 PDICT, 16 zstd), {} rows, {} raw bytes",
+                    h.flags, h.row_count, h.raw_len
+                )));
+            };
+            visit(DsmPage {
+                stored: StoredPage {
+                    codec,
+                    payload: page.payload,
+                    physical,
+                    rows: h.row_count as usize,
+                    raw_len: h.raw_len as usize,
+                },
+                // The page's wanted rows as positions among all wanted rows.
+                first: (h.row_start + local.start as u64 - self.wanted.start) as usize,
+                local,
+                offset: page.offset,
+            })?;
         }
         if self.table.layout() == Layout::Csm && run_row != Some(self.chunk.end) {
             return Err(self.corrupt(

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
-use crate::filter::{gather_into, positions, RowFilter};
+use crate::filter::{gather_into, positions, RowFilter, StringIn};
 use crate::manifest::{Extent, Layout};
 use crate::page::PageChecks;
 use crate::read::decode::{presized, wanted_rows, Decoder};
@@ -48,8 +48,45 @@ pub fn decode_chunk_filtered(
         wanted: wanted.clone(),
         checks,
     };
-    // The filtered columns (and, for row pages, every projected one: a row page is
-    // decoded whole anyway), all wanted tuples.
+    // String lists on DSM/CSM columns the query does not project are tested on the
+    // pages (PDICT on its codes) without building the column.
+    let column_pages = matches!(table.layout(), Layout::Dsm | Layout::Csm);
+    let tested: Vec<&StringIn> = (filter.strings().iter())
+        .filter(|s| column_pages && !projection.contains(&s.column))
+        .collect();
+    let tested_columns: Vec<usize> = tested.iter().map(|s| s.column).collect();
+    let rest = filter.without_strings_on(&tested_columns);
+    let mut passed: Vec<bool> = Vec::new();
+    for s in &tested {
+        let mut answers = Vec::with_capacity(n);
+        if n > 0 {
+            let extent = chunk.columns[s.column].extent;
+            let test = |v: &[u8]| s.holds(v);
+            ctx.dsm_test(
+                extent,
+                data,
+                s.column,
+                &test,
+                &mut answers,
+                passed.len() as u64,
+            )?;
+        }
+        if answers.len() != n {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} column {}: tested {} of {n} tuples (pages do not cover the chunk)",
+                s.column,
+                answers.len()
+            )));
+        }
+        if passed.is_empty() {
+            passed = answers;
+        } else {
+            passed.iter_mut().zip(answers).for_each(|(p, a)| *p &= a);
+        }
+    }
+    // The other filtered columns (and, for row pages, every projected one: a row page
+    // is decoded whole anyway), all wanted tuples.
+    let filtered = rest.columns();
     let first: Vec<usize> = match table.layout() {
         Layout::Dsm | Layout::Csm => filtered.clone(),
         Layout::Nsm | Layout::Pax => union(&filtered, projection),
@@ -76,7 +113,10 @@ pub fn decode_chunk_filtered(
         }
     }
     let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
-    let keep = filter.select(n, of)?;
+    let mut keep = rest.select(n, of)?;
+    if !tested.is_empty() {
+        keep.iter_mut().zip(passed).for_each(|(k, p)| *k &= p);
+    }
     let selected = positions(&keep);
     let selected_rows: Vec<u64> = selected
         .iter()
