@@ -345,10 +345,11 @@ pub fn test_page(
             let ColumnValues::Bytes { offsets, data } = &*values else {
                 return Err(DecodeError("column kind does not match its decoder".into()));
             };
-            out.extend(offsets.windows(2).map(|w| {
-                data.get(w[0] as usize..w[1] as usize)
-                    .is_some_and(|v| test(v))
-            }));
+            out.extend(
+                offsets
+                    .windows(2)
+                    .map(|w| data.get(w[0] as usize..w[1] as usize).is_some_and(test)),
+            );
             Ok(())
         }
         _ => Err(DecodeError("a string test on a column of numbers".into())),
