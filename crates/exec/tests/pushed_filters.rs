@@ -138,7 +138,7 @@ async fn pushed_comparisons_give_the_references_rows() {
         .flat_map(|_| {
             let p = predicate(&mut rng);
             [
-                format!("SELECT l_orderkey, l_linenumber, l_shipdate, l_quantity FROM lineitem WHERE {p}"),
+                format!("SELECT l_orderkey, l_linenumber, l_shipdate, l_quantity, l_shipmode, l_returnflag FROM lineitem WHERE {p}"),
                 format!("SELECT count(*), sum(l_extendedprice * l_discount), min(_rowid), max(_rowid) FROM lineitem WHERE {p}"),
             ]
         })

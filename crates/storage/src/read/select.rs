@@ -48,12 +48,11 @@ pub fn decode_chunk_filtered(
         wanted: wanted.clone(),
         checks,
     };
-    // String lists on DSM/CSM columns the query does not project are tested on the
-    // pages (PDICT on its codes) without building the column.
+    // String lists on DSM/CSM columns are tested on the pages (PDICT on its codes)
+    // without building the column; one the query projects is built afterwards for the
+    // selected tuples, as any other projected column.
     let column_pages = matches!(table.layout(), Layout::Dsm | Layout::Csm);
-    let tested: Vec<&StringIn> = (filter.strings().iter())
-        .filter(|s| column_pages && !projection.contains(&s.column))
-        .collect();
+    let tested: Vec<&StringIn> = (filter.strings().iter()).filter(|_| column_pages).collect();
     let tested_columns: Vec<usize> = tested.iter().map(|s| s.column).collect();
     let rest = filter.without_strings_on(&tested_columns);
     let mut passed: Vec<bool> = Vec::new();
