@@ -5,17 +5,22 @@
 use std::fmt;
 use std::sync::Arc;
 
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::Statistics;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_plan::filter_pushdown::{
+    ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation, PushedDown,
+};
 use datafusion::physical_plan::statistics::StatisticsArgs;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SortOrderPushdownResult,
 };
 
 use crate::plan_common::{Order, ScanCore};
+use crate::runtime_filter::{filtered, is_dynamic};
 use crate::statistics::partition_share;
 
 /// Where a leaf scan's chunks come from.
@@ -53,6 +58,9 @@ pub struct LeafScanExec<S: ChunkSource> {
     core: ScanCore,
     source: Arc<S>,
     properties: Arc<PlanProperties>,
+    /// Filters a join above fills in while the query runs (DataFusion's dynamic
+    /// filters: the build side's keys), applied to every delivered batch.
+    runtime_filters: Vec<Arc<dyn PhysicalExpr>>,
 }
 
 impl<S: ChunkSource> LeafScanExec<S> {
@@ -62,6 +70,7 @@ impl<S: ChunkSource> LeafScanExec<S> {
             core,
             source,
             properties,
+            runtime_filters: Vec::new(),
         }
     }
 
@@ -74,6 +83,7 @@ impl<S: ChunkSource> LeafScanExec<S> {
             core: self.core.clone(),
             source: Arc::clone(&self.source),
             properties: Arc::clone(&self.properties),
+            runtime_filters: self.runtime_filters.clone(),
         }
     }
 }
@@ -87,10 +97,13 @@ impl<S: ChunkSource> fmt::Debug for LeafScanExec<S> {
 impl<S: ChunkSource> DisplayAs for LeafScanExec<S> {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.core.fmt_as(S::NAME, f)?;
-        match self.source.detail() {
-            Some(detail) => write!(f, ", {detail}"),
-            None => Ok(()),
+        if let Some(detail) = self.source.detail() {
+            write!(f, ", {detail}")?;
         }
+        if !self.runtime_filters.is_empty() {
+            write!(f, ", runtime_filters={}", self.runtime_filters.len())?;
+        }
+        Ok(())
     }
 }
 
@@ -109,9 +122,43 @@ impl<S: ChunkSource> ExecutionPlan for LeafScanExec<S> {
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
+        for filter in &self.runtime_filters {
+            if f(filter)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
         Ok(TreeNodeRecursion::Continue)
+    }
+
+    /// Takes the dynamic filters a join pushes to its probe side after planning
+    /// (DataFusion's `Post` phase): the scan drops the tuples they rule out before any
+    /// operator above sees them (`runtime_filter`) — TPC-H Q17's subquery then
+    /// aggregates the ~200 parts the outer query wants, not all 6 M lineitem tuples,
+    /// and Q7's and Q20's joins probe a fraction of lineitem. The filters stay the
+    /// parents' too (`PushedDown::No`): dropping a tuple here is only an early copy of
+    /// what the join would do. Static filters are the provider's business
+    /// (`supports_filters_pushdown`).
+    fn handle_child_pushdown_result(
+        &self,
+        phase: FilterPushdownPhase,
+        child_pushdown_result: ChildPushdownResult,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        let filters = child_pushdown_result.parent_filters;
+        let verdicts = vec![PushedDown::No; filters.len()];
+        let dynamic: Vec<Arc<dyn PhysicalExpr>> = (filters.into_iter())
+            .map(|f| f.filter)
+            .filter(is_dynamic)
+            .collect();
+        let propagation = FilterPushdownPropagation::with_parent_pushdown_result(verdicts);
+        if phase != FilterPushdownPhase::Post || dynamic.is_empty() {
+            return Ok(propagation);
+        }
+        let mut updated = self.clone_plan();
+        updated.runtime_filters.extend(dynamic);
+        Ok(propagation.with_updated_node(Arc::new(updated)))
     }
 
     fn with_new_children(
@@ -150,7 +197,8 @@ impl<S: ChunkSource> ExecutionPlan for LeafScanExec<S> {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        Arc::clone(&self.source).execute(&self.core, partition, context)
+        let stream = Arc::clone(&self.source).execute(&self.core, partition, context)?;
+        Ok(filtered(stream, &self.runtime_filters))
     }
 
     /// The scan's statistics (`crate::statistics`), or a partition's even share.

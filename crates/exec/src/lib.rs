@@ -48,6 +48,7 @@ pub mod pushdown;
 mod queries;
 mod query_tag;
 mod rewrite;
+mod runtime_filter;
 mod scan_exec;
 mod session;
 mod shape;
