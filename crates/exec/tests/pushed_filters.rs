@@ -210,7 +210,10 @@ async fn a_join_filters_its_probe_scan_while_it_runs() {
     assert_ne!(want[0][0], "0", "the join matches tuples");
     for layout in LAYOUTS {
         for (name, ctx) in sessions(layout) {
-            let plan = run(&ctx, &format!("EXPLAIN {sql}")).await.concat().join("\n");
+            let plan = run(&ctx, &format!("EXPLAIN {sql}"))
+                .await
+                .concat()
+                .join("\n");
             assert!(plan.contains("runtime_filters=1"), "{name}: {plan}");
             assert_eq!(run(&ctx, sql).await, want, "{name}");
         }
