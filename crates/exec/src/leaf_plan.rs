@@ -134,9 +134,9 @@ impl<S: ChunkSource> ExecutionPlan for LeafScanExec<S> {
 
     /// Takes the dynamic filters a join pushes to its probe side after planning
     /// (DataFusion's `Post` phase): the scan drops the tuples they rule out before any
-    /// operator above sees them (`runtime_filter`) — TPC-H Q17's subquery then
-    /// aggregates the ~200 parts the outer query wants, not all 6 M lineitem tuples,
-    /// and Q7's and Q20's joins probe a fraction of lineitem. The filters stay the
+    /// operator above sees them, where that is cheap (`runtime_filter`) — TPC-H Q18's
+    /// lineitem then reaches its joins as the 57 wanted orders' tuples, not 6 M. The
+    /// filters stay the
     /// parents' too (`PushedDown::No`): dropping a tuple here is only an early copy of
     /// what the join would do. Static filters are the provider's business
     /// (`supports_filters_pushdown`).

@@ -206,7 +206,12 @@ fn string_column(table: &Table, e: &Expr) -> Option<usize> {
 
 /// A non-null string literal's text.
 fn text(e: &Expr) -> Option<String> {
-    match literal(e)? {
+    literal(e).and_then(string_value)
+}
+
+/// A non-null string value's text.
+fn string_value(v: &ScalarValue) -> Option<String> {
+    match v {
         ScalarValue::Utf8(Some(s))
         | ScalarValue::LargeUtf8(Some(s))
         | ScalarValue::Utf8View(Some(s)) => Some(s.clone()),
@@ -224,11 +229,10 @@ fn pushed(table: &Table, column: ColumnRef, op: CmpOp, lit: &ScalarValue) -> Opt
     let index = table.schema().index_of(column.name)?;
     let ty = table.schema().columns[index].ty;
     if matches!(ty, ColumnType::Char { .. } | ColumnType::Utf8) {
-        let value = match (op, &column.cast, lit) {
-            (CmpOp::Eq, None, ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)))
-            | (CmpOp::Eq, None, ScalarValue::Utf8View(Some(s))) => s.clone(),
-            _ => return None,
-        };
+        // Equality with an uncast column only: `<>` and ranges stay DataFusion's.
+        let value = (op == CmpOp::Eq && column.cast.is_none())
+            .then(|| string_value(lit))
+            .flatten()?;
         return Some(Pushed::Strings {
             column: index,
             values: vec![value],
