@@ -65,13 +65,41 @@ fn narrow(array: &dyn Array) -> Option<Leaf> {
     if array.null_count() != 0 {
         return None;
     }
-    let values = array.as_primitive_opt::<Decimal128Type>()?.values();
-    let max_abs = values.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
-    let max_abs = u64::try_from(max_abs)
-        .ok()
-        .filter(|m| *m <= i64::MAX as u64)?;
-    Some(Leaf {
-        values: values.iter().map(|&v| v as i64).collect(),
-        max_abs,
-    })
+    let wide = array.as_primitive_opt::<Decimal128Type>()?.values();
+    // One pass without a branch per value: truncate, and note whether any value did
+    // not survive the truncation and the largest magnitude of those that did.
+    let mut values = Vec::with_capacity(wide.len());
+    let (mut exact, mut max_abs) = (true, 0u64);
+    for &v in wide.iter() {
+        let narrow = v as i64;
+        exact &= i128::from(narrow) == v;
+        max_abs = max_abs.max(narrow.unsigned_abs());
+        values.push(narrow);
+    }
+    // `i64::MIN`'s magnitude is not an `i64`: such a column stays wide.
+    (exact && max_abs <= i64::MAX as u64).then_some(Leaf { values, max_abs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Decimal128Array;
+
+    fn leaf(values: Vec<Option<i128>>) -> Option<Leaf> {
+        narrow(&Decimal128Array::from(values))
+    }
+
+    #[test]
+    fn only_columns_whose_every_value_is_an_i64_magnitude_narrow() {
+        let max = i128::from(i64::MAX);
+        let fits = leaf(vec![Some(-5), Some(max), Some(-max), Some(0)]).expect("fits");
+        assert_eq!(fits.values, [-5, i64::MAX, -i64::MAX, 0]);
+        assert_eq!(fits.max_abs, i64::MAX as u64);
+        assert!(leaf(vec![Some(1), Some(max + 1)]).is_none());
+        assert!(leaf(vec![Some(i128::from(i64::MIN))]).is_none());
+        // Its low 64 bits are 5: truncation alone would take it for a small value.
+        assert!(leaf(vec![Some((1i128 << 64) + 5)]).is_none());
+        assert!(leaf(vec![Some(1), None]).is_none());
+        assert_eq!(leaf(vec![]).map(|l| l.max_abs), Some(0));
+    }
 }
