@@ -55,34 +55,7 @@ pub fn decode_chunk_filtered(
     let tested: Vec<&StringIn> = (filter.strings().iter()).filter(|_| column_pages).collect();
     let tested_columns: Vec<usize> = tested.iter().map(|s| s.column).collect();
     let rest = filter.without_strings_on(&tested_columns);
-    let mut passed: Vec<bool> = Vec::new();
-    for s in &tested {
-        let mut answers = Vec::with_capacity(n);
-        if n > 0 {
-            let extent = chunk.columns[s.column].extent;
-            let test = |v: &[u8]| s.holds(v);
-            ctx.dsm_test(
-                extent,
-                data,
-                s.column,
-                &test,
-                &mut answers,
-                passed.len() as u64,
-            )?;
-        }
-        if answers.len() != n {
-            return Err(StorageError::Invalid(format!(
-                "chunk {k} column {}: tested {} of {n} tuples (pages do not cover the chunk)",
-                s.column,
-                answers.len()
-            )));
-        }
-        if passed.is_empty() {
-            passed = answers;
-        } else {
-            passed.iter_mut().zip(answers).for_each(|(p, a)| *p &= a);
-        }
-    }
+    let passed = test_strings(&ctx, k, data, &tested, n)?;
     // The other filtered columns (and, for row pages, every projected one: a row page
     // is decoded whole anyway), all wanted tuples.
     let filtered = rest.columns();
@@ -113,7 +86,7 @@ pub fn decode_chunk_filtered(
     }
     let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
     let mut keep = rest.select(n, of)?;
-    if !tested.is_empty() {
+    if let Some(passed) = passed {
         keep.iter_mut().zip(passed).for_each(|(k, p)| *k &= p);
     }
     let selected = positions(&keep);
@@ -166,6 +139,41 @@ pub fn decode_chunk_filtered(
         batch,
         rows: selected_rows,
     })
+}
+
+/// Which of chunk `k`'s `n` wanted tuples pass every list of `tested`, each tested on
+/// its column's pages (`Decoder::dsm_test`); `None` when there are no lists.
+fn test_strings(
+    ctx: &Decoder,
+    k: usize,
+    data: &[(Extent, &[u8])],
+    tested: &[&StringIn],
+    n: usize,
+) -> Result<Option<Vec<bool>>> {
+    let mut passed: Option<Vec<bool>> = None;
+    for s in tested {
+        let mut answers = Vec::with_capacity(n);
+        if n > 0 {
+            let extent = ctx.table.chunk(k).columns[s.column].extent;
+            let test = |v: &[u8]| s.holds(v);
+            ctx.dsm_test(extent, data, s.column, &test, &mut answers, n as u64)?;
+        }
+        if answers.len() != n {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} column {}: tested {} of {n} tuples (pages do not cover the chunk)",
+                s.column,
+                answers.len()
+            )));
+        }
+        passed = Some(match passed {
+            None => answers,
+            Some(mut p) => {
+                p.iter_mut().zip(answers).for_each(|(p, a)| *p &= a);
+                p
+            }
+        });
+    }
+    Ok(passed)
 }
 
 /// A selection of at least this share of a chunk's tuples (numerator / denominator)
