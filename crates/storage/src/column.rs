@@ -108,6 +108,19 @@ impl ColumnValues {
         offsets.windows(2).position(bad)
     }
 
+    /// Every string value's bytes in order (`None` for one whose offsets leave the
+    /// data: never for values a page decoder produced); `None` for numbers.
+    pub fn strings(&self) -> Option<impl Iterator<Item = Option<&[u8]>>> {
+        let ColumnValues::Bytes { offsets, data } = self else {
+            return None;
+        };
+        Some(
+            offsets
+                .windows(2)
+                .map(|w| data.get(w[0] as usize..w[1] as usize)),
+        )
+    }
+
     /// The bytes of string value `i` (panics if this is not a string column).
     pub fn str_at(&self, i: usize) -> &[u8] {
         match self {

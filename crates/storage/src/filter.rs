@@ -215,18 +215,14 @@ impl RowFilter {
             let column = values(s.column).filter(|v| v.len() == n).ok_or_else(|| {
                 StorageError::Invalid(format!("no {n} decoded values of column {}", s.column))
             })?;
-            let ColumnValues::Bytes { offsets, data } = column else {
-                return Err(StorageError::Invalid(format!(
+            let strings = column.strings().ok_or_else(|| {
+                StorageError::Invalid(format!(
                     "column {} holds numbers, not strings to compare",
                     s.column
-                )));
-            };
-            for (k, w) in keep.iter_mut().zip(offsets.windows(2)) {
-                // Offsets were checked when the page was decoded; a bad one fails.
-                *k = *k
-                    && data
-                        .get(w[0] as usize..w[1] as usize)
-                        .is_some_and(|v| s.holds(v));
+                ))
+            })?;
+            for (k, v) in keep.iter_mut().zip(strings) {
+                *k = *k && v.is_some_and(|v| s.holds(v));
             }
         }
         Ok(keep)

@@ -342,14 +342,9 @@ pub fn test_page(
         (_, Physical::FixedBytes(_) | Physical::VarBytes) => {
             values.clear();
             decode_page(page, keep, values, scratch)?;
-            let ColumnValues::Bytes { offsets, data } = &*values else {
-                return Err(DecodeError("column kind does not match its decoder".into()));
-            };
-            out.extend(
-                offsets
-                    .windows(2)
-                    .map(|w| data.get(w[0] as usize..w[1] as usize).is_some_and(test)),
-            );
+            let strings = (values.strings())
+                .ok_or_else(|| DecodeError("column kind does not match its decoder".into()))?;
+            out.extend(strings.map(|v| v.is_some_and(test)));
             Ok(())
         }
         _ => Err(DecodeError("a string test on a column of numbers".into())),

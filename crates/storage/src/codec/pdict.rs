@@ -161,18 +161,29 @@ pub(crate) fn decode_ints<T: Int>(
         .collect::<Option<Vec<T>>>()
         .ok_or_else(|| DecodeError("PDICT entry out of the column type's range".into()))?;
     let packed = codes(packed, width, rows, entries)?;
-    // Padded to 2^width entries, so any code indexes it; a code past the real entries
-    // is caught by the maximum after the loop, not by a branch per value.
-    let mut padded = dict;
-    padded.resize(1usize << width, T::default());
-    let index_mask = padded.len() - 1;
+    look_up(&packed, keep, dict, out)
+}
+
+/// Appends, for each code `keep` of `packed`, its entry of `table` (one per dictionary
+/// entry). The table is padded to `2^width` entries, so any code indexes it; a code
+/// past the real entries is caught by the maximum after the loop, not by a branch per
+/// value.
+fn look_up<T: Copy + Default>(
+    packed: &Packed,
+    keep: Range<usize>,
+    mut table: Vec<T>,
+    out: &mut Vec<T>,
+) -> DResult<()> {
+    let entries = table.len();
+    table.resize(1usize << packed.width(), T::default());
+    let index_mask = table.len() - 1;
     let mut max_code = 0u64;
     let any = !keep.is_empty();
     let start = out.len();
     out.resize(start + keep.len(), T::default());
     packed.unpack_to(keep, &mut out[start..], |c| {
         max_code = max_code.max(c);
-        padded[c as usize & index_mask]
+        table[c as usize & index_mask]
     })?;
     if any && max_code >= entries as u64 {
         return Err(bad_code(max_code, entries));
@@ -235,28 +246,13 @@ pub(crate) fn test_bytes(
 ) -> DResult<()> {
     check_keep(&keep, rows)?;
     let StringDict {
-        entries,
         bounds,
         body,
         packed,
+        ..
     } = string_dict(bytes, rows, max_len)?;
-    // Padded to 2^width answers (false), so any code indexes it; a code past the real
-    // entries is caught by the maximum after the loop.
-    let mut answers: Vec<bool> = bounds.windows(2).map(|w| test(&body[w[0]..w[1]])).collect();
-    answers.resize(1usize << packed.width(), false);
-    let index_mask = answers.len() - 1;
-    let mut max_code = 0u64;
-    let any = !keep.is_empty();
-    let start = out.len();
-    out.resize(start + keep.len(), false);
-    packed.unpack_to(keep, &mut out[start..], |c| {
-        max_code = max_code.max(c);
-        answers[c as usize & index_mask]
-    })?;
-    if any && max_code >= entries as u64 {
-        return Err(bad_code(max_code, entries));
-    }
-    Ok(())
+    let answers: Vec<bool> = bounds.windows(2).map(|w| test(&body[w[0]..w[1]])).collect();
+    look_up(&packed, keep, answers, out)
 }
 
 /// Dictionary entries this short are copied as one fixed-size block (a few moves, where
