@@ -29,6 +29,7 @@ pub mod sharing;
 pub use coopscan_paper::table2 as paper;
 pub mod stats;
 pub mod table_info;
+pub mod tpch_throughput;
 pub mod workload;
 
 pub use bandwidth::{BandwidthMbS, BandwidthOutOfRange, BANDWIDTH_MB_S_MAX, BANDWIDTH_MB_S_MIN};

@@ -1,7 +1,7 @@
 //! The tables a session reads and how: `--db`, `--table`, `--policy`, the one buffer's
 //! size, scan workers and the device; shared by `coopscan sql` and `coopscan tpch`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -128,6 +128,10 @@ pub struct SessionArgs {
     pub index_page_cost_kb: Option<u64>,
     #[command(flatten)]
     pub device: DeviceArgs,
+    /// The buffer in bytes, set by a caller that sizes it itself (the TPC-H throughput
+    /// presets): overrides --buffer-mb and --frames.
+    #[arg(skip)]
+    pub buffer_bytes: Option<u64>,
 }
 
 /// A session's tables, opened: their names and the tables in the same order.
@@ -138,6 +142,21 @@ pub struct OpenTables {
 }
 
 impl SessionArgs {
+    /// The flags' defaults over the database `db`, with `flags` as on a command line
+    /// (`["--threads", "2"]`): a session for a command that has no session flags of
+    /// its own (`bench --preset tpch-…`).
+    pub fn for_database(db: &Path, flags: &[String]) -> anyhow::Result<SessionArgs> {
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            session: SessionArgs,
+        }
+        let mut argv: Vec<std::ffi::OsString> = vec!["coopscan".into(), "--db".into()];
+        argv.push(db.as_os_str().to_owned());
+        argv.extend(flags.iter().map(Into::into));
+        Ok(<Flags as clap::Parser>::try_parse_from(argv)?.session)
+    }
+
     /// The tables of `--db` then `--table`, each name once.
     pub fn open_tables(&self) -> anyhow::Result<OpenTables> {
         let mut names = Vec::with_capacity(self.tables.len());
@@ -233,7 +252,9 @@ impl SessionArgs {
 
     fn runtime(&self, policy: PolicyKind) -> RuntimeConfig {
         let mut config = RuntimeConfig::new(self.frames, policy);
-        if let Some(mb) = self.buffer_mb {
+        if let Some(bytes) = self.buffer_bytes {
+            config.abm.budget = BufferBudget::Bytes(bytes);
+        } else if let Some(mb) = self.buffer_mb {
             // In range by the flag's parser: at most 2^40 bytes.
             config.abm.budget = BufferBudget::Bytes(mb << 20);
         }

@@ -194,3 +194,129 @@ fn impossible_requests_are_clear_errors() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}: usage error");
     }
 }
+
+/// Runs `bench --preset PRESET` on the test database with `flags`; its JSON report.
+fn throughput_preset(preset: &str, flags: &[&str]) -> (String, serde_json::Value, String) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (json, html) = (tmp.path().join("r.json"), tmp.path().join("r.html"));
+    let mut args = vec!["bench", "--preset", preset, "--db", db(), "--streams", "2"];
+    args.extend_from_slice(flags);
+    args.extend(["--json", json.to_str().expect("utf8")]);
+    args.extend(["--html", html.to_str().expect("utf8")]);
+    let out = stdout(&coopscan(&args));
+    let report = serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    (out, report, std::fs::read_to_string(&html).expect("html"))
+}
+
+#[test]
+fn the_buffer_sweep_runs_every_point_under_every_policy_with_checked_results() {
+    let (out, report, html) = throughput_preset(
+        "tpch-buffer",
+        &["--queries", "3", "--policies", "normal,relevance"],
+    );
+    let points = report["points"].as_array().expect("points");
+    let xs: Vec<f64> = points.iter().map(|p| p["x"].as_f64().expect("x")).collect();
+    assert_eq!(xs, [10.0, 20.0, 30.0, 40.0, 60.0, 80.0, 100.0]);
+    let calibration = &report["calibration"];
+    let touched = calibration["touched_bytes"].as_u64().expect("touched");
+    let least = calibration["least_buffer_bytes"].as_u64().expect("least");
+    assert!(
+        touched > 0 && calibration["lru_bytes"].as_u64().is_some(),
+        "{calibration}"
+    );
+    let mut last = 0;
+    for point in points {
+        let buffer = point["buffer_bytes"].as_u64().expect("buffer");
+        let pct = point["x"].as_f64().expect("x");
+        // The share of the touched volume, or the least the buffer manager accepts.
+        let share = (touched as f64 * pct / 100.0).round() as u64;
+        assert_eq!(buffer, share.max(least), "{point}");
+        assert!(buffer >= last, "the buffer grows along the sweep");
+        last = buffer;
+        assert_eq!(point["bandwidth_mb_s"], calibration["bandwidth_mb_s"]);
+        let runs = point["runs"].as_array().expect("runs");
+        let names: Vec<&str> = runs
+            .iter()
+            .map(|r| r["policy"].as_str().expect("policy"))
+            .collect();
+        assert_eq!(names, ["normal", "relevance"]);
+        for run in runs {
+            assert!(run["bytes_read"].as_u64().expect("bytes") > 0, "{run}");
+            assert_eq!(run["stream_s"].as_array().map(Vec::len), Some(2));
+        }
+    }
+    // Both streams' three queries were compared across the runs.
+    assert_eq!(report["results_checked"], 6);
+    assert!(
+        report["sharing"].is_null(),
+        "Figure 18 belongs to tpch-throughput"
+    );
+    assert!(
+        out.contains("paper: ") && out.contains("ours:  at buffer_pct 10 ÷ LRU: relevance"),
+        "{out}"
+    );
+    assert!(
+        html.contains("<svg") && html.contains("Figure 14"),
+        "a chart per metric"
+    );
+}
+
+#[test]
+fn the_single_point_adds_figure_18_and_a_flag_fixes_the_swept_quantity() {
+    let (out, report, html) = throughput_preset(
+        "tpch-throughput",
+        &[
+            "--queries",
+            "4",
+            "--policies",
+            "pbm,relevance",
+            "--bandwidth-mb",
+            "500",
+        ],
+    );
+    assert_eq!(report["points"].as_array().map(Vec::len), Some(1));
+    assert_eq!(report["calibration"]["bandwidth_given"], true);
+    assert!(
+        report["calibration"]["lru_bytes"].is_null(),
+        "no LRU calibration run"
+    );
+    assert_eq!(report["points"][0]["bandwidth_mb_s"], 500.0);
+    let sharing = &report["sharing"];
+    assert_eq!(sharing["policy"], "pbm", "OPT's trace, the PBM run's");
+    let fraction = sharing["shared_fraction"].as_f64().expect("fraction");
+    assert!((0.0..=1.0).contains(&fraction), "{sharing}");
+    assert!(!sharing["moments"].as_array().expect("moments").is_empty());
+    assert!(
+        out.contains("Figure 18, sharing potential of the pbm run"),
+        "{out}"
+    );
+    assert!(html.contains("Figure 18"));
+    let (_, report, _) =
+        throughput_preset("tpch-streams", &["--queries", "2", "--policies", "normal"]);
+    let points = report["points"].as_array().expect("points");
+    assert_eq!(points.len(), 1, "--streams fixes Figure 16's axis");
+    assert_eq!(points[0]["x"], 2.0);
+}
+
+#[test]
+fn impossible_throughput_runs_are_clear_errors_before_any_work() {
+    for (flags, says) in [
+        (&["--engines", "coopscan,duckdb"][..], "coopscan alone"),
+        (&["--queries", "23"][..], "--queries: 1 to 22"),
+        (&["--policies", "normal,nonsense"][..], "--policies"),
+        (&["--buffer-pct", "0"][..], "--buffer-pct"),
+    ] {
+        let mut args = vec!["bench", "--preset", "tpch-buffer", "--db", db()];
+        args.extend_from_slice(flags);
+        let out = coopscan(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{flags:?}: {err}"
+        );
+        assert!(
+            !err.contains("[calibration]"),
+            "{flags:?}: failed after starting"
+        );
+    }
+}

@@ -34,12 +34,19 @@ pub struct BenchArgs {
     /// PBM/LRU, CScans), mixed-pool (Scans and CScans in one pool, §2.3);
     /// clotho-projectivity, clotho-selectivity, clotho-point (Clotho Figures 7a, 7c and
     /// 8a over NSM, PAX, DSM and CSM; `--rows`, `--standalone-runs` rounds,
-    /// `--bandwidth-mb`); see ../shared/BENCHMARKS.md.
+    /// `--bandwidth-mb`); tpch-throughput, tpch-buffer, tpch-bandwidth, tpch-streams
+    /// (the 2012 paper's TPC-H throughput run, Figures 18, 14, 15 and 16: `--db`,
+    /// `--streams`, `--queries` per stream, `--buffer-pct`, `--bandwidth-mb`,
+    /// `--policies`, `--seed`); see ../shared/BENCHMARKS.md.
     #[arg(long, default_value = "table2")]
     pub preset: String,
     /// TPC-H scale factor of the lineitem table (generated into the cache if missing).
     #[arg(long, default_value_t = 1.0)]
     pub sf: f64,
+    /// The tpch-* presets: the TPC-H database to run on (default: all 8 tables at
+    /// --sf in --layout, DSM unless given, generated into the cache if missing).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
     /// Tuples of table4's synthetic relation (default: the preset's, 10 M).
     #[arg(long)]
     pub rows: Option<u64>,
@@ -495,13 +502,13 @@ fn replay_calibration(path: &Path) -> anyhow::Result<Calibration> {
 }
 
 /// Where the JSON and HTML reports go.
-struct ReportPaths {
-    json: PathBuf,
-    html: PathBuf,
+pub struct ReportPaths {
+    pub json: PathBuf,
+    pub html: PathBuf,
 }
 
 /// Explicit --json/--html, else the report directory of the preset (created here).
-fn report_paths(args: &BenchArgs) -> anyhow::Result<ReportPaths> {
+pub fn report_paths(args: &BenchArgs) -> anyhow::Result<ReportPaths> {
     let dir = data_root().join("reports").join(&args.preset);
     if args.json.is_none() || args.html.is_none() {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -520,7 +527,7 @@ fn report_paths(args: &BenchArgs) -> anyhow::Result<ReportPaths> {
 
 /// Opens `path` for appending (creating it if needed, removed again) without
 /// changing an existing file: fails now if the report could not be written later.
-fn check_writable(path: &Path) -> anyhow::Result<()> {
+pub fn check_writable(path: &Path) -> anyhow::Result<()> {
     let existed = path.exists();
     std::fs::OpenOptions::new()
         .append(true)

@@ -15,6 +15,7 @@
 //! * [`stats`]: Table 2's statistics (stream time, normalized latency).
 //! * [`sharing`]: PBM 2012 Figure 17, sharing potential (the classes and the sampling).
 //! * [`mixed_pool`]: PBM 2012 §2.3/§5, Scans and CScans in one pool (buffers, bound).
+//! * [`tpch_throughput`]: PBM 2012 §4.2, the TPC-H throughput run (Figures 14-16, 18).
 //! * [`clotho`]: Clotho (VLDB 2004) §7.2's microbenchmarks: projectivity, selectivity
 //!   (S-scan against SI-scan) and point queries over four layouts.
 
@@ -28,3 +29,4 @@ pub mod stats;
 pub mod table2;
 pub mod table3;
 pub mod table4;
+pub mod tpch_throughput;

@@ -70,6 +70,18 @@ impl Runtime {
     /// A runtime over several tables (table `i` is [`TableId`] `i`) under one buffer:
     /// `config.abm.budget` is the budget of all of them (`Chunks(n)` counts the largest
     /// chunk of any table), and one set of loaders reads for all.
+    /// The smallest buffer a runtime over `tables` accepts: room for
+    /// [`coopscan_buffer::ADMISSION_CHUNKS_PER_SCAN`] of the largest chunk of any of
+    /// them (all columns), as the catalog requires.
+    pub fn least_buffer_bytes(tables: &[Table]) -> Result<u64> {
+        let mut largest = 0u64;
+        for table in tables {
+            let load_projection: Vec<usize> = (0..table.schema().len()).collect();
+            largest = largest.max(geometry(table, &load_projection)?.max_chunk_bytes());
+        }
+        Ok(largest.saturating_mul(u64::from(coopscan_buffer::ADMISSION_CHUNKS_PER_SCAN)))
+    }
+
     pub fn with_tables(
         tables: Vec<Table>,
         device: Arc<Device>,

@@ -23,6 +23,7 @@ pub mod sweep_text;
 pub mod table2_html;
 pub mod table4;
 pub mod text;
+pub mod tpch;
 
 // The renderer both the simulator and the benchmark draw with.
 pub use coopscan_render::{axis, html_table, palette, svg};

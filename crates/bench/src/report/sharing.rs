@@ -16,9 +16,11 @@ pub const PAPER_FINDING: &str = "During the execution of the microbenchmark we f
      volumes of data useful to two or more Scan operators. On the other hand, in the TPC-H \
      experiment, green area dominates the graph i.e. most of the data is going to be \
      requested and processed by only one scan.";
-const CLASS_NAMES: [&str; SHARING_CLASSES] = ["1 scan", "2 scans", "3 scans", "≥4 scans"];
+pub(crate) const CLASS_NAMES: [&str; SHARING_CLASSES] =
+    ["1 scan", "2 scans", "3 scans", "≥4 scans"];
 /// The paper's green for data wanted by one scan and red for four or more.
-const CLASS_COLORS: [&str; SHARING_CLASSES] = ["#2ca02c", "#1f77b4", "#ff7f0e", "#d62728"];
+pub(crate) const CLASS_COLORS: [&str; SHARING_CLASSES] =
+    ["#2ca02c", "#1f77b4", "#ff7f0e", "#d62728"];
 const POLICY_WIDTH: usize = 12;
 const CELL_WIDTH: usize = 10;
 const PERCENT: f64 = 100.0;

@@ -25,6 +25,8 @@ use coopscan_tpch::{sf_of_source, stream_params, Params, QueryId, MAX_SCALE_FACT
 
 use crate::session_args::{parse_policy, OpenTables, SessionArgs, SqlPolicy};
 
+pub mod bench;
+mod sharing;
 mod throughput;
 
 /// Most repetitions of each query.
@@ -32,7 +34,7 @@ const MAX_REPEAT: u32 = 100;
 /// Largest stream number (stream numbers wrap every 41 as in `qgen`; more is a typo).
 const MAX_STREAM: usize = 1 << 16;
 /// Most streams of one throughput run (the 2012 paper's Figure 16 goes to 16).
-const MAX_STREAMS: u16 = 64;
+pub(crate) const MAX_STREAMS: u16 = 64;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct TpchArgs {
@@ -146,8 +148,6 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
                 .map(|s| stream_queries(args, s, sf))
                 .collect(),
             trace: args.trace.as_deref(),
-            seed: args.seed,
-            sf,
         };
         let policies = match args.policies.is_empty() {
             true => vec![args.session.policy],
@@ -215,7 +215,7 @@ fn stream_queries(args: &TpchArgs, stream: usize, sf: f64) -> Vec<Params> {
 }
 
 /// The scale factor lineitem was generated at.
-fn database_sf(open: &OpenTables) -> anyhow::Result<f64> {
+pub(crate) fn database_sf(open: &OpenTables) -> anyhow::Result<f64> {
     let lineitem = open
         .names
         .iter()

@@ -1,19 +1,23 @@
 //! `coopscan tpch --streams S`: the throughput run's shape. Streams 1 to S at once, each
 //! its queries in its own Appendix A order with its own seeded parameters, all through
 //! one buffer; per policy the stream times, CPU-seconds, bytes and pieces read, and the
-//! pieces Belady's OPT would read on the same references.
+//! pieces Belady's OPT would read on the same references. The presets of `coopscan
+//! bench --preset tpch-…` (`super::bench`) run their points through [`run_policy`].
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use coopscan_bench::cpu::process_cpu_time;
+use coopscan_bench::tpch_throughput::TpchRun;
 use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_buffer::Reference;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_only;
-use coopscan_storage::device::Device;
+use coopscan_storage::device::{Bandwidth, Device};
+use coopscan_tpch::answers::{compare_rows, rows_of, Tolerance};
 use coopscan_tpch::Params;
 use futures::future::join_all;
 
@@ -27,106 +31,175 @@ pub struct Setup<'a> {
     /// Per stream, its queries with their parameters in its order.
     pub streams: Vec<Vec<Params>>,
     pub trace: Option<&'a Path>,
-    pub seed: u64,
-    pub sf: f64,
 }
 
-/// One policy's throughput run, as `--json` writes it.
-#[derive(serde::Serialize)]
-pub struct ThroughputRun {
-    policy: String,
-    streams: usize,
-    seed: u64,
-    sf: f64,
-    avg_stream_s: f64,
-    max_stream_s: f64,
-    stream_s: Vec<f64>,
-    cpu_s: f64,
-    mb_read: f64,
-    /// Pieces the buffer manager read (DSM: a column of a chunk; none for plain Scans).
-    piece_loads: Option<u64>,
-    /// Pieces Belady's OPT reads on the same piece references in the same buffer.
-    opt_piece_loads: Option<u64>,
+/// Where a run differs from the session's flags: its buffer and its device.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Conditions {
+    pub buffer_bytes: Option<u64>,
+    pub bandwidth_mb_s: Option<f64>,
+}
+
+/// Each (stream, position)'s result rows as the first run that ran it returned them;
+/// every later run's rows are compared with these.
+#[derive(Default)]
+pub struct Results {
+    first: HashMap<(usize, usize), (String, Vec<Vec<String>>)>,
+    compared: std::collections::HashSet<(usize, usize)>,
+}
+
+impl Results {
+    /// Queries compared with another run's result at least once.
+    pub fn checked(&self) -> usize {
+        self.compared.len()
+    }
+
+    /// Keeps `rows` as the reference of `key`, or checks them against it.
+    fn record(
+        &mut self,
+        key: (usize, usize),
+        policy: &str,
+        params: &Params,
+        rows: Vec<Vec<String>>,
+    ) -> anyhow::Result<()> {
+        let Some((first_policy, expected)) = self.first.get(&key) else {
+            self.first.insert(key, (policy.to_string(), rows));
+            return Ok(());
+        };
+        compare_rows(expected, &rows, |_| Tolerance::ENGINES).map_err(|m| {
+            anyhow::anyhow!(
+                "stream {}, {} ({}): {policy}'s result differs from {first_policy}'s: {m}",
+                key.0,
+                params.query(),
+                params.describe()
+            )
+        })?;
+        self.compared.insert(key);
+        Ok(())
+    }
+}
+
+/// One policy's run: what it measured, and its piece references when it had a buffer.
+pub struct PolicyRun {
+    pub run: TpchRun,
+    pub trace: Option<Vec<Reference>>,
 }
 
 /// All streams at once under each of `policies`, one after another; a line each.
-pub fn run(setup: &Setup, policies: &[SqlPolicy]) -> anyhow::Result<Vec<ThroughputRun>> {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+pub fn run(setup: &Setup, policies: &[SqlPolicy]) -> anyhow::Result<Vec<TpchRun>> {
+    let tokio = tokio_runtime()?;
     if let Some(dir) = setup.trace {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--trace: creating {}", dir.display()))?;
     }
-    println!(
-        "policy             avg stream s  max stream s    CPU s   MB read  pieces OPT pieces  stream times"
-    );
+    print_header();
+    let mut results = Results::default();
     let mut runs = Vec::with_capacity(policies.len());
     for &policy in policies {
-        let run = run_policy(setup, policy, &tokio)?;
-        print_run(&run);
-        runs.push(run);
+        let all = setup.streams.len();
+        let done = run_policy(
+            setup,
+            all,
+            policy,
+            Conditions::default(),
+            &mut results,
+            &tokio,
+        )?;
+        if let (Some(dir), Some(trace)) = (setup.trace, &done.trace) {
+            keep_trace(&dir.join(format!("tpch-{policy}.trace")), trace)?;
+        }
+        print_run(&done.run);
+        runs.push(done.run);
+    }
+    if policies.len() > 1 {
+        println!(
+            "results: {} queries, every policy's result the same",
+            results.checked()
+        );
     }
     Ok(runs)
 }
 
-/// The streams at once under `policy`, on a fresh device and buffer.
-fn run_policy(
+pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")
+}
+
+/// The first `streams` streams at once under `policy`, on a fresh device and buffer
+/// set by `conditions`; every result checked against `results`.
+pub fn run_policy(
     setup: &Setup,
+    streams: usize,
     policy: SqlPolicy,
+    conditions: Conditions,
+    results: &mut Results,
     tokio: &tokio::runtime::Runtime,
-) -> anyhow::Result<ThroughputRun> {
-    let device = Arc::new(Device::new(setup.session.device.config()?));
-    let (ctx, runtime) =
-        (setup.session).open_with(setup.open.clone(), policy, Arc::clone(&device))?;
+) -> anyhow::Result<PolicyRun> {
+    let mut config = setup.session.device.config()?;
+    if let Some(mb_s) = conditions.bandwidth_mb_s {
+        config.bandwidth = Some(Bandwidth::mb_per_s(mb_s).map_err(|e| anyhow::anyhow!("{e}"))?);
+    }
+    let device = Arc::new(Device::new(config));
+    let mut session = setup.session.clone();
+    session.buffer_bytes = conditions.buffer_bytes.or(session.buffer_bytes);
+    let (ctx, runtime) = session.open_with(setup.open.clone(), policy, Arc::clone(&device))?;
     if let Some(runtime) = &runtime {
         runtime.record_trace();
     }
     let (cpu0, io0) = (process_cpu_time(), device.stats().bytes);
-    let streams_run = setup.streams.iter().map(|params| run_stream(&ctx, params));
-    let times = tokio
-        .block_on(join_all(streams_run))
+    let chosen = setup.streams.iter().take(streams);
+    let outcomes = tokio
+        .block_on(join_all(chosen.map(|params| run_stream(&ctx, params))))
         .into_iter()
-        .collect::<anyhow::Result<Vec<Duration>>>()
+        .collect::<anyhow::Result<Vec<_>>>()
         .with_context(|| format!("under {policy}"))?;
     let cpu = process_cpu_time().saturating_sub(cpu0);
-    let mb = device.stats().bytes.saturating_sub(io0) as f64 / f64::from(1u32 << 20);
-    let (piece_loads, opt_piece_loads) = match &runtime {
-        Some(runtime) => {
-            let trace = runtime.take_trace();
-            if let Some(dir) = setup.trace {
-                keep_trace(&dir.join(format!("tpch-{policy}.trace")), &trace)?;
-            }
-            let opt = replay_opt(&trace, runtime.buffer_bytes());
-            (Some(runtime.stats().piece_loads), Some(opt.loads))
+    let bytes_read = device.stats().bytes.saturating_sub(io0);
+    let mut stream_s = Vec::with_capacity(outcomes.len());
+    for (s, (time, rows)) in outcomes.into_iter().enumerate() {
+        stream_s.push(time.as_secs_f64());
+        for (q, (params, rows)) in setup.streams[s].iter().zip(rows).enumerate() {
+            results.record((s + 1, q), &policy.to_string(), params, rows)?;
         }
-        None => (None, None),
+    }
+    let trace = runtime.as_ref().map(|r| r.take_trace());
+    let opt = match (&runtime, &trace) {
+        (Some(runtime), Some(trace)) => Some(replay_opt(trace, runtime.buffer_bytes())),
+        _ => None,
     };
-    let stream_s: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
-    Ok(ThroughputRun {
-        policy: policy.to_string(),
-        streams: stream_s.len(),
-        seed: setup.seed,
-        sf: setup.sf,
-        avg_stream_s: stream_s.iter().sum::<f64>() / stream_s.len().max(1) as f64,
-        max_stream_s: stream_s.iter().copied().fold(0.0, f64::max),
-        stream_s,
-        cpu_s: cpu.as_secs_f64(),
-        mb_read: mb,
-        piece_loads,
-        opt_piece_loads,
+    Ok(PolicyRun {
+        run: TpchRun {
+            policy: policy.to_string(),
+            streams: stream_s.len(),
+            avg_stream_s: stream_s.iter().sum::<f64>() / stream_s.len().max(1) as f64,
+            max_stream_s: stream_s.iter().copied().fold(0.0, f64::max),
+            stream_s,
+            cpu_s: cpu.as_secs_f64(),
+            bytes_read,
+            piece_loads: runtime.as_ref().map(|r| r.stats().piece_loads),
+            opt_piece_loads: opt.as_ref().map(|o| o.loads),
+            opt_bytes: opt.as_ref().map(|o| o.bytes_loaded),
+        },
+        trace,
     })
 }
 
-fn keep_trace(path: &Path, trace: &[Reference]) -> anyhow::Result<()> {
+pub fn keep_trace(path: &Path, trace: &[Reference]) -> anyhow::Result<()> {
     let file = std::fs::File::create(path)
         .with_context(|| format!("--trace: creating {}", path.display()))?;
     coopscan_buffer::write_trace(std::io::BufWriter::new(file), trace)
         .with_context(|| format!("--trace: writing {}", path.display()))
 }
 
-fn print_run(r: &ThroughputRun) {
+pub fn print_header() {
+    println!(
+        "policy             avg stream s  max stream s    CPU s   MB read  pieces OPT pieces  stream times"
+    );
+}
+
+pub fn print_run(r: &TpchRun) {
     let each: Vec<String> = r.stream_s.iter().map(|s| format!("{s:.2}")).collect();
     let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     println!(
@@ -135,23 +208,28 @@ fn print_run(r: &ThroughputRun) {
         r.avg_stream_s,
         r.max_stream_s,
         r.cpu_s,
-        r.mb_read,
+        r.mb_read(),
         count(r.piece_loads),
         count(r.opt_piece_loads),
         each.join(" ")
     );
 }
 
-/// Runs a stream's queries one after another; its time.
-async fn run_stream(ctx: &SessionContext, params: &[Params]) -> anyhow::Result<Duration> {
+/// Runs a stream's queries one after another: its time, and each query's rows.
+async fn run_stream(
+    ctx: &SessionContext,
+    params: &[Params],
+) -> anyhow::Result<(Duration, Vec<Vec<Vec<String>>>)> {
     let start = Instant::now();
+    let mut rows = Vec::with_capacity(params.len());
     for p in params {
         let sql = p.sql()?;
-        plan_read_only(ctx, &sql)
+        let batches = plan_read_only(ctx, &sql)
             .await?
             .collect()
             .await
             .with_context(|| format!("{} ({})", p.query(), p.describe()))?;
+        rows.push(rows_of(&batches)?);
     }
-    Ok(start.elapsed())
+    Ok((start.elapsed(), rows))
 }

@@ -1,0 +1,121 @@
+//! What a TPC-H throughput run measured (`coopscan bench --preset tpch-…`,
+//! `coopscan tpch --streams`): per sweep point and policy the stream times, CPU-seconds,
+//! bytes and pieces read and what OPT would read; the calibration that set the buffer
+//! and the device; Figure 18's sharing potential. The experiment itself is defined in
+//! `coopscan_paper::tpch_throughput`; the reports are drawn by `report::tpch`.
+
+use crate::bandwidth::BYTES_PER_MB;
+use coopscan_paper::sharing::SHARING_CLASSES;
+use serde::Serialize;
+
+/// One policy's run of all streams at once.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TpchRun {
+    pub policy: String,
+    pub streams: usize,
+    pub avg_stream_s: f64,
+    pub max_stream_s: f64,
+    pub stream_s: Vec<f64>,
+    /// CPU-seconds of the process during the run.
+    pub cpu_s: f64,
+    pub bytes_read: u64,
+    /// Pieces the buffer manager read (DSM: a column set of a chunk; none for plain
+    /// Scans straight from storage).
+    pub piece_loads: Option<u64>,
+    /// Pieces and bytes Belady's OPT reads on this run's piece references in the same
+    /// buffer.
+    pub opt_piece_loads: Option<u64>,
+    pub opt_bytes: Option<u64>,
+}
+
+impl TpchRun {
+    /// Bytes read in MB (10^6 bytes, the unit of the device's bandwidth).
+    pub fn mb_read(&self) -> f64 {
+        self.bytes_read as f64 / BYTES_PER_MB
+    }
+}
+
+/// How the buffer and the device of a preset run were chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TpchCalibration {
+    /// Bytes the default streams read with every piece they touch buffered: the
+    /// volume all queries touch, of which the buffer is a share.
+    pub touched_bytes: u64,
+    /// Their average stream time then (unthrottled): the CPU-bound time.
+    pub cpu_bound_stream_s: f64,
+    /// Bytes LRU read at the default buffer, unthrottled; `None` when the bandwidth
+    /// was given.
+    pub lru_bytes: Option<u64>,
+    /// The default point's device, MB/s (the paper's 600).
+    pub bandwidth_mb_s: f64,
+    /// Whether `--bandwidth-mb` gave it instead of the calibration.
+    pub bandwidth_given: bool,
+    /// The smallest buffer the buffer manager accepts for these tables (room for two
+    /// of the largest chunk); a smaller share is raised to it.
+    pub least_buffer_bytes: u64,
+}
+
+/// One sweep point: its settings and a run per policy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TpchPoint {
+    /// The swept value (the preset's axis); the default point's for a single point.
+    pub x: f64,
+    pub streams: usize,
+    pub buffer_bytes: u64,
+    pub bandwidth_mb_s: f64,
+    pub runs: Vec<TpchRun>,
+}
+
+impl TpchPoint {
+    /// The run of `policy`, if it ran.
+    pub fn run(&self, policy: &str) -> Option<&TpchRun> {
+        self.runs.iter().find(|r| r.policy == policy)
+    }
+
+    /// `policy`'s average stream time ÷ LRU's (`normal`).
+    pub fn over_lru(&self, policy: &str) -> Option<f64> {
+        let lru = self.run("normal")?.avg_stream_s;
+        let ours = self.run(policy)?.avg_stream_s;
+        (lru > 0.0).then(|| ours / lru)
+    }
+}
+
+/// Figure 18 for one run: the volume wanted by exactly 1, 2, 3 and ≥ 4 active scans.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TpchSharing {
+    /// The run it was computed from.
+    pub policy: String,
+    /// Time-averaged MiB in each class.
+    pub mean_mib: [f64; SHARING_CLASSES],
+    /// Of the time-averaged volume wanted, the share wanted by two or more scans.
+    pub shared_fraction: f64,
+    pub moments: Vec<SharingMoment>,
+}
+
+/// One sample of Figure 18.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SharingMoment {
+    /// Seconds since the run started.
+    pub at_s: f64,
+    /// MiB wanted by exactly 1, 2, 3 and ≥ 4 active scans.
+    pub mib: [f64; SHARING_CLASSES],
+}
+
+/// A preset's whole run, as `--json` writes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TpchReport {
+    pub preset: String,
+    pub source: String,
+    pub finding: String,
+    /// The x axis (empty for a single point) and its JSON name.
+    pub x_label: String,
+    pub x_key: String,
+    pub sf: f64,
+    pub seed: u64,
+    pub queries_per_stream: usize,
+    pub calibration: TpchCalibration,
+    pub points: Vec<TpchPoint>,
+    /// Queries whose results every policy's run agreed on (per stream and position).
+    pub results_checked: usize,
+    pub sharing: Option<TpchSharing>,
+}

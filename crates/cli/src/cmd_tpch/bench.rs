@@ -1,0 +1,338 @@
+//! `coopscan bench --preset tpch-throughput | tpch-buffer | tpch-bandwidth |
+//! tpch-streams`: the 2012 paper's TPC-H throughput run (§4.2) as defined in
+//! `coopscan_paper::tpch_throughput`, on the real engine over a TPC-H database.
+//!
+//! First the calibration (`TpchCalibration`): the default streams with every piece
+//! they touch buffered, unthrottled, give the volume all queries touch (the buffer is a
+//! share of it) and the CPU-bound stream time; then LRU at the default buffer,
+//! unthrottled, gives the bytes from which the device's bandwidth is set to the paper's
+//! balance (unless `--bandwidth-mb` gives it). Then each point of the preset's axis
+//! under each policy, every query's result compared with the first run's; OPT is
+//! replayed on each run's references, and the single-point preset adds Figure 18's
+//! sharing potential from the PBM run's references.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
+use coopscan_bench::report::tpch;
+use coopscan_bench::tpch_throughput::{TpchCalibration, TpchPoint, TpchReport, TpchRun};
+use coopscan_lab::bench_cmd::{check_writable, report_paths, BenchArgs};
+use coopscan_lab::data_dir::dataset_dir;
+use coopscan_lab::table::table_bytes;
+use coopscan_paper::tpch_throughput::{
+    buffer_bytes, calibrated_bandwidth, TpchAxis, TpchExperiment, DEFAULT_BUFFER_PCT,
+    DEFAULT_STREAMS, OPT_TRACE_POLICY, PAPER_BANDWIDTH_MB_S, POLICIES,
+};
+use coopscan_runtime::Runtime;
+use coopscan_storage::Layout;
+use coopscan_tpch::{stream_params, Params};
+
+use super::sharing::sharing_of_trace;
+use super::throughput::{run_policy, tokio_runtime, Conditions, Results, Setup};
+use crate::cmd_gen::GenArgs;
+use crate::session_args::{parse_policy, SessionArgs, SqlPolicy};
+
+/// The chunk size of a generated database (`coopscan gen`'s default).
+const CHUNK_MB: u64 = 4;
+/// Queries per stream: all of TPC-H's.
+const QUERIES: usize = 22;
+/// The policy of the calibration's run with everything buffered (any policy reads
+/// each touched piece once then).
+const TOUCH_POLICY: &str = "relevance";
+
+/// Whether `name` is one of the TPC-H throughput presets.
+pub fn is_preset(name: &str) -> bool {
+    coopscan_paper::tpch_throughput::by_name(name).is_some()
+}
+
+/// The settings of one preset run, from the bench's flags.
+struct Plan {
+    experiment: &'static TpchExperiment,
+    policies: Vec<SqlPolicy>,
+    streams: usize,
+    queries: usize,
+    buffer_pct: f64,
+    seed: u64,
+    /// The x values to run (the preset's axis, or one point when a flag fixes it).
+    points: Vec<f64>,
+}
+
+pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let plan = plan(args)?;
+    let paths = report_paths(args)?;
+    check_writable(&paths.json)?;
+    check_writable(&paths.html)?;
+    let db = database(args)?;
+    let session = SessionArgs::for_database(&db, &session_flags(args))?;
+    let open = session.open_tables()?;
+    // Q11's fraction and the parameters' domains follow the data, not --sf's default.
+    let sf = super::database_sf(&open)?;
+    let whole: u64 = open.tables.iter().map(table_bytes).sum();
+    let least = Runtime::least_buffer_bytes(&open.tables)?;
+    let most_streams = most_streams(&plan);
+    let setup = Setup {
+        session: &session,
+        open,
+        streams: (1..=most_streams)
+            .map(|s| stream_queries(plan.seed, s, sf, plan.queries))
+            .collect(),
+        trace: None,
+    };
+    let tokio = tokio_runtime()?;
+    let mut results = Results::default();
+    let calibration = calibrate(&setup, &plan, (whole, least), args, &mut results, &tokio)?;
+    let mut points = Vec::with_capacity(plan.points.len());
+    let mut sharing = None;
+    for &x in &plan.points {
+        let (streams, conditions) = point_conditions(&plan, &calibration, x)?;
+        eprintln!(
+            "[point {x}] {streams} streams, buffer {:.1} MB, {:.1} MB/s",
+            conditions.buffer_bytes.unwrap_or(0) as f64 / BYTES_PER_MB,
+            conditions.bandwidth_mb_s.unwrap_or(0.0)
+        );
+        let mut runs = Vec::with_capacity(plan.policies.len());
+        for &policy in &plan.policies {
+            let done = run_policy(&setup, streams, policy, conditions, &mut results, &tokio)?;
+            super::throughput::print_run(&done.run);
+            let wants_sharing =
+                plan.experiment.axis == TpchAxis::None && policy.to_string() == OPT_TRACE_POLICY;
+            if let (true, Some(trace)) = (wants_sharing, &done.trace) {
+                sharing = Some(sharing_of_trace(trace, OPT_TRACE_POLICY));
+            }
+            runs.push(done.run);
+        }
+        points.push(TpchPoint {
+            x,
+            streams,
+            buffer_bytes: conditions.buffer_bytes.unwrap_or(0),
+            bandwidth_mb_s: conditions.bandwidth_mb_s.unwrap_or(0.0),
+            runs,
+        });
+    }
+    let (x_label, x_key) = plan.experiment.axis.label();
+    let report = TpchReport {
+        preset: plan.experiment.name.to_string(),
+        source: plan.experiment.source.to_string(),
+        finding: plan.experiment.finding.to_string(),
+        x_label: x_label.to_string(),
+        x_key: x_key.to_string(),
+        sf,
+        seed: plan.seed,
+        queries_per_stream: plan.queries,
+        calibration,
+        points,
+        results_checked: results.checked(),
+        sharing,
+    };
+    print!("{}", tpch::text(&report));
+    write_reports(&report, &paths.json, &paths.html)
+}
+
+/// The preset, its policies and points, with the flags' overrides; anything the preset
+/// cannot honour is an error before any work.
+fn plan(args: &BenchArgs) -> anyhow::Result<Plan> {
+    let experiment = coopscan_paper::tpch_throughput::by_name(&args.preset)
+        .with_context(|| format!("no TPC-H preset {}", args.preset))?;
+    anyhow::ensure!(
+        args.engines == "coopscan",
+        "{}: coopscan alone (the peers run the same streams with scripts/tpch_peers.py)",
+        args.preset
+    );
+    let names: Vec<&str> = match &args.policies {
+        Some(list) => list.split(',').map(str::trim).collect(),
+        None => POLICIES.to_vec(),
+    };
+    let policies = names
+        .iter()
+        .map(|p| parse_policy(p).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .context("--policies")?;
+    let queries = args.queries.unwrap_or(QUERIES);
+    anyhow::ensure!(
+        (1..=QUERIES).contains(&queries),
+        "--queries: 1 to {QUERIES} per stream"
+    );
+    let streams = args.streams.unwrap_or(DEFAULT_STREAMS);
+    anyhow::ensure!(
+        (1..=usize::from(super::MAX_STREAMS)).contains(&streams),
+        "--streams: 1 to {}",
+        super::MAX_STREAMS
+    );
+    let buffer_pct = args.buffer_pct.unwrap_or(DEFAULT_BUFFER_PCT);
+    anyhow::ensure!(
+        buffer_pct > 0.0 && buffer_pct <= 1000.0,
+        "--buffer-pct must be in (0, 1000]"
+    );
+    // A flag that fixes the swept quantity leaves one point, as in the other presets.
+    let fixed = match experiment.axis {
+        TpchAxis::None => true,
+        TpchAxis::BufferPct(_) => args.buffer_pct.is_some(),
+        TpchAxis::BandwidthMbS(_) => args.bandwidth_mb.is_some(),
+        TpchAxis::Streams(_) => args.streams.is_some(),
+    };
+    let points = match fixed {
+        true => vec![default_x(experiment.axis, buffer_pct, streams)],
+        false => experiment.axis.points(),
+    };
+    Ok(Plan {
+        experiment,
+        policies,
+        streams,
+        queries,
+        buffer_pct,
+        seed: args.seed.unwrap_or(1),
+        points,
+    })
+}
+
+/// The default point's value on `axis`.
+fn default_x(axis: TpchAxis, buffer_pct: f64, streams: usize) -> f64 {
+    match axis {
+        TpchAxis::BufferPct(_) => buffer_pct,
+        TpchAxis::BandwidthMbS(_) => PAPER_BANDWIDTH_MB_S,
+        TpchAxis::Streams(_) => streams as f64,
+        TpchAxis::None => DEFAULT_BUFFER_PCT,
+    }
+}
+
+fn most_streams(plan: &Plan) -> usize {
+    match plan.experiment.axis {
+        TpchAxis::Streams(_) => plan
+            .points
+            .iter()
+            .fold(plan.streams, |m, &x| m.max(x as usize)),
+        _ => plan.streams,
+    }
+}
+
+/// Stream `stream`'s first `queries` queries, in its order, with its parameters.
+fn stream_queries(seed: u64, stream: usize, sf: f64, queries: usize) -> Vec<Params> {
+    stream_params(seed, stream, sf)
+        .into_iter()
+        .take(queries)
+        .collect()
+}
+
+/// `--db`, or the cache's database at `--sf` in `--layout` (DSM), generated if any of
+/// its tables is missing.
+fn database(args: &BenchArgs) -> anyhow::Result<PathBuf> {
+    if let Some(db) = &args.db {
+        return Ok(db.clone());
+    }
+    let layout = args.layout.unwrap_or(Layout::Dsm);
+    let gen = GenArgs {
+        sf: args.sf,
+        layout: Some(layout),
+        chunk_mb: CHUNK_MB,
+        out: Some(dataset_dir(args.sf, layout, CHUNK_MB as f64)),
+        tables: "all".to_string(),
+        threads: 2,
+        force: false,
+        synthetic: false,
+        rows: 0,
+        columns: 0,
+        seed: 0,
+    };
+    crate::cmd_gen::run(&gen).context("generating the TPC-H database")?;
+    Ok(gen.out.unwrap_or_default())
+}
+
+/// The bench flags a session takes: cores per query and scan workers.
+fn session_flags(args: &BenchArgs) -> Vec<String> {
+    let mut flags = Vec::new();
+    if let Some(t) = args.query_threads {
+        flags.extend(["--threads".to_string(), t.to_string()]);
+    }
+    if let Some(w) = args.scan_workers {
+        flags.extend(["--scan-workers".to_string(), w.to_string()]);
+    }
+    if args.static_split {
+        flags.push("--static-split".to_string());
+    }
+    flags
+}
+
+/// The volume the default streams touch and their CPU-bound time; then the device.
+fn calibrate(
+    setup: &Setup,
+    plan: &Plan,
+    (whole, least): (u64, u64),
+    args: &BenchArgs,
+    results: &mut Results,
+    tokio: &tokio::runtime::Runtime,
+) -> anyhow::Result<TpchCalibration> {
+    let everything = Conditions {
+        buffer_bytes: Some(whole.max(least)),
+        bandwidth_mb_s: None,
+    };
+    let touch = parse_policy(TOUCH_POLICY).map_err(anyhow::Error::msg)?;
+    eprintln!("[calibration] every touched piece buffered, unthrottled");
+    let all = run_policy(setup, plan.streams, touch, everything, results, tokio)?.run;
+    let touched = all.bytes_read.max(1);
+    if let Some(given) = args.bandwidth_mb {
+        return Ok(TpchCalibration {
+            touched_bytes: touched,
+            cpu_bound_stream_s: all.avg_stream_s,
+            lru_bytes: None,
+            bandwidth_mb_s: given.get(),
+            bandwidth_given: true,
+            least_buffer_bytes: least,
+        });
+    }
+    let lru = Conditions {
+        buffer_bytes: Some(buffer_bytes(touched, plan.buffer_pct).max(least)),
+        bandwidth_mb_s: None,
+    };
+    eprintln!("[calibration] LRU at the default buffer, unthrottled");
+    let normal = parse_policy("normal").map_err(anyhow::Error::msg)?;
+    let lru_run: TpchRun = run_policy(setup, plan.streams, normal, lru, results, tokio)?.run;
+    let rate = calibrated_bandwidth(lru_run.bytes_read, all.avg_stream_s)
+        .context("the calibration runs read nothing or took no time: is the database empty?")?;
+    let mb_s = BandwidthMbS::new(rate / BYTES_PER_MB)
+        .map_err(|e| anyhow::anyhow!("the calibrated bandwidth: {e}"))?;
+    Ok(TpchCalibration {
+        touched_bytes: touched,
+        cpu_bound_stream_s: all.avg_stream_s,
+        lru_bytes: Some(lru_run.bytes_read),
+        bandwidth_mb_s: mb_s.get(),
+        bandwidth_given: false,
+        least_buffer_bytes: least,
+    })
+}
+
+/// A point's streams, buffer and device.
+fn point_conditions(
+    plan: &Plan,
+    calibration: &TpchCalibration,
+    x: f64,
+) -> anyhow::Result<(usize, Conditions)> {
+    let (mut streams, mut pct, mut paper_mb_s) =
+        (plan.streams, plan.buffer_pct, PAPER_BANDWIDTH_MB_S);
+    match plan.experiment.axis {
+        TpchAxis::BufferPct(_) => pct = x,
+        TpchAxis::BandwidthMbS(_) => paper_mb_s = x,
+        TpchAxis::Streams(_) => streams = x as usize,
+        TpchAxis::None => {}
+    }
+    let mb_s = calibration.bandwidth_mb_s * paper_mb_s / PAPER_BANDWIDTH_MB_S;
+    let mb_s = BandwidthMbS::new(mb_s).map_err(|e| anyhow::anyhow!("point {x}: {e}"))?;
+    Ok((
+        streams,
+        Conditions {
+            buffer_bytes: Some(
+                buffer_bytes(calibration.touched_bytes, pct).max(calibration.least_buffer_bytes),
+            ),
+            bandwidth_mb_s: Some(mb_s.get()),
+        },
+    ))
+}
+
+fn write_reports(report: &TpchReport, json: &Path, html: &Path) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(report)?;
+    std::fs::write(json, text).with_context(|| format!("writing {}", json.display()))?;
+    std::fs::write(html, tpch::html(report))
+        .with_context(|| format!("writing {}", html.display()))?;
+    eprintln!("reports: {} and {}", json.display(), html.display());
+    Ok(())
+}
