@@ -4,9 +4,10 @@
 //! and the device; Figure 18's sharing potential. The experiment itself is defined in
 //! `coopscan_paper::tpch_throughput`; the reports are drawn by `report::tpch`.
 
+use crate::bandwidth::BandwidthMbS;
 use crate::bandwidth::BYTES_PER_MB;
 use coopscan_paper::sharing::SHARING_CLASSES;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One policy's run of all streams at once.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -26,6 +27,9 @@ pub struct TpchRun {
     /// buffer.
     pub opt_piece_loads: Option<u64>,
     pub opt_bytes: Option<u64>,
+    /// The average stream time of every round of this point and policy; the run above
+    /// is the round with the median of them.
+    pub rounds_avg_stream_s: Vec<f64>,
 }
 
 impl TpchRun {
@@ -36,7 +40,7 @@ impl TpchRun {
 }
 
 /// How the buffer and the device of a preset run were chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TpchCalibration {
     /// Bytes the default streams read with every piece they touch buffered: the
     /// volume all queries touch, of which the buffer is a share.
@@ -53,6 +57,38 @@ pub struct TpchCalibration {
     /// The smallest buffer the buffer manager accepts for these tables (room for two
     /// of the largest chunk); a smaller share is raised to it.
     pub least_buffer_bytes: u64,
+}
+
+impl TpchCalibration {
+    /// The calibration of a previous report (`--calibration FILE`): its JSON's
+    /// `calibration`, its numbers checked as the calibration's own are.
+    pub fn replay(json: &str, origin: &str) -> Result<TpchCalibration, String> {
+        #[derive(Deserialize)]
+        struct Saved {
+            calibration: TpchCalibration,
+        }
+        let saved: Saved = serde_json::from_str(json)
+            .map_err(|e| format!("{origin}: not a TPC-H throughput report: {e}"))?;
+        let c = saved.calibration;
+        BandwidthMbS::new(c.bandwidth_mb_s).map_err(|e| format!("{origin}: bandwidth: {e}"))?;
+        if c.touched_bytes == 0
+            || !(c.cpu_bound_stream_s.is_finite() && c.cpu_bound_stream_s >= 0.0)
+        {
+            return Err(format!(
+                "{origin}: touched bytes {} and CPU-bound time {} s are no calibration",
+                c.touched_bytes, c.cpu_bound_stream_s
+            ));
+        }
+        Ok(c)
+    }
+}
+
+/// The round whose average stream time is the median of `runs` (the lower middle of
+/// an even count); `None` when there are none.
+pub fn median_round(runs: &[TpchRun]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| runs[a].avg_stream_s.total_cmp(&runs[b].avg_stream_s));
+    order.get(runs.len().saturating_sub(1) / 2).copied()
 }
 
 /// One sweep point: its settings and a run per policy.
@@ -118,4 +154,57 @@ pub struct TpchReport {
     /// Queries whose results every policy's run agreed on (per stream and position).
     pub results_checked: usize,
     pub sharing: Option<TpchSharing>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(avg: f64) -> TpchRun {
+        TpchRun {
+            policy: "pbm".into(),
+            streams: 1,
+            avg_stream_s: avg,
+            max_stream_s: avg,
+            stream_s: vec![avg],
+            cpu_s: 0.0,
+            bytes_read: 0,
+            piece_loads: None,
+            opt_piece_loads: None,
+            opt_bytes: None,
+            rounds_avg_stream_s: vec![avg],
+        }
+    }
+
+    #[test]
+    fn the_median_round_is_the_middle_one_by_stream_time() {
+        assert_eq!(median_round(&[run(3.0), run(1.0), run(2.0)]), Some(2));
+        assert_eq!(
+            median_round(&[run(3.0), run(1.0)]),
+            Some(1),
+            "the lower middle"
+        );
+        assert_eq!(median_round(&[run(5.0)]), Some(0));
+        assert_eq!(median_round(&[]), None);
+    }
+
+    #[test]
+    fn a_replayed_calibration_is_checked() {
+        let good = r#"{"calibration": {"touched_bytes": 100, "cpu_bound_stream_s": 2.0,
+            "lru_bytes": 400, "bandwidth_mb_s": 50.0, "bandwidth_given": false,
+            "least_buffer_bytes": 10}, "points": []}"#;
+        let c = TpchCalibration::replay(good, "f").expect("a calibration");
+        assert_eq!((c.touched_bytes, c.bandwidth_mb_s), (100, 50.0));
+        let zero = good.replace("\"touched_bytes\": 100", "\"touched_bytes\": 0");
+        assert!(TpchCalibration::replay(&zero, "f")
+            .unwrap_err()
+            .contains("no calibration"));
+        let fast = good.replace("50.0", "1e12");
+        assert!(TpchCalibration::replay(&fast, "f")
+            .unwrap_err()
+            .contains("bandwidth"));
+        assert!(TpchCalibration::replay("{}", "f")
+            .unwrap_err()
+            .contains("not a TPC-H"));
+    }
 }

@@ -24,7 +24,10 @@
 //!    tables furthest above their shares give pieces, each chosen by that table's own
 //!    policy ([`Policy::victims`]: LRU, FIFO window, keepRelevance, PBM's timeline, the
 //!    one temperature), down to their share at most. A table at or above its share
-//!    makes its own room, by its policy, as it would alone.
+//!    makes its own room, by its policy, as it would alone — unless its own bytes and
+//!    the free ones cannot hold the load (a share smaller than one load, when other
+//!    tables have many scans queued): then the others give below their shares, or its
+//!    starved scan would wait for ever.
 //!
 //! Admission counts every table's scans against the one budget, so the papers'
 //! guarantee (room for two chunks per scan) holds across tables.
@@ -326,7 +329,11 @@ impl<P: Policy> Catalog<P> {
     }
 
     /// Rule 2: when table `t` is below its fair share and the free bytes cannot hold
-    /// its next load, the tables furthest above their shares give pieces.
+    /// its next load, the tables furthest above their shares give pieces, down to their
+    /// shares. When `t` is at or above its share but cannot make the room itself (its
+    /// own bytes and the free ones are less than the load: a share smaller than one
+    /// load, as many queued scans of other tables make it), the others give below
+    /// their shares: otherwise its starved scan would wait for ever.
     fn make_room_for(&mut self, t: usize, now: Nanos) {
         let Some(want) = self.tables[t].state().wanted_load_bytes() else {
             return;
@@ -334,16 +341,22 @@ impl<P: Policy> Catalog<P> {
         let free = self.free_bytes();
         let shares = self.fair_shares();
         let used = |c: &Self, u: usize| c.tables[u].state().pool().used_bytes();
-        if free >= want || used(self, t).saturating_add(want) > shares[t] {
+        let own = used(self, t);
+        let above_share = own.saturating_add(want) > shares[t];
+        if free >= want || (above_share && own.saturating_add(free) >= want) {
             return;
         }
+        // What a giver keeps: its share, unless `t` can make no room at all.
+        let keeps = |u: usize| if above_share { 0 } else { shares[u] };
         let mut need = want - free;
         let mut givers: Vec<usize> = (0..self.tables.len())
-            .filter(|&u| u != t && used(self, u) > shares[u])
+            .filter(|&u| u != t && used(self, u) > keeps(u))
             .collect();
-        givers.sort_by_key(|&u| std::cmp::Reverse(used(self, u) - shares[u]));
+        // Furthest above its share first (below it: the least below).
+        givers
+            .sort_by_key(|&u| std::cmp::Reverse(i128::from(used(self, u)) - i128::from(shares[u])));
         for u in givers {
-            let over = used(self, u) - shares[u];
+            let over = used(self, u) - keeps(u);
             let victims = self.tables[u].evict_for_other(need.min(over), now);
             let freed: u64 = victims
                 .iter()

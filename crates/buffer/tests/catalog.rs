@@ -386,6 +386,58 @@ fn a_new_table_takes_its_share_from_the_full_one() {
     }
 }
 
+/// A table whose fair share is smaller than one of its loads, and which holds nothing
+/// of its own, still loads when another table holds the whole budget and wants nothing
+/// more: that table gives pieces below its share. Before, the catalog took pieces only
+/// from tables above their shares for a table below its own, so the starved scan
+/// waited for ever — in the engine, while the other table's finished scan stays
+/// registered until DataFusion polls its last partition, which may wait for this one.
+#[test]
+fn a_table_below_one_load_of_share_still_gets_room() {
+    for kind in PolicyKind::ALL {
+        let config = AbmConfig::with_budget(BufferBudget::Bytes(BUDGET));
+        let mut catalog = Catalog::with_kind(geometries(), &config, kind).unwrap();
+        // A scan of table 0's first 6 chunks reads them all and stays registered.
+        let mut spec = ScanSpec::new(RowRanges::new(std::iter::once(0..60)), ColumnMask::ALL);
+        spec.table = TableId(0);
+        let first = catalog.register_scan(&spec, Nanos(0)).unwrap().scan;
+        for _ in 0..6 {
+            consume_one(&mut catalog, first, Nanos(0));
+        }
+        assert_eq!(
+            catalog.next_chunk(first, Nanos(1)).unwrap(),
+            NextChunk::Finished
+        );
+        // Queued scans of table 0 weigh its share: table 1's is 700 / 12 = 58 bytes,
+        // less than the one column's piece (80-89 bytes) it needs.
+        for _ in 0..10 {
+            let queued = catalog.register_scan(&spec, Nanos(1)).unwrap();
+            assert!(
+                !queued.admitted,
+                "{kind}: room for one more scan of table 0"
+            );
+        }
+        let held = used_by(&catalog, 0);
+        assert!(
+            held + 89 > BUDGET,
+            "{kind}: table 0 holds only {held} bytes"
+        );
+        let mut spec = ScanSpec::new(RowRanges::new(std::iter::once(0..100)), ColumnMask(0b1000));
+        spec.table = TableId(1);
+        let scan = catalog.register_scan(&spec, Nanos(2)).unwrap();
+        assert!(scan.admitted, "{kind}");
+        assert_eq!(
+            catalog.next_chunk(scan.scan, Nanos(2)).unwrap(),
+            NextChunk::Wait
+        );
+        let load = catalog.next_load(Nanos(3));
+        let load = load.unwrap_or_else(|| panic!("{kind}: no load for table 1's starved scan"));
+        assert_eq!(load.table, TableId(1), "{kind}");
+        assert!(load.evicted.iter().all(|p| p.table == TableId(0)) && !load.evicted.is_empty());
+        catalog.check_invariants().unwrap();
+    }
+}
+
 /// Admission counts every table's scans: with room for two scans' footprints in all,
 /// a third scan queues whichever table it reads, and is admitted when one ends.
 #[test]

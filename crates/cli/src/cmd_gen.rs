@@ -9,8 +9,15 @@ use coopscan_storage::{add_database_tables, Layout};
 use coopscan_tpch::{ImportOptions, TpchTable, MAX_SCALE_FACTOR, MAX_THREADS};
 
 use coopscan_lab::data_dir::{check_same_table, dataset_dir};
-use coopscan_lab::dataset::{has_table, import_with_progress};
+use coopscan_lab::dataset::{has_table, import_among};
 use coopscan_lab::synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
+use indicatif::MultiProgress;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+/// Generator threads one table's import keeps busy beside its writer (`--threads`
+/// beyond this go to other tables at once).
+const THREADS_PER_TABLE: usize = 2;
 
 #[derive(clap::Args, Debug)]
 pub struct GenArgs {
@@ -29,9 +36,11 @@ pub struct GenArgs {
     /// Tables to generate: `lineitem`, `all`, or a comma-separated list.
     #[arg(long, default_value = "lineitem")]
     pub tables: String,
-    /// Generator threads.
-    #[arg(long, default_value_t = 2)]
-    pub threads: usize,
+    /// Generator threads: two per table, tables generated at once when there are
+    /// more (`all` with 16: 8 tables at once). Default: twice the machine's cores
+    /// (on 2 cores, `all` at SF 1 took 10.7 s with 4 against 13.9 s with 2).
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Replace tables that already exist.
     #[arg(long)]
     pub force: bool,
@@ -76,8 +85,9 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         "--sf must be in (0, {MAX_SCALE_FACTOR}], got {}",
         args.sf
     );
+    let threads = args.threads.unwrap_or_else(default_threads);
     anyhow::ensure!(
-        (1..=MAX_THREADS).contains(&args.threads),
+        (1..=MAX_THREADS).contains(&threads),
         "--threads must be in 1..={MAX_THREADS}"
     );
     let tables = parse_tables(&args.tables)?;
@@ -91,20 +101,65 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         chunk_bytes,
         out_dir: out.clone(),
         overwrite: args.force,
-        threads: args.threads,
+        threads,
     };
+    let mut todo = Vec::with_capacity(tables.len());
     for &table in &tables {
         if !args.force && has_table(&out, table) {
             check_reusable(&out, table, &opts)?;
             continue;
         }
-        import_with_progress(table, &opts)?;
+        todo.push(table);
     }
+    import_all(todo, &opts)?;
     // The directory is a database of every table generated in it (`sql --db`).
     let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
     add_database_tables(&out, &names)
         .with_context(|| format!("listing the tables of {}", out.display()))?;
     println!("{}", out.display());
+    Ok(())
+}
+
+/// Twice the machine's cores: each table keeps two generator threads and its writer
+/// busy, and the writer's page packing waits on the generators part of the time.
+fn default_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    cores.saturating_mul(THREADS_PER_TABLE).min(MAX_THREADS)
+}
+
+/// Generates `tables`, several at once when `--threads` allows: a table's import keeps
+/// [`THREADS_PER_TABLE`] generator threads and its writer busy, and a table has one
+/// writer, so more threads than that go to other tables. The largest start first, so
+/// the small ones fill in beside lineitem.
+fn import_all(mut tables: Vec<TpchTable>, opts: &ImportOptions) -> anyhow::Result<()> {
+    let workers = (opts.threads / THREADS_PER_TABLE).clamp(1, tables.len().max(1));
+    let each = ImportOptions {
+        threads: (opts.threads / workers).max(1),
+        ..opts.clone()
+    };
+    tables.sort_by_key(|t| std::cmp::Reverse(t.estimated_rows(opts.sf)));
+    let queue = Mutex::new(VecDeque::from(tables));
+    let bars = MultiProgress::new();
+    std::thread::scope(|scope| {
+        let importers: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| -> anyhow::Result<()> {
+                    // A failed table stops this worker; the others finish theirs.
+                    while let Some(table) = queue.lock().map_or(None, |mut q| q.pop_front()) {
+                        import_among(table, &each, &bars)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        importers
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a table's import panicked")))
+            })
+            .collect::<anyhow::Result<Vec<()>>>()
+    })?;
     Ok(())
 }
 

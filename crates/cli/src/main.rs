@@ -71,6 +71,7 @@ fn main() -> std::process::ExitCode {
         Command::Checkpoint(a) => cmd_checkpoint::run(&a),
         Command::Tpch(a) => cmd_tpch::run(&a),
         Command::Bench(a) if cmd_tpch::bench::is_preset(&a.preset) => cmd_tpch::bench::run(&a),
+        Command::Bench(a) if cmd_tpch::clotho::is_preset(&a.preset) => cmd_tpch::clotho::run(&a),
         Command::Bench(a) => coopscan_lab::bench_cmd::run(&a),
     };
     match result {

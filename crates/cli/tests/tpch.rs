@@ -320,3 +320,169 @@ fn impossible_throughput_runs_are_clear_errors_before_any_work() {
         );
     }
 }
+
+#[test]
+fn clotho_figure_9_runs_each_query_over_the_four_layouts_with_checked_answers() {
+    let data = fixture_dir::fixture_dir();
+    let json = data.path().join("fig9.json");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_coopscan"))
+            .env("COOPSCAN_DATA", data.path())
+            .args(["bench", "--preset", "clotho-tpch", "--sf", "0.01"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run coopscan")
+    };
+    let out = run(&["--db", db()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--db and --layout do not apply"));
+    let json_arg = json.to_str().expect("utf8");
+    let text = stdout(&run(&[
+        "--standalone-runs",
+        "2",
+        "--bandwidth-mb",
+        "1000",
+        "--json",
+        json_arg,
+    ]));
+    assert!(
+        text.contains("paper: ") && text.contains("ours:  pax ÷ NSM"),
+        "{text}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    assert_eq!(report["kit_answers"], false, "the kit's answers are SF 1's");
+    let cells = report["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 16, "4 queries × 4 layouts");
+    let cell = |q: u64, layout: &str| {
+        (cells.iter())
+            .find(|c| c["query"] == q && c["layout"] == layout)
+            .unwrap_or_else(|| panic!("no Q{q} on {layout}"))
+    };
+    for q in [1, 6, 12, 14] {
+        assert_eq!(cell(q, "nsm")["over_nsm"], 1.0);
+        for layout in ["nsm", "pax", "dsm", "csm"] {
+            assert_eq!(cell(q, layout)["seconds"].as_array().map(Vec::len), Some(2));
+        }
+        // Projectivity: the column layouts read only the queries' columns.
+        let bytes = |l| cell(q, l)["bytes_read"].as_u64().expect("bytes");
+        assert!(
+            bytes("dsm") < bytes("nsm") && bytes("csm") < bytes("pax"),
+            "Q{q}"
+        );
+    }
+}
+
+#[test]
+fn a_previous_reports_calibration_is_replayed_without_calibration_runs() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let saved = tmp.path().join("saved.json");
+    std::fs::write(
+        &saved,
+        r#"{"calibration": {"touched_bytes": 3000000, "cpu_bound_stream_s": 1.0,
+            "lru_bytes": 9000000, "bandwidth_mb_s": 123.0, "bandwidth_given": false,
+            "least_buffer_bytes": 1}}"#,
+    )
+    .expect("write");
+    let json = tmp.path().join("r.json");
+    let out = coopscan(&[
+        "bench",
+        "--preset",
+        "tpch-bandwidth",
+        "--db",
+        db(),
+        "--streams",
+        "1",
+        "--queries",
+        "1",
+        "--policies",
+        "normal",
+        "--calibration",
+        saved.to_str().expect("utf8"),
+        "--json",
+        json.to_str().expect("utf8"),
+        "--html",
+        tmp.path().join("r.html").to_str().expect("utf8"),
+    ]);
+    stdout(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("replayed from") && !err.contains("every touched piece"),
+        "{err}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    assert_eq!(report["calibration"]["touched_bytes"], 3_000_000);
+    // Figure 15's points on the paper's scale, ours relative to the saved 123 MB/s.
+    let points = report["points"].as_array().expect("points");
+    assert_eq!(points[0]["x"], 200.0);
+    let mb_s = points[0]["bandwidth_mb_s"].as_f64().expect("mb/s");
+    assert!((mb_s - 123.0 * 200.0 / 600.0).abs() < 1e-9, "{mb_s}");
+    let least = report["calibration"]["least_buffer_bytes"]
+        .as_u64()
+        .expect("least");
+    let buffer = points[0]["buffer_bytes"].as_u64().expect("buffer");
+    assert_eq!(
+        buffer,
+        least.max(900_000),
+        "30 % of the saved touched volume"
+    );
+    std::fs::write(&saved, "{}").expect("write");
+    let out = coopscan(&[
+        "bench",
+        "--preset",
+        "tpch-buffer",
+        "--db",
+        db(),
+        "--calibration",
+        saved.to_str().expect("utf8"),
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a TPC-H throughput report"));
+}
+
+#[test]
+fn tables_generated_at_once_are_the_tables_generated_one_by_one() {
+    let dir = fixture_dir::fixture_dir();
+    let out = dir.path().to_str().expect("utf8");
+    let gen = coopscan(&[
+        "gen",
+        "--sf",
+        "0.01",
+        "--tables",
+        "all",
+        "--layout",
+        "dsm",
+        "--chunk-mb",
+        "1",
+        "--threads",
+        "8",
+        "--out",
+        out,
+    ]);
+    stdout(&gen);
+    let digest = |db: &Path, table: &str| -> serde_json::Value {
+        let report = stdout(&coopscan(&[
+            "verify",
+            db.join(table).to_str().expect("utf8"),
+        ]));
+        let report: serde_json::Value = serde_json::from_str(&report).expect("json");
+        report["digest"].clone()
+    };
+    for table in [
+        "lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region",
+    ] {
+        assert_eq!(
+            digest(dir.path(), table),
+            digest(database(), table),
+            "{table}"
+        );
+    }
+    // The database lists every table, whichever finished first.
+    let listed = std::fs::read_to_string(dir.path().join("database.json")).expect("catalog");
+    assert!(
+        ["lineitem", "region", "nation"]
+            .iter()
+            .all(|t| listed.contains(t)),
+        "{listed}"
+    );
+}

@@ -7,6 +7,7 @@ use anyhow::Context;
 use coopscan_storage::write::{MAX_CHUNK_BYTES, MIB};
 use coopscan_storage::{Layout, Manifest};
 use coopscan_tpch::{import_table, ImportOptions, TpchTable};
+use indicatif::MultiProgress;
 
 use crate::data_dir::{dataset_dir, rows_bar};
 
@@ -19,19 +20,31 @@ pub fn has_table(dir: &Path, table: TpchTable) -> bool {
 
 /// Generates one table with a progress bar and a one-line summary on stderr.
 pub fn import_with_progress(table: TpchTable, opts: &ImportOptions) -> anyhow::Result<()> {
-    let bar = rows_bar(table.estimated_rows(opts.sf), table.name())?;
+    import_among(table, opts, &MultiProgress::new())
+}
+
+/// [`import_with_progress`] beside other tables' imports: its bar one of `bars`.
+pub fn import_among(
+    table: TpchTable,
+    opts: &ImportOptions,
+    bars: &MultiProgress,
+) -> anyhow::Result<()> {
+    let bar = bars.add(rows_bar(table.estimated_rows(opts.sf), table.name())?);
     let summary = import_table(table, opts, &|rows| bar.set_position(rows))
         .with_context(|| format!("generating {table}"))?;
     bar.finish_and_clear();
+    bars.remove(&bar);
     let m = &summary.manifest;
-    eprintln!(
-        "{table}: {} rows, {} chunks, {} layout, in {:.1} s -> {}",
-        m.rows,
-        m.chunks.len(),
-        m.layout,
-        summary.elapsed.as_secs_f64(),
-        opts.out_dir.join(table.name()).display()
-    );
+    bars.suspend(|| {
+        eprintln!(
+            "{table}: {} rows, {} chunks, {} layout, in {:.1} s -> {}",
+            m.rows,
+            m.chunks.len(),
+            m.layout,
+            summary.elapsed.as_secs_f64(),
+            opts.out_dir.join(table.name()).display()
+        )
+    });
     Ok(())
 }
 

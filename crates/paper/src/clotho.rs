@@ -86,6 +86,30 @@ pub fn by_name(name: &str) -> Option<&'static ClothoExperiment> {
     ALL.iter().find(|e| e.name == name)
 }
 
+/// Clotho's Figure 9 (§7.3): TPC-H queries over one database stored in each layout,
+/// each query cold, times relative to NSM. Not in [`ALL`]: it runs SQL over a TPC-H
+/// database (`coopscan bench --preset clotho-tpch`, the CLI's `cmd_tpch::clotho`), not
+/// the synthetic relation.
+#[derive(Clone, Copy, Debug)]
+pub struct ClothoTpch {
+    pub name: &'static str,
+    pub figure: &'static str,
+    /// The TPC-H queries: "two sequential scans and two joins".
+    pub queries: &'static [u8],
+    pub finding: &'static str,
+}
+
+pub const TPCH: ClothoTpch = ClothoTpch {
+    name: "clotho-tpch",
+    figure: "Clotho Figure 9",
+    queries: &[1, 6, 12, 14],
+    finding: "\"NSM and PAX perform the worst by a factor of 1.24× – 2.0× (except for DSM in \
+              Q1) because they must access all attributes. The performance of DSM is better \
+              for all queries except Q1 [...] CSM performs best because it benefits from \
+              projectivity and avoids the cost of the joins that DSM must do to reconstruct \
+              records.\"",
+};
+
 /// The bound `X` of `a < X` selecting `percent` % of uniform values in
 /// [0, [`VALUE_RANGE`]).
 pub fn selection_bound(percent: f64) -> u64 {

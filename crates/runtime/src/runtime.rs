@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use coopscan_buffer::{
-    AbmConfig, AbmStats, Catalog, ChunkId, ColumnMask, Driver, OnLoadFailure, PolicyKind,
+    AbmConfig, AbmStats, Catalog, ChunkId, ColumnMask, Driver, Nanos, OnLoadFailure, PolicyKind,
     RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, TableGeometry, TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
@@ -115,6 +115,7 @@ impl Runtime {
                 stopped: None,
                 tags: HashMap::new(),
                 traced_tags: None,
+                traced_registrations: None,
                 load_log: LoadLog::default(),
                 scheduling: Scheduling::default(),
             }),
@@ -273,6 +274,9 @@ impl Runtime {
         } else {
             Some(inner.decide(|driver| driver.register(&spec, now))?.scan)
         };
+        if let (Some(id), Some(registered)) = (id, inner.traced_registrations.as_mut()) {
+            registered.insert(id, now);
+        }
         if let (Some(id), Some(tag)) = (id, tag) {
             inner.tags.insert(id, tag);
             if let Some(traced) = inner.traced_tags.as_mut() {
@@ -371,6 +375,18 @@ impl Runtime {
         let mut inner = self.shared.inner.lock();
         inner.driver.record_trace();
         inner.traced_tags.get_or_insert_with(HashMap::new);
+        inner.traced_registrations.get_or_insert_with(HashMap::new);
+    }
+
+    /// When every scan registered since [`Runtime::record_trace`] did, on the trace's
+    /// clock: where a scan's interest starts (its first reference may come much later).
+    pub fn traced_registrations(&self) -> HashMap<ScanId, Nanos> {
+        self.shared
+            .inner
+            .lock()
+            .traced_registrations
+            .clone()
+            .unwrap_or_default()
     }
 
     /// The tag of every scan registered with one since [`Runtime::record_trace`],

@@ -40,6 +40,9 @@ pub(crate) struct Inner {
     /// Every tag given while a trace is recorded, kept after its scan unregisters, so
     /// the trace's scans can be named afterwards; `None` when no trace is recorded.
     pub(crate) traced_tags: Option<HashMap<ScanId, u64>>,
+    /// When each scan registered while a trace is recorded (the trace's clock): a
+    /// trace itself has only consumptions; `None` when no trace is recorded.
+    pub(crate) traced_registrations: Option<HashMap<ScanId, Nanos>>,
     pub(crate) load_log: LoadLog,
     /// Time spent in ABM calls ([`Inner::decide`]).
     pub(crate) scheduling: Scheduling,

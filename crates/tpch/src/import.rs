@@ -68,6 +68,9 @@ pub fn import_table(
     let mut wo = WriteOptions::new(opts.layout).with_chunk_bytes(opts.chunk_bytes);
     wo.overwrite = opts.overwrite;
     wo.source = Some(source(table, opts.sf));
+    // The writer packs DSM columns on as many threads as generate: one writer thread
+    // bounds an import otherwise (lineitem's 16 columns).
+    wo.threads = opts.threads.clamp(1, MAX_THREADS);
     let mut writer = TableWriter::create(&dir, table.name(), table.schema()?, wo)?;
     // At most MAX_SCALE_FACTOR × 6 M / ROWS_PER_PART = 1.2 M parts: fits i32.
     let parts = ((table.estimated_rows(opts.sf) as f64 / ROWS_PER_PART).ceil() as i32).max(1);

@@ -354,6 +354,7 @@ mod tests {
             piece_loads: Some(10),
             opt_piece_loads: Some(8),
             opt_bytes: Some(bytes / 2),
+            rounds_avg_stream_s: vec![avg],
         }
     }
 

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
 use coopscan_bench::report::tpch;
-use coopscan_bench::tpch_throughput::{TpchCalibration, TpchPoint, TpchReport, TpchRun};
+use coopscan_bench::tpch_throughput::{
+    median_round, TpchCalibration, TpchPoint, TpchReport, TpchRun, TpchSharing,
+};
 use coopscan_lab::bench_cmd::{check_writable, report_paths, BenchArgs};
 use coopscan_lab::data_dir::dataset_dir;
 use coopscan_lab::table::table_bytes;
@@ -29,12 +31,16 @@ use coopscan_storage::Layout;
 use coopscan_tpch::{stream_params, Params};
 
 use super::sharing::sharing_of_trace;
-use super::throughput::{run_policy, tokio_runtime, Conditions, Results, Setup};
+use super::throughput::{run_policy, tokio_runtime, Conditions, PolicyRun, Results, Setup};
 use crate::cmd_gen::GenArgs;
 use crate::session_args::{parse_policy, SessionArgs, SqlPolicy};
 
 /// The chunk size of a generated database (`coopscan gen`'s default).
 const CHUNK_MB: u64 = 4;
+/// Most rounds of every point and policy.
+const MAX_ROUNDS: usize = 100;
+/// Largest calibration file read (`--calibration`): a report is a few hundred KiB.
+const MAX_CALIBRATION_FILE_BYTES: u64 = 64 << 20;
 /// Queries per stream: all of TPC-H's.
 const QUERIES: usize = 22;
 /// The policy of the calibration's run with everything buffered (any policy reads
@@ -54,6 +60,8 @@ struct Plan {
     queries: usize,
     buffer_pct: f64,
     seed: u64,
+    /// Runs of every point and policy (`--standalone-runs`); the median is reported.
+    rounds: usize,
     /// The x values to run (the preset's axis, or one point when a flag fixes it).
     points: Vec<f64>,
 }
@@ -84,31 +92,15 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let calibration = calibrate(&setup, &plan, (whole, least), args, &mut results, &tokio)?;
     let mut points = Vec::with_capacity(plan.points.len());
     let mut sharing = None;
+    let ran = Ran {
+        setup: &setup,
+        plan: &plan,
+        tokio: &tokio,
+    };
     for &x in &plan.points {
-        let (streams, conditions) = point_conditions(&plan, &calibration, x)?;
-        eprintln!(
-            "[point {x}] {streams} streams, buffer {:.1} MB, {:.1} MB/s",
-            conditions.buffer_bytes.unwrap_or(0) as f64 / BYTES_PER_MB,
-            conditions.bandwidth_mb_s.unwrap_or(0.0)
-        );
-        let mut runs = Vec::with_capacity(plan.policies.len());
-        for &policy in &plan.policies {
-            let done = run_policy(&setup, streams, policy, conditions, &mut results, &tokio)?;
-            super::throughput::print_run(&done.run);
-            let wants_sharing =
-                plan.experiment.axis == TpchAxis::None && policy.to_string() == OPT_TRACE_POLICY;
-            if let (true, Some(trace)) = (wants_sharing, &done.trace) {
-                sharing = Some(sharing_of_trace(trace, OPT_TRACE_POLICY));
-            }
-            runs.push(done.run);
-        }
-        points.push(TpchPoint {
-            x,
-            streams,
-            buffer_bytes: conditions.buffer_bytes.unwrap_or(0),
-            bandwidth_mb_s: conditions.bandwidth_mb_s.unwrap_or(0.0),
-            runs,
-        });
+        let (point, its_sharing) = ran.point(&calibration, x, &mut results)?;
+        points.push(point);
+        sharing = sharing.or(its_sharing);
     }
     let (x_label, x_key) = plan.experiment.axis.label();
     let report = TpchReport {
@@ -127,6 +119,82 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     };
     print!("{}", tpch::text(&report));
     write_reports(&report, &paths.json, &paths.html)
+}
+
+/// What every point of a preset run shares.
+struct Ran<'a> {
+    setup: &'a Setup<'a>,
+    plan: &'a Plan,
+    tokio: &'a tokio::runtime::Runtime,
+}
+
+impl Ran<'_> {
+    /// Point `x` under every policy, `--standalone-runs` rounds of each, the policies'
+    /// order rotated per round; with Figure 18 from the PBM run on the single point.
+    fn point(
+        &self,
+        calibration: &TpchCalibration,
+        x: f64,
+        results: &mut Results,
+    ) -> anyhow::Result<(TpchPoint, Option<TpchSharing>)> {
+        let (plan, policies) = (self.plan, &self.plan.policies);
+        let (streams, conditions) = point_conditions(plan, calibration, x)?;
+        eprintln!(
+            "[point {x}] {streams} streams, buffer {:.1} MB, {:.1} MB/s",
+            conditions.buffer_bytes.unwrap_or(0) as f64 / BYTES_PER_MB,
+            conditions.bandwidth_mb_s.unwrap_or(0.0)
+        );
+        let mut rounds: Vec<Vec<PolicyRun>> = policies.iter().map(|_| Vec::new()).collect();
+        for round in 0..plan.rounds {
+            for i in 0..policies.len() {
+                let p = (i + round) % policies.len();
+                let done = run_policy(
+                    self.setup,
+                    streams,
+                    policies[p],
+                    conditions,
+                    results,
+                    self.tokio,
+                )?;
+                super::throughput::print_run(&done.run);
+                rounds[p].push(done);
+            }
+        }
+        let mut runs = Vec::with_capacity(policies.len());
+        let mut sharing = None;
+        for (policy, done) in policies.iter().zip(rounds) {
+            let Some(median) = median_of(done) else {
+                continue;
+            };
+            let wants_sharing =
+                plan.experiment.axis == TpchAxis::None && policy.to_string() == OPT_TRACE_POLICY;
+            if let (true, Some(trace)) = (wants_sharing, &median.trace) {
+                sharing = Some(sharing_of_trace(
+                    trace,
+                    &median.registered,
+                    OPT_TRACE_POLICY,
+                ));
+            }
+            runs.push(median.run);
+        }
+        let point = TpchPoint {
+            x,
+            streams,
+            buffer_bytes: conditions.buffer_bytes.unwrap_or(0),
+            bandwidth_mb_s: conditions.bandwidth_mb_s.unwrap_or(0.0),
+            runs,
+        };
+        Ok((point, sharing))
+    }
+}
+
+/// The round with the median average stream time, with every round's.
+fn median_of(mut done: Vec<PolicyRun>) -> Option<PolicyRun> {
+    let runs: Vec<TpchRun> = done.iter().map(|d| d.run.clone()).collect();
+    let all: Vec<f64> = runs.iter().map(|r| r.avg_stream_s).collect();
+    let mut median = done.swap_remove(median_round(&runs)?);
+    median.run.rounds_avg_stream_s = all;
+    Some(median)
 }
 
 /// The preset, its policies and points, with the flags' overrides; anything the preset
@@ -159,6 +227,10 @@ fn plan(args: &BenchArgs) -> anyhow::Result<Plan> {
         "--streams: 1 to {}",
         super::MAX_STREAMS
     );
+    anyhow::ensure!(
+        (1..=MAX_ROUNDS).contains(&args.standalone_runs.unwrap_or(1)),
+        "--standalone-runs: 1 to {MAX_ROUNDS} rounds of every point and policy"
+    );
     let buffer_pct = args.buffer_pct.unwrap_or(DEFAULT_BUFFER_PCT);
     anyhow::ensure!(
         buffer_pct > 0.0 && buffer_pct <= 1000.0,
@@ -182,6 +254,7 @@ fn plan(args: &BenchArgs) -> anyhow::Result<Plan> {
         queries,
         buffer_pct,
         seed: args.seed.unwrap_or(1),
+        rounds: args.standalone_runs.unwrap_or(1),
         points,
     })
 }
@@ -217,17 +290,22 @@ fn stream_queries(seed: u64, stream: usize, sf: f64, queries: usize) -> Vec<Para
 /// `--db`, or the cache's database at `--sf` in `--layout` (DSM), generated if any of
 /// its tables is missing.
 fn database(args: &BenchArgs) -> anyhow::Result<PathBuf> {
-    if let Some(db) = &args.db {
-        return Ok(db.clone());
+    match &args.db {
+        Some(db) => Ok(db.clone()),
+        None => generated_database(args.sf, args.layout.unwrap_or(Layout::Dsm)),
     }
-    let layout = args.layout.unwrap_or(Layout::Dsm);
+}
+
+/// The cache's TPC-H database at `sf` in `layout`, its missing tables generated.
+pub(super) fn generated_database(sf: f64, layout: Layout) -> anyhow::Result<PathBuf> {
+    let out = dataset_dir(sf, layout, CHUNK_MB as f64);
     let gen = GenArgs {
-        sf: args.sf,
+        sf,
         layout: Some(layout),
         chunk_mb: CHUNK_MB,
-        out: Some(dataset_dir(args.sf, layout, CHUNK_MB as f64)),
+        out: Some(out.clone()),
         tables: "all".to_string(),
-        threads: 2,
+        threads: None,
         force: false,
         synthetic: false,
         rows: 0,
@@ -235,7 +313,7 @@ fn database(args: &BenchArgs) -> anyhow::Result<PathBuf> {
         seed: 0,
     };
     crate::cmd_gen::run(&gen).context("generating the TPC-H database")?;
-    Ok(gen.out.unwrap_or_default())
+    Ok(out)
 }
 
 /// The bench flags a session takes: cores per query and scan workers.
@@ -262,6 +340,20 @@ fn calibrate(
     results: &mut Results,
     tokio: &tokio::runtime::Runtime,
 ) -> anyhow::Result<TpchCalibration> {
+    if let Some(path) = &args.calibration {
+        let context = || format!("reading the calibration {}", path.display());
+        let bytes = coopscan_storage::read_regular_file(path, MAX_CALIBRATION_FILE_BYTES)
+            .with_context(context)?;
+        let json = String::from_utf8(bytes).with_context(context)?;
+        let saved = TpchCalibration::replay(&json, &path.display().to_string())
+            .map_err(anyhow::Error::msg)?;
+        eprintln!("[calibration] replayed from {}", path.display());
+        // The least buffer is these tables' own, whatever the saved run's were.
+        return Ok(TpchCalibration {
+            least_buffer_bytes: least,
+            ..saved
+        });
+    }
     let everything = Conditions {
         buffer_bytes: Some(whole.max(least)),
         bandwidth_mb_s: None,

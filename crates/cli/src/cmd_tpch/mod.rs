@@ -26,6 +26,7 @@ use coopscan_tpch::{sf_of_source, stream_params, Params, QueryId, MAX_SCALE_FACT
 use crate::session_args::{parse_policy, OpenTables, SessionArgs, SqlPolicy};
 
 pub mod bench;
+pub mod clotho;
 mod sharing;
 mod throughput;
 

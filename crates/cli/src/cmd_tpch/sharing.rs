@@ -2,15 +2,15 @@
 //! piece-reference trace, by the rule of `coopscan_paper::sharing`: at moments spread
 //! over the run, the volume still wanted by exactly 1, 2, 3 and ≥ 4 active scans.
 //!
-//! A trace names each scan's pieces and when it consumed them, not when the scan
-//! registered: here a scan is active from its first reference to its last, and wants
-//! each of its pieces until it consumes it. A scan waiting for its first piece is
-//! therefore not counted while it waits, which makes the shared volume a lower bound.
+//! A trace names each scan's pieces and when it consumed them; the runtime adds when
+//! each scan registered (`Runtime::traced_registrations`). A scan is active from its
+//! registration (its first reference where none is known) to its last reference, and
+//! wants each of its pieces until it consumes it.
 
 use std::collections::HashMap;
 
 use coopscan_bench::tpch_throughput::{SharingMoment, TpchSharing};
-use coopscan_buffer::{PieceId, Reference, ScanId};
+use coopscan_buffer::{Nanos, PieceId, Reference, ScanId};
 use coopscan_paper::sharing::{
     sample_sharing, ScanWants, WantedPiece, SHARING_CLASSES, SHARING_SAMPLES,
 };
@@ -18,21 +18,26 @@ use coopscan_paper::sharing::{
 const NANOS_PER_S: f64 = 1e9;
 const BYTES_PER_MIB: f64 = 1_048_576.0;
 
-/// Figure 18 of the run `policy` whose references are `trace`.
-pub fn sharing_of_trace(trace: &[Reference], policy: &str) -> TpchSharing {
+/// Figure 18 of the run `policy` whose references are `trace`, its scans registered at
+/// `registered`.
+pub fn sharing_of_trace(
+    trace: &[Reference],
+    registered: &HashMap<ScanId, Nanos>,
+    policy: &str,
+) -> TpchSharing {
     let mut pieces: HashMap<PieceId, usize> = HashMap::new();
     let mut piece_bytes: Vec<u64> = Vec::new();
     let mut scans: HashMap<ScanId, ScanWants> = HashMap::new();
     let mut total_s: f64 = 0.0;
     for r in trace {
-        let at_s = r.at.0 as f64 / NANOS_PER_S;
+        let at_s = seconds(r.at);
         total_s = total_s.max(at_s);
         let piece = *pieces.entry(r.piece).or_insert_with(|| {
             piece_bytes.push(r.bytes);
             piece_bytes.len() - 1
         });
         let scan = scans.entry(r.scan).or_insert_with(|| ScanWants {
-            start_s: at_s,
+            start_s: registered.get(&r.scan).map_or(at_s, |t| seconds(*t)),
             end_s: at_s,
             pieces: Vec::new(),
         });
@@ -71,10 +76,14 @@ pub fn sharing_of_trace(trace: &[Reference], policy: &str) -> TpchSharing {
     }
 }
 
+fn seconds(t: Nanos) -> f64 {
+    t.0 as f64 / NANOS_PER_S
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coopscan_buffer::{ChunkId, Nanos, TableId};
+    use coopscan_buffer::{ChunkId, TableId};
 
     fn reference(at_s: f64, scan: u64, chunk: u32) -> Reference {
         Reference {
@@ -95,7 +104,7 @@ mod tests {
             trace.push(reference(f64::from(c), 1, c));
             trace.push(reference(f64::from(c) + 0.5, 2, c));
         }
-        let s = sharing_of_trace(&trace, "pbm");
+        let s = sharing_of_trace(&trace, &HashMap::new(), "pbm");
         assert!(s.shared_fraction > 0.5, "{s:?}");
         assert_eq!(s.mean_mib[2], 0.0);
         assert_eq!(s.mean_mib[3], 0.0);
@@ -117,10 +126,14 @@ mod tests {
             reference(2.0, 2, 0),
             reference(3.0, 2, 1),
         ];
-        let s = sharing_of_trace(&trace, "pbm");
+        let s = sharing_of_trace(&trace, &HashMap::new(), "pbm");
         assert_eq!(s.shared_fraction, 0.0);
         assert!(s.mean_mib[0] > 0.0);
-        let empty = sharing_of_trace(&[], "pbm");
+        // Registered at 0 s, scan 2 wants both chunks while scan 1 reads them.
+        let registered = HashMap::from([(ScanId(2), Nanos(0))]);
+        let s = sharing_of_trace(&trace, &registered, "pbm");
+        assert!(s.shared_fraction > 0.0, "{s:?}");
+        let empty = sharing_of_trace(&[], &HashMap::new(), "pbm");
         assert_eq!(empty.shared_fraction, 0.0);
         assert_eq!(empty.mean_mib, [0.0; SHARING_CLASSES]);
     }

@@ -13,7 +13,7 @@ use anyhow::Context;
 use coopscan_bench::cpu::process_cpu_time;
 use coopscan_bench::tpch_throughput::TpchRun;
 use coopscan_buffer::trace::opt::replay_opt;
-use coopscan_buffer::Reference;
+use coopscan_buffer::{Nanos, Reference, ScanId};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_only;
 use coopscan_storage::device::{Bandwidth, Device};
@@ -83,6 +83,8 @@ impl Results {
 pub struct PolicyRun {
     pub run: TpchRun,
     pub trace: Option<Vec<Reference>>,
+    /// When the trace's scans registered, on its clock.
+    pub registered: HashMap<ScanId, Nanos>,
 }
 
 /// All streams at once under each of `policies`, one after another; a line each.
@@ -165,15 +167,17 @@ pub fn run_policy(
         }
     }
     let trace = runtime.as_ref().map(|r| r.take_trace());
+    let registered = (runtime.as_ref()).map_or_else(HashMap::new, |r| r.traced_registrations());
     let opt = match (&runtime, &trace) {
         (Some(runtime), Some(trace)) => Some(replay_opt(trace, runtime.buffer_bytes())),
         _ => None,
     };
+    let avg_stream_s = stream_s.iter().sum::<f64>() / stream_s.len().max(1) as f64;
     Ok(PolicyRun {
         run: TpchRun {
             policy: policy.to_string(),
             streams: stream_s.len(),
-            avg_stream_s: stream_s.iter().sum::<f64>() / stream_s.len().max(1) as f64,
+            avg_stream_s,
             max_stream_s: stream_s.iter().copied().fold(0.0, f64::max),
             stream_s,
             cpu_s: cpu.as_secs_f64(),
@@ -181,8 +185,10 @@ pub fn run_policy(
             piece_loads: runtime.as_ref().map(|r| r.stats().piece_loads),
             opt_piece_loads: opt.as_ref().map(|o| o.loads),
             opt_bytes: opt.as_ref().map(|o| o.bytes_loaded),
+            rounds_avg_stream_s: vec![avg_stream_s],
         },
         trace,
+        registered,
     })
 }
 

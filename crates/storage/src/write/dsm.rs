@@ -17,6 +17,9 @@ use crate::write::pack::{rows_per_chunk, PagePacker, DSM_MAX_PAGE_ROWS};
 use crate::write::{rows_u32, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
 
+/// Most threads packing one table's columns at once.
+const MAX_PACK_THREADS: usize = 64;
+
 pub(crate) struct DsmWriter {
     streams: Vec<ColumnStream>,
     chunk_bytes: u64,
@@ -24,6 +27,8 @@ pub(crate) struct DsmWriter {
     rows_per_chunk: Option<u64>,
     next_row: u64,
     chunks: Vec<ChunkStats>,
+    /// Threads packing columns at once ([`WriteOptions::threads`]).
+    threads: usize,
 }
 
 struct ChunkStats {
@@ -77,6 +82,7 @@ impl DsmWriter {
             rows_per_chunk: None,
             next_row: 0,
             chunks: Vec::new(),
+            threads: opts.threads.clamp(1, MAX_PACK_THREADS),
         })
     }
 
@@ -91,11 +97,39 @@ impl DsmWriter {
         });
         self.account_chunks(&columns, per_chunk);
         self.next_row += n as u64;
-        for (stream, column) in self.streams.iter_mut().zip(&columns) {
+        let append = |stream: &mut ColumnStream, column: &ColumnValues| -> Result<()> {
             stream.pending.extend_from(column, 0..n)?;
-            stream.flush(false)?;
+            stream.flush(false)
+        };
+        if self.threads == 1 {
+            for (stream, column) in self.streams.iter_mut().zip(&columns) {
+                append(stream, column)?;
+            }
+            return Ok(());
         }
-        Ok(())
+        // Each thread packs a run of adjacent columns; packing is most of a writer's
+        // work, and the columns' files are independent.
+        let per_thread = self.streams.len().div_ceil(self.threads).max(1);
+        std::thread::scope(|scope| {
+            let packers: Vec<_> = (self.streams.chunks_mut(per_thread))
+                .zip(columns.chunks(per_thread))
+                .map(|(streams, columns)| {
+                    scope.spawn(move || -> Result<()> {
+                        for (stream, column) in streams.iter_mut().zip(columns) {
+                            append(stream, column)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            packers.into_iter().try_for_each(|p| {
+                p.join().unwrap_or_else(|_| {
+                    Err(StorageError::Invalid(
+                        "a column's page packer panicked".into(),
+                    ))
+                })
+            })
+        })
     }
 
     /// Adds the batch's zonemaps and sizes to the chunks its rows fall into.

@@ -51,6 +51,10 @@ pub struct WriteOptions {
     pub overwrite: bool,
     /// Recorded in the manifest: what produced the table (see [`Manifest::source`]).
     pub source: Option<String>,
+    /// DSM: threads that pack the columns of a batch into pages at once (each column
+    /// is its own file, so they are independent); 1 packs them in turn. The files are
+    /// the same either way.
+    pub threads: usize,
 }
 
 impl WriteOptions {
@@ -64,6 +68,7 @@ impl WriteOptions {
             },
             overwrite: false,
             source: None,
+            threads: 1,
         }
     }
 
