@@ -83,23 +83,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         .into_iter()
         .chain(["--latency-ms".to_string(), LATENCY_MS.to_string()])
         .collect::<Vec<_>>();
-    let tokio = tokio_runtime()?;
-    let mut cells: Vec<Cell> = Vec::new();
-    let mut first: Vec<Option<Vec<Vec<String>>>> = vec![None; queries.len()];
-    for round in 0..rounds {
-        // Alternate the layouts' order, so no layout always runs first.
-        for i in 0..databases.len() {
-            let (layout, db) = &databases[(i + round) % databases.len()];
-            let session = SessionArgs::for_database(db, &flags)?;
-            for (q, params) in queries.iter().enumerate() {
-                let (secs, bytes, requests, rows) = measure(&session, params, &tokio)
-                    .with_context(|| format!("{} on {layout}", params.query()))?;
-                check(params, *layout, &rows, &mut first[q], kit.get(q))?;
-                record(&mut cells, params, *layout, secs, bytes, requests);
-            }
-        }
-        eprintln!("{}: round {} of {rounds} done", TPCH.name, round + 1);
-    }
+    let mut cells = run_rounds(&databases, &queries, &kit, &flags, rounds)?;
     finish(&mut cells);
     let report = Report {
         preset: TPCH.name,
@@ -118,6 +102,34 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// `rounds` rounds over the layouts (their order rotated each round), every query of
+/// each cold, every answer checked: the cells, medians not yet taken.
+fn run_rounds(
+    databases: &[(Layout, PathBuf)],
+    queries: &[Params],
+    kit: &[Answer],
+    flags: &[String],
+    rounds: usize,
+) -> anyhow::Result<Vec<Cell>> {
+    let tokio = tokio_runtime()?;
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut first: Vec<Option<Vec<Vec<String>>>> = vec![None; queries.len()];
+    for round in 0..rounds {
+        for i in 0..databases.len() {
+            let (layout, db) = &databases[(i + round) % databases.len()];
+            let session = SessionArgs::for_database(db, flags)?;
+            for (q, params) in queries.iter().enumerate() {
+                let (secs, bytes, requests, rows) = measure(&session, params, &tokio)
+                    .with_context(|| format!("{} on {layout}", params.query()))?;
+                check(params, *layout, &rows, &mut first[q], kit.get(q))?;
+                record(&mut cells, params, *layout, secs, bytes, requests);
+            }
+        }
+        eprintln!("{}: round {} of {rounds} done", TPCH.name, round + 1);
+    }
+    Ok(cells)
 }
 
 /// The kit's answers to `queries` at SF 1 when the repository's answer set is here;
