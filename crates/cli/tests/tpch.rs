@@ -27,26 +27,33 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// An SF 0.01 DSM database with all eight tables, once per test binary.
+/// Generates all eight tables at SF 0.01 in DSM (1 MB chunks) into `out` on `threads`.
+fn generate(out: &Path, threads: &str) {
+    let out = out.to_str().expect("utf8");
+    stdout(&coopscan(&[
+        "gen",
+        "--sf",
+        "0.01",
+        "--tables",
+        "all",
+        "--layout",
+        "dsm",
+        "--chunk-mb",
+        "1",
+        "--threads",
+        threads,
+        "--out",
+        out,
+    ]));
+}
+
+/// An SF 0.01 DSM database with all eight tables, once per test binary, generated one
+/// table at a time on one thread.
 fn database() -> &'static Path {
     static DB: OnceLock<tempfile::TempDir> = OnceLock::new();
     DB.get_or_init(|| {
         let dir = fixture_dir::fixture_dir();
-        let out = dir.path().to_str().expect("utf8");
-        let gen = coopscan(&[
-            "gen",
-            "--sf",
-            "0.01",
-            "--tables",
-            "all",
-            "--layout",
-            "dsm",
-            "--chunk-mb",
-            "1",
-            "--out",
-            out,
-        ]);
-        stdout(&gen);
+        generate(dir.path(), "1");
         dir
     })
     .path()
@@ -443,23 +450,8 @@ fn a_previous_reports_calibration_is_replayed_without_calibration_runs() {
 #[test]
 fn tables_generated_at_once_are_the_tables_generated_one_by_one() {
     let dir = fixture_dir::fixture_dir();
-    let out = dir.path().to_str().expect("utf8");
-    let gen = coopscan(&[
-        "gen",
-        "--sf",
-        "0.01",
-        "--tables",
-        "all",
-        "--layout",
-        "dsm",
-        "--chunk-mb",
-        "1",
-        "--threads",
-        "8",
-        "--out",
-        out,
-    ]);
-    stdout(&gen);
+    // Four tables at once, each packed on two threads, against the fixture's one thread.
+    generate(dir.path(), "8");
     let digest = |db: &Path, table: &str| -> serde_json::Value {
         let report = stdout(&coopscan(&[
             "verify",

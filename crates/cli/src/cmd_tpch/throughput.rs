@@ -40,12 +40,17 @@ pub struct Conditions {
     pub bandwidth_mb_s: Option<f64>,
 }
 
+/// A query of a throughput run: (stream, its position in the stream).
+type QueryKey = (usize, usize);
+/// A result as text rows, and the policy whose run returned it.
+type FirstResult = (String, Vec<Vec<String>>);
+
 /// Each (stream, position)'s result rows as the first run that ran it returned them;
 /// every later run's rows are compared with these.
 #[derive(Default)]
 pub struct Results {
-    first: HashMap<(usize, usize), (String, Vec<Vec<String>>)>,
-    compared: std::collections::HashSet<(usize, usize)>,
+    first: HashMap<QueryKey, FirstResult>,
+    compared: std::collections::HashSet<QueryKey>,
 }
 
 impl Results {
@@ -57,7 +62,7 @@ impl Results {
     /// Keeps `rows` as the reference of `key`, or checks them against it.
     fn record(
         &mut self,
-        key: (usize, usize),
+        key: QueryKey,
         policy: &str,
         params: &Params,
         rows: Vec<Vec<String>>,
