@@ -71,12 +71,17 @@ pub fn text(report: &TpchReport) -> String {
     }
     let _ = writeln!(out, "paper: {}", report.finding);
     let _ = writeln!(out, "ours:  {}", ours(report));
-    let _ = writeln!(
-        out,
-        "results: {} queries, every policy's result the same",
-        report.results_checked
-    );
+    let _ = writeln!(out, "results: {}", results_line(report));
     out
+}
+
+/// What the result checks found: every run returned the same rows, or one run had no
+/// other to compare with.
+fn results_line(report: &TpchReport) -> String {
+    match report.results_checked {
+        0 => "one run of each query, nothing to compare with".to_string(),
+        n => format!("{n} queries, every run's result the same"),
+    }
 }
 
 fn calibration_line(report: &TpchReport) -> String {
@@ -206,10 +211,10 @@ pub fn html(report: &TpchReport) -> String {
         out.push_str(&sharing_chart(sharing));
     }
     out.push_str(&note(&format!(
-        "paper: {}\nours: {}\nresults: {} queries, every policy's result the same",
+        "paper: {}\nours: {}\nresults: {}",
         report.finding,
         ours(report),
-        report.results_checked
+        results_line(report)
     )));
     out.push_str("</body></html>\n");
     out
