@@ -59,16 +59,38 @@ pub struct TpchCalibration {
     pub least_buffer_bytes: u64,
 }
 
+/// What a calibration was measured on, which a replay must match: the touched volume
+/// and the CPU-bound time depend on the data and the queries.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+pub struct CalibratedOn {
+    pub sf: f64,
+    pub seed: u64,
+    pub queries_per_stream: usize,
+}
+
 impl TpchCalibration {
     /// The calibration of a previous report (`--calibration FILE`): its JSON's
-    /// `calibration`, its numbers checked as the calibration's own are.
-    pub fn replay(json: &str, origin: &str) -> Result<TpchCalibration, String> {
+    /// `calibration`, its numbers checked as the calibration's own are, refused unless
+    /// the report ran on `wanted` (scale factor, seed, queries per stream).
+    pub fn replay(
+        json: &str,
+        origin: &str,
+        wanted: CalibratedOn,
+    ) -> Result<TpchCalibration, String> {
         #[derive(Deserialize)]
         struct Saved {
             calibration: TpchCalibration,
+            #[serde(flatten)]
+            on: CalibratedOn,
         }
         let saved: Saved = serde_json::from_str(json)
             .map_err(|e| format!("{origin}: not a TPC-H throughput report: {e}"))?;
+        if saved.on != wanted {
+            return Err(format!(
+                "{origin} was calibrated on {:?}, this run is {wanted:?}",
+                saved.on
+            ));
+        }
         let c = saved.calibration;
         BandwidthMbS::new(c.bandwidth_mb_s).map_err(|e| format!("{origin}: bandwidth: {e}"))?;
         if c.touched_bytes == 0
@@ -192,19 +214,25 @@ mod tests {
     fn a_replayed_calibration_is_checked() {
         let good = r#"{"calibration": {"touched_bytes": 100, "cpu_bound_stream_s": 2.0,
             "lru_bytes": 400, "bandwidth_mb_s": 50.0, "bandwidth_given": false,
-            "least_buffer_bytes": 10}, "points": []}"#;
-        let c = TpchCalibration::replay(good, "f").expect("a calibration");
+            "least_buffer_bytes": 10}, "sf": 1.0, "seed": 1, "queries_per_stream": 22,
+            "points": []}"#;
+        let on = CalibratedOn {
+            sf: 1.0,
+            seed: 1,
+            queries_per_stream: 22,
+        };
+        let replay = |json: &str| TpchCalibration::replay(json, "f", on);
+        let c = replay(good).expect("a calibration");
         assert_eq!((c.touched_bytes, c.bandwidth_mb_s), (100, 50.0));
         let zero = good.replace("\"touched_bytes\": 100", "\"touched_bytes\": 0");
-        assert!(TpchCalibration::replay(&zero, "f")
-            .unwrap_err()
-            .contains("no calibration"));
+        assert!(replay(&zero).unwrap_err().contains("no calibration"));
         let fast = good.replace("50.0", "1e12");
-        assert!(TpchCalibration::replay(&fast, "f")
-            .unwrap_err()
-            .contains("bandwidth"));
-        assert!(TpchCalibration::replay("{}", "f")
-            .unwrap_err()
-            .contains("not a TPC-H"));
+        assert!(replay(&fast).unwrap_err().contains("bandwidth"));
+        assert!(replay("{}").unwrap_err().contains("not a TPC-H"));
+        let sf10 = good.replace("\"sf\": 1.0", "\"sf\": 10.0");
+        assert!(
+            replay(&sf10).unwrap_err().contains("calibrated on"),
+            "another database"
+        );
     }
 }

@@ -434,6 +434,17 @@ fn a_table_below_one_load_of_share_still_gets_room() {
         let load = load.unwrap_or_else(|| panic!("{kind}: no load for table 1's starved scan"));
         assert_eq!(load.table, TableId(1), "{kind}");
         assert!(load.evicted.iter().all(|p| p.table == TableId(0)) && !load.evicted.is_empty());
+        let mut out = Vec::new();
+        for p in load.pieces {
+            catalog.load_completed(p, Nanos(3), &mut out).unwrap();
+        }
+        assert!(
+            out.iter().any(|d| d.scan == scan.scan),
+            "{kind}: the chunk reaches the scan"
+        );
+        catalog.release_chunk(scan.scan, Nanos(4)).unwrap();
+        // And it goes on: its next chunk too.
+        consume_one(&mut catalog, scan.scan, Nanos(5));
         catalog.check_invariants().unwrap();
     }
 }

@@ -13,6 +13,7 @@ use coopscan_lab::dataset::{has_table, import_among};
 use coopscan_lab::synthetic::{ensure_synthetic, SyntheticSpec, SYNTHETIC_SEED};
 use indicatif::MultiProgress;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Generator threads one table's import keeps busy beside its writer (`--threads`
@@ -140,13 +141,19 @@ fn import_all(mut tables: Vec<TpchTable>, opts: &ImportOptions) -> anyhow::Resul
     tables.sort_by_key(|t| std::cmp::Reverse(t.estimated_rows(opts.sf)));
     let queue = Mutex::new(VecDeque::from(tables));
     let bars = MultiProgress::new();
+    let failed = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let importers: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| -> anyhow::Result<()> {
-                    // A failed table stops this worker; the others finish theirs.
-                    while let Some(table) = queue.lock().map_or(None, |mut q| q.pop_front()) {
-                        import_among(table, &each, &bars)?;
+                    // A failed table stops every worker after its current table.
+                    while !failed.load(Ordering::Relaxed) {
+                        let Some(table) = queue.lock().map_or(None, |mut q| q.pop_front()) else {
+                            break;
+                        };
+                        import_among(table, &each, &bars).inspect_err(|_| {
+                            failed.store(true, Ordering::Relaxed);
+                        })?;
                     }
                     Ok(())
                 })

@@ -388,7 +388,7 @@ fn a_previous_reports_calibration_is_replayed_without_calibration_runs() {
         &saved,
         r#"{"calibration": {"touched_bytes": 3000000, "cpu_bound_stream_s": 1.0,
             "lru_bytes": 9000000, "bandwidth_mb_s": 123.0, "bandwidth_given": false,
-            "least_buffer_bytes": 1}}"#,
+            "least_buffer_bytes": 1}, "sf": 0.01, "seed": 1, "queries_per_stream": 1}"#,
     )
     .expect("write");
     let json = tmp.path().join("r.json");

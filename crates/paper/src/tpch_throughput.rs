@@ -27,11 +27,11 @@ pub const PAPER_BANDWIDTH_MB_S: f64 = 600.0;
 pub const PAPER_CPU_BOUND_MB_S: f64 = 1200.0;
 
 /// The policies compared: LRU (our `normal`), PBM, PBM/LRU, CScans (`relevance`) and
-/// the mixed pool (CScans, with in-order Scans where a plan needs table order); OPT is
-/// replayed on PBM's trace, as the paper does ("a trace of all page references that
-/// were made in the PBM run").
+/// the mixed pool (CScans, with in-order Scans where a plan needs table order). OPT is
+/// replayed on every run's own references; the paper's OPT is the one on PBM's ("a
+/// trace of all page references that were made in the PBM run").
 pub const POLICIES: &[&str] = &["normal", "pbm", "pbm-lru", "relevance", "mixed"];
-/// The policy whose trace OPT replays.
+/// The policy of the paper's OPT, whose run's trace also gives Figure 18.
 pub const OPT_TRACE_POLICY: &str = "pbm";
 
 /// What a TPC-H throughput preset varies.

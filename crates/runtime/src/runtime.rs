@@ -67,9 +67,6 @@ impl Runtime {
         Runtime::with_tables(vec![table], device, config)
     }
 
-    /// A runtime over several tables (table `i` is [`TableId`] `i`) under one buffer:
-    /// `config.abm.budget` is the budget of all of them (`Chunks(n)` counts the largest
-    /// chunk of any table), and one set of loaders reads for all.
     /// The smallest buffer a runtime over `tables` accepts: room for
     /// [`coopscan_buffer::ADMISSION_CHUNKS_PER_SCAN`] of the largest chunk of any of
     /// them (all columns), as the catalog requires.
@@ -82,6 +79,9 @@ impl Runtime {
         Ok(largest.saturating_mul(u64::from(coopscan_buffer::ADMISSION_CHUNKS_PER_SCAN)))
     }
 
+    /// A runtime over several tables (table `i` is [`TableId`] `i`) under one buffer:
+    /// `config.abm.budget` is the budget of all of them (`Chunks(n)` counts the largest
+    /// chunk of any table), and one set of loaders reads for all.
     pub fn with_tables(
         tables: Vec<Table>,
         device: Arc<Device>,

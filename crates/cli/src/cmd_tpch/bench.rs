@@ -17,7 +17,7 @@ use anyhow::Context;
 use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
 use coopscan_bench::report::tpch;
 use coopscan_bench::tpch_throughput::{
-    median_round, TpchCalibration, TpchPoint, TpchReport, TpchRun, TpchSharing,
+    median_round, CalibratedOn, TpchCalibration, TpchPoint, TpchReport, TpchRun, TpchSharing,
 };
 use coopscan_lab::bench_cmd::{check_writable, report_paths, BenchArgs};
 use coopscan_lab::data_dir::dataset_dir;
@@ -89,7 +89,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     };
     let tokio = tokio_runtime()?;
     let mut results = Results::default();
-    let calibration = calibrate(&setup, &plan, (whole, least), args, &mut results, &tokio)?;
+    let calibration = calibrate(
+        &setup,
+        &plan,
+        (whole, least, sf),
+        args,
+        &mut results,
+        &tokio,
+    )?;
     let mut points = Vec::with_capacity(plan.points.len());
     let mut sharing = None;
     let ran = Ran {
@@ -265,7 +272,7 @@ fn default_x(axis: TpchAxis, buffer_pct: f64, streams: usize) -> f64 {
         TpchAxis::BufferPct(_) => buffer_pct,
         TpchAxis::BandwidthMbS(_) => PAPER_BANDWIDTH_MB_S,
         TpchAxis::Streams(_) => streams as f64,
-        TpchAxis::None => DEFAULT_BUFFER_PCT,
+        TpchAxis::None => buffer_pct,
     }
 }
 
@@ -335,7 +342,7 @@ fn session_flags(args: &BenchArgs) -> Vec<String> {
 fn calibrate(
     setup: &Setup,
     plan: &Plan,
-    (whole, least): (u64, u64),
+    (whole, least, sf): (u64, u64, f64),
     args: &BenchArgs,
     results: &mut Results,
     tokio: &tokio::runtime::Runtime,
@@ -345,7 +352,12 @@ fn calibrate(
         let bytes = coopscan_storage::read_regular_file(path, MAX_CALIBRATION_FILE_BYTES)
             .with_context(context)?;
         let json = String::from_utf8(bytes).with_context(context)?;
-        let saved = TpchCalibration::replay(&json, &path.display().to_string())
+        let on = CalibratedOn {
+            sf,
+            seed: plan.seed,
+            queries_per_stream: plan.queries,
+        };
+        let saved = TpchCalibration::replay(&json, &path.display().to_string(), on)
             .map_err(anyhow::Error::msg)?;
         eprintln!("[calibration] replayed from {}", path.display());
         // The least buffer is these tables' own, whatever the saved run's were.

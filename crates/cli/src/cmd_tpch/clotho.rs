@@ -23,6 +23,8 @@ use crate::session_args::SessionArgs;
 
 /// Rounds when `--standalone-runs` does not say (the script this replaced ran 3).
 const DEFAULT_ROUNDS: usize = 3;
+/// Most rounds.
+const MAX_ROUNDS: usize = 100;
 
 /// Whether `name` is Clotho's Figure 9.
 pub fn is_preset(name: &str) -> bool {
@@ -62,6 +64,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         TPCH.name
     );
     anyhow::ensure!(
+        args.html.is_none(),
+        "{}: its report is the printed table and --json; there is no HTML page",
+        TPCH.name
+    );
+    anyhow::ensure!(
         args.db.is_none() && args.layout.is_none(),
         "{}: runs one database per layout, generated at --sf; --db and --layout do not apply",
         TPCH.name
@@ -69,7 +76,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     if let Some(json) = &args.json {
         check_writable(json)?;
     }
-    let rounds = args.standalone_runs.unwrap_or(DEFAULT_ROUNDS).max(1);
+    let rounds = args.standalone_runs.unwrap_or(DEFAULT_ROUNDS);
+    anyhow::ensure!(
+        (1..=MAX_ROUNDS).contains(&rounds),
+        "--standalone-runs: 1 to {MAX_ROUNDS} rounds"
+    );
     let bandwidth = args.bandwidth_mb.map_or(BANDWIDTH_MB_S, |b| b.get());
     let databases = Layout::ALL
         .iter()
@@ -225,7 +236,8 @@ fn finish(cells: &mut [Cell]) {
     for cell in cells.iter_mut() {
         let mut v = cell.seconds.clone();
         v.sort_by(f64::total_cmp);
-        cell.median_s = v[v.len() / 2];
+        // The lower middle of an even count, as the throughput presets' median round.
+        cell.median_s = v[(v.len() - 1) / 2];
     }
     let nsm = Layout::Nsm.to_string();
     let medians: Vec<(u8, f64)> = (cells.iter())

@@ -7,7 +7,7 @@
 //! registration (its first reference where none is known) to its last reference, and
 //! wants each of its pieces until it consumes it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use coopscan_bench::tpch_throughput::{SharingMoment, TpchSharing};
 use coopscan_buffer::{Nanos, PieceId, Reference, ScanId};
@@ -28,6 +28,8 @@ pub fn sharing_of_trace(
     let mut pieces: HashMap<PieceId, usize> = HashMap::new();
     let mut piece_bytes: Vec<u64> = Vec::new();
     let mut scans: HashMap<ScanId, ScanWants> = HashMap::new();
+    // (scan, piece) pairs already listed: a piece counts once per scan.
+    let mut listed: HashSet<(ScanId, usize)> = HashSet::new();
     let mut total_s: f64 = 0.0;
     for r in trace {
         let at_s = seconds(r.at);
@@ -44,7 +46,7 @@ pub fn sharing_of_trace(
         scan.start_s = scan.start_s.min(at_s);
         scan.end_s = scan.end_s.max(at_s);
         // A piece counts once per scan, until its first consumption.
-        if !scan.pieces.iter().any(|w| w.piece == piece) {
+        if listed.insert((r.scan, piece)) {
             scan.pieces.push(WantedPiece {
                 piece,
                 until_s: at_s,
