@@ -20,7 +20,9 @@
 
 use crate::engine::Consumption;
 use crate::workload::QueryRun;
-use coopscan_paper::sharing::{sample_sharing, ScanWants, WantedPiece};
+use coopscan_paper::sharing::{
+    mean_bytes, sample_sharing, shared_fraction, ScanWants, WantedPiece,
+};
 pub use coopscan_paper::sharing::{SharingSample, SHARING_CLASSES, SHARING_SAMPLES};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -64,18 +66,13 @@ pub fn sharing_potential(
     let (wants, chunk_bytes) = wants_of(runs, &per_query);
     let sampled = sample_sharing(&wants, &chunk_bytes, total.as_secs_f64(), samples);
     let mut sum_chunks = [0.0; SHARING_CLASSES];
-    let mut sum_bytes = [0.0; SHARING_CLASSES];
     for s in &sampled {
         for (sum, &c) in sum_chunks.iter_mut().zip(&s.sample.chunks) {
             *sum += f64::from(c);
         }
-        for (sum, &b) in sum_bytes.iter_mut().zip(&s.bytes) {
-            *sum += b as f64;
-        }
     }
-    let n = samples.max(1) as f64;
-    let mean_chunks = sum_chunks.map(|s| s / n);
-    let mean_mib = sum_bytes.map(|s| s / n / BYTES_PER_MIB);
+    let mean_chunks = sum_chunks.map(|s| s / samples.max(1) as f64);
+    let mean_mib = mean_bytes(&sampled).map(|b| b / BYTES_PER_MIB);
     SharingPotential {
         mean_chunks,
         mean_mib,
@@ -142,24 +139,4 @@ fn wants_of(runs: &[QueryRun], per_query: &PerQuery) -> (Vec<ScanWants>, Vec<u64
         });
     }
     (wants, bytes)
-}
-
-fn shared_fraction(mean_mib: &[f64; SHARING_CLASSES]) -> f64 {
-    let all: f64 = mean_mib.iter().sum();
-    if all > 0.0 {
-        mean_mib[1..].iter().sum::<f64>() / all
-    } else {
-        0.0
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shared_fraction_is_the_volume_wanted_by_two_or_more() {
-        assert_eq!(shared_fraction(&[0.0; SHARING_CLASSES]), 0.0);
-        assert_eq!(shared_fraction(&[1.0, 1.0, 0.0, 2.0]), 0.75);
-    }
 }

@@ -104,26 +104,33 @@ pub fn run(args: &GenArgs) -> anyhow::Result<()> {
         overwrite: args.force,
         threads,
     };
-    let mut todo = Vec::with_capacity(tables.len());
-    for &table in &tables {
-        if !args.force && has_table(&out, table) {
-            check_reusable(&out, table, &opts)?;
-            continue;
-        }
-        todo.push(table);
-    }
-    import_all(todo, &opts)?;
-    // The directory is a database of every table generated in it (`sql --db`).
-    let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
-    add_database_tables(&out, &names)
-        .with_context(|| format!("listing the tables of {}", out.display()))?;
+    generate_database(&tables, &opts)?;
     println!("{}", out.display());
     Ok(())
 }
 
+/// Writes `tables` into the database directory `opts.out_dir`: a table already there
+/// is kept if it is the one `opts` would write (unless `opts.overwrite`), the others
+/// are generated, and the directory lists them all (`sql --db`).
+pub fn generate_database(tables: &[TpchTable], opts: &ImportOptions) -> anyhow::Result<()> {
+    let out = &opts.out_dir;
+    let mut todo = Vec::with_capacity(tables.len());
+    for &table in tables {
+        if !opts.overwrite && has_table(out, table) {
+            check_reusable(out, table, opts)?;
+            continue;
+        }
+        todo.push(table);
+    }
+    import_all(todo, opts)?;
+    let names: Vec<&str> = tables.iter().map(|t| t.name()).collect();
+    add_database_tables(out, &names)
+        .with_context(|| format!("listing the tables of {}", out.display()))
+}
+
 /// Twice the machine's cores: each table keeps two generator threads and its writer
 /// busy, and the writer's page packing waits on the generators part of the time.
-fn default_threads() -> usize {
+pub fn default_threads() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     cores.saturating_mul(THREADS_PER_TABLE).min(MAX_THREADS)
 }

@@ -81,6 +81,29 @@ pub fn sample_sharing(
         .collect()
 }
 
+/// The time-averaged bytes wanted by exactly 1, 2, 3 and ≥ 4 active scans over
+/// `samples` (equal intervals, so a plain mean); zeros when there are none.
+pub fn mean_bytes(samples: &[ClassifiedSample]) -> [f64; SHARING_CLASSES] {
+    let mut sum = [0.0; SHARING_CLASSES];
+    for s in samples {
+        for (sum, &b) in sum.iter_mut().zip(&s.bytes) {
+            *sum += b as f64;
+        }
+    }
+    sum.map(|b| b / samples.len().max(1) as f64)
+}
+
+/// Of the volume in `mean` (by class, as [`mean_bytes`] gives it), the share wanted by
+/// two or more scans; 0 when nothing is wanted.
+pub fn shared_fraction(mean: &[f64; SHARING_CLASSES]) -> f64 {
+    let all: f64 = mean.iter().sum();
+    if all > 0.0 {
+        mean[1..].iter().sum::<f64>() / all
+    } else {
+        0.0
+    }
+}
+
 /// Sample `i` of `samples` over `total_s`: the middle of the `i`-th equal interval, so
 /// no sample falls on the run's start or end, when scans begin or have just finished.
 fn sample_time(i: usize, samples: usize, total_s: f64) -> f64 {
@@ -126,6 +149,12 @@ fn class_of(wanted: u32) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_fraction_is_the_volume_wanted_by_two_or_more() {
+        assert_eq!(shared_fraction(&[0.0; SHARING_CLASSES]), 0.0);
+        assert_eq!(shared_fraction(&[1.0, 1.0, 0.0, 2.0]), 0.75);
+    }
 
     const KIB: u64 = 1024;
 

@@ -27,12 +27,13 @@ use coopscan_paper::tpch_throughput::{
     DEFAULT_STREAMS, OPT_TRACE_POLICY, PAPER_BANDWIDTH_MB_S, POLICIES,
 };
 use coopscan_runtime::Runtime;
+use coopscan_storage::write::MIB;
 use coopscan_storage::Layout;
-use coopscan_tpch::{stream_params, Params};
+use coopscan_tpch::{stream_params, ImportOptions, Params, TpchTable};
 
 use super::sharing::sharing_of_trace;
 use super::throughput::{run_policy, tokio_runtime, Conditions, PolicyRun, Results, Setup};
-use crate::cmd_gen::GenArgs;
+use crate::cmd_gen::{default_threads, generate_database};
 use crate::session_args::{parse_policy, SessionArgs, SqlPolicy};
 
 /// The chunk size of a generated database (`coopscan gen`'s default).
@@ -305,22 +306,16 @@ fn database(args: &BenchArgs) -> anyhow::Result<PathBuf> {
 
 /// The cache's TPC-H database at `sf` in `layout`, its missing tables generated.
 pub(super) fn generated_database(sf: f64, layout: Layout) -> anyhow::Result<PathBuf> {
-    let out = dataset_dir(sf, layout, CHUNK_MB as f64);
-    let gen = GenArgs {
+    let opts = ImportOptions {
         sf,
-        layout: Some(layout),
-        chunk_mb: CHUNK_MB,
-        out: Some(out.clone()),
-        tables: "all".to_string(),
-        threads: None,
-        force: false,
-        synthetic: false,
-        rows: 0,
-        columns: 0,
-        seed: 0,
+        layout,
+        chunk_bytes: CHUNK_MB.saturating_mul(MIB),
+        out_dir: dataset_dir(sf, layout, CHUNK_MB as f64),
+        overwrite: false,
+        threads: default_threads(),
     };
-    crate::cmd_gen::run(&gen).context("generating the TPC-H database")?;
-    Ok(out)
+    generate_database(&TpchTable::ALL, &opts).context("generating the TPC-H database")?;
+    Ok(opts.out_dir)
 }
 
 /// The bench flags a session takes: cores per query and scan workers.

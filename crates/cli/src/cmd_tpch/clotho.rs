@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use coopscan_bench::samples::Samples;
 use coopscan_lab::bench_cmd::{check_writable, BenchArgs};
 use coopscan_paper::clotho::{BANDWIDTH_MB_S, LATENCY_MS, TPCH};
 use coopscan_storage::device::Device;
@@ -234,10 +235,7 @@ fn record(
 /// Medians, each ÷ the same query's NSM median; cells in query, then layout order.
 fn finish(cells: &mut [Cell]) {
     for cell in cells.iter_mut() {
-        let mut v = cell.seconds.clone();
-        v.sort_by(f64::total_cmp);
-        // The lower middle of an even count, as the throughput presets' median round.
-        cell.median_s = v[(v.len() - 1) / 2];
+        cell.median_s = Samples(cell.seconds.clone()).median();
     }
     let nsm = Layout::Nsm.to_string();
     let medians: Vec<(u8, f64)> = (cells.iter())

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use coopscan_bench::tpch_throughput::{SharingMoment, TpchSharing};
 use coopscan_buffer::{Nanos, PieceId, Reference, ScanId};
 use coopscan_paper::sharing::{
-    sample_sharing, ScanWants, WantedPiece, SHARING_CLASSES, SHARING_SAMPLES,
+    mean_bytes, sample_sharing, shared_fraction, ScanWants, WantedPiece, SHARING_SAMPLES,
 };
 
 const NANOS_PER_S: f64 = 1e9;
@@ -62,18 +62,11 @@ pub fn sharing_of_trace(
             mib: s.bytes.map(|b| b as f64 / BYTES_PER_MIB),
         })
         .collect();
-    let mut mean_mib = [0.0; SHARING_CLASSES];
-    for m in &moments {
-        for (sum, v) in mean_mib.iter_mut().zip(m.mib) {
-            *sum += v / moments.len() as f64;
-        }
-    }
-    let wanted: f64 = mean_mib.iter().sum();
-    let shared: f64 = mean_mib[1..].iter().sum();
+    let mean_mib = mean_bytes(&samples).map(|b| b / BYTES_PER_MIB);
     TpchSharing {
         policy: policy.to_string(),
         mean_mib,
-        shared_fraction: if wanted > 0.0 { shared / wanted } else { 0.0 },
+        shared_fraction: shared_fraction(&mean_mib),
         moments,
     }
 }
@@ -86,6 +79,7 @@ fn seconds(t: Nanos) -> f64 {
 mod tests {
     use super::*;
     use coopscan_buffer::{ChunkId, TableId};
+    use coopscan_paper::sharing::SHARING_CLASSES;
 
     fn reference(at_s: f64, scan: u64, chunk: u32) -> Reference {
         Reference {
