@@ -18,6 +18,7 @@ pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod estimate;
+pub mod memory;
 pub mod mix;
 pub mod presets;
 pub mod reference;

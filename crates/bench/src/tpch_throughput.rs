@@ -30,6 +30,11 @@ pub struct TpchRun {
     /// The average stream time of every round of this point and policy; the run above
     /// is the round with the median of them.
     pub rounds_avg_stream_s: Vec<f64>,
+    /// Memory beyond the idle process: for coopscan the most its resident set grew
+    /// over the run (buffer and operators); for a peer the budget it was given.
+    pub memory_bytes: Option<u64>,
+    /// The engine's version, for a peer (`None` for coopscan's policies).
+    pub engine_version: Option<String>,
 }
 
 impl TpchRun {
@@ -122,6 +127,18 @@ pub struct TpchPoint {
     pub buffer_bytes: u64,
     pub bandwidth_mb_s: f64,
     pub runs: Vec<TpchRun>,
+    /// Peers' runs that failed (an engine out of memory, a result that differs):
+    /// reported, and the point's other runs kept.
+    pub failures: Vec<TpchFailure>,
+}
+
+/// A peer's run that did not complete.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TpchFailure {
+    pub engine: String,
+    /// 0-based round of the point.
+    pub round: usize,
+    pub error: String,
 }
 
 impl TpchPoint {
@@ -195,6 +212,8 @@ mod tests {
             opt_piece_loads: None,
             opt_bytes: None,
             rounds_avg_stream_s: vec![avg],
+            memory_bytes: None,
+            engine_version: None,
         }
     }
 

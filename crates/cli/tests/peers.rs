@@ -9,12 +9,16 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn duckdb_installed() -> bool {
+fn python_has(module: &str) -> bool {
     Command::new("python3")
-        .args(["-c", "import duckdb"])
+        .args(["-c", &format!("import {module}")])
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+fn duckdb_installed() -> bool {
+    python_has("duckdb")
 }
 
 fn postgres_installed() -> bool {
@@ -39,6 +43,11 @@ fn available_peers() -> Vec<&'static str> {
     for (name, present, install) in [
         ("duckdb", duckdb_installed(), "pip install duckdb"),
         (
+            "datafusion-parquet",
+            python_has("datafusion"),
+            "pip install datafusion",
+        ),
+        (
             "postgres",
             postgres_installed(),
             "apt-get install -y postgresql",
@@ -54,6 +63,14 @@ fn available_peers() -> Vec<&'static str> {
             eprintln!("\n*** SKIPPING the {name} peer: not installed here ({install})\n");
         }
     }
+    peers
+}
+
+/// The stream benchmark's peers among those available (DataFusion over Parquet runs
+/// only the TPC-H presets).
+fn stream_bench_peers() -> Vec<&'static str> {
+    let mut peers = available_peers();
+    peers.retain(|p| *p != "datafusion-parquet");
     peers
 }
 
@@ -77,7 +94,7 @@ fn make_traversable(dir: &Path) {
 #[test]
 fn peers_return_datafusions_results_for_every_query_in_both_regimes() {
     let _machine = machine();
-    let peers = available_peers();
+    let peers = stream_bench_peers();
     if peers.is_empty() {
         return;
     }
@@ -189,7 +206,7 @@ fn running(pid: u64) -> bool {
 #[test]
 fn a_stopped_or_killed_bench_leaves_nothing_behind() {
     let _machine = machine();
-    let peers = available_peers();
+    let peers = stream_bench_peers();
     // A run's process is journaled as a server (PostgreSQL) or, confined in a cgroup,
     // a driver (DuckDB; without cgroups it is not journaled, and waits for one time out).
     for (engine, kind) in [("postgres", "process"), ("duckdb", "driver")] {
@@ -330,4 +347,130 @@ fn is_root() -> bool {
             .and_then(|l| l.split_whitespace().nth(1))
             == Some("0")
     })
+}
+
+/// `bench --preset tpch-throughput --engines coopscan,duckdb,datafusion-parquet` on an
+/// SF 0.01 database: each peer runs the same streams' statements on its own copy of
+/// the rows, and every one of its results is checked against coopscan's (a peer that
+/// loaded other rows or answered otherwise fails the run); its runs are reported
+/// beside coopscan's with the memory it was given.
+#[test]
+fn tpch_peers_run_the_same_streams_with_checked_results() {
+    let _machine = machine();
+    let mut peers = available_peers();
+    peers.retain(|p| *p != "postgres");
+    if !peers.contains(&"duckdb") {
+        // DuckDB writes the Parquet files too.
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("db");
+    let coopscan = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_coopscan"))
+            .args(args)
+            .env("COOPSCAN_DATA", tmp.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run coopscan");
+        assert!(
+            out.status.success(),
+            "{args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let db_arg = db.to_str().expect("utf8");
+    coopscan(&[
+        "gen",
+        "--sf",
+        "0.01",
+        "--tables",
+        "all",
+        "--layout",
+        "dsm",
+        "--chunk-mb",
+        "1",
+        "--out",
+        db_arg,
+    ]);
+    let json = tmp.path().join("r.json");
+    let html = tmp.path().join("r.html");
+    let engines = format!("coopscan,{}", peers.join(","));
+    let out = coopscan(&[
+        "bench",
+        "--preset",
+        "tpch-throughput",
+        "--db",
+        db_arg,
+        "--streams",
+        "2",
+        "--queries",
+        "22",
+        "--policies",
+        "relevance",
+        "--bandwidth-mb",
+        "400",
+        "--engines",
+        &engines,
+        "--json",
+        json.to_str().expect("utf8"),
+        "--html",
+        html.to_str().expect("utf8"),
+    ]);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    let runs = report["points"][0]["runs"].as_array().expect("runs");
+    let names: Vec<&str> = runs.iter().filter_map(|r| r["policy"].as_str()).collect();
+    let mut expected = vec!["relevance"];
+    expected.extend(peers.iter().copied());
+    assert_eq!(names, expected);
+    assert!(
+        runs[0]["memory_bytes"].as_u64().is_some(),
+        "coopscan's memory is measured"
+    );
+    let buffer = report["points"][0]["buffer_bytes"]
+        .as_u64()
+        .expect("buffer");
+    for run in &runs[1..] {
+        assert_eq!(run["stream_s"].as_array().map(Vec::len), Some(2), "{run}");
+        assert!(run["cpu_s"].as_f64().is_some_and(|c| c > 0.0), "{run}");
+        assert!(run["engine_version"].as_str().is_some(), "{run}");
+    }
+    let duckdb = &runs[1];
+    assert!(
+        duckdb["memory_bytes"].as_u64().is_some_and(|m| m >= buffer),
+        "DuckDB's memory_limit is at least the point's buffer: {duckdb}"
+    );
+    // 2 streams × 22 queries, each checked for coopscan's calibration run and each peer.
+    assert_eq!(report["results_checked"], 44);
+    assert!(out.contains("peers: duckdb"), "{out}");
+    assert!(
+        out.contains("coopscan's best (relevance) ÷ duckdb"),
+        "{out}"
+    );
+    // The copy is made once: a second run finds it.
+    let again = Command::new(env!("CARGO_BIN_EXE_coopscan"))
+        .args(["bench", "--preset", "tpch-throughput", "--db", db_arg])
+        .args([
+            "--streams",
+            "1",
+            "--queries",
+            "2",
+            "--policies",
+            "relevance",
+        ])
+        .args(["--bandwidth-mb", "400", "--engines", "coopscan,duckdb"])
+        .args(["--json", json.to_str().expect("utf8")])
+        .args(["--html", html.to_str().expect("utf8")])
+        .env("COOPSCAN_DATA", tmp.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run coopscan");
+    assert!(again.status.success());
+    let copy = tmp.path().join("peers/tpch");
+    assert_eq!(
+        std::fs::read_dir(&copy).expect("the peers' copies").count(),
+        1,
+        "one copy of one database"
+    );
 }

@@ -308,7 +308,8 @@ fn the_single_point_adds_figure_18_and_a_flag_fixes_the_swept_quantity() {
 #[test]
 fn impossible_throughput_runs_are_clear_errors_before_any_work() {
     for (flags, says) in [
-        (&["--engines", "coopscan,duckdb"][..], "coopscan alone"),
+        (&["--engines", "duckdb"][..], "need coopscan"),
+        (&["--engines", "coopscan,postgres"][..], "unknown engine"),
         (&["--queries", "23"][..], "--queries: 1 to 22"),
         (&["--policies", "normal,nonsense"][..], "--policies"),
         (&["--buffer-pct", "0"][..], "--buffer-pct"),

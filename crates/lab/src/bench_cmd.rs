@@ -121,8 +121,9 @@ pub struct BenchArgs {
     /// Write the HTML report here (default: in the report directory).
     #[arg(long)]
     pub html: Option<PathBuf>,
-    /// Comma-separated engines: coopscan (every policy), duckdb, postgres (issue 11;
-    /// peers are set up and cached under the data directory, see docs/bench.md).
+    /// Comma-separated engines: coopscan (every policy), duckdb, postgres; for the
+    /// tpch-* presets coopscan, duckdb, datafusion-parquet (peers are set up and cached
+    /// under the data directory, see docs/bench.md).
     #[arg(long, default_value = "coopscan")]
     pub engines: String,
     /// Comma-separated regimes: io (every engine on the same throttled device with a

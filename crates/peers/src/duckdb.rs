@@ -1,33 +1,23 @@
-//! DuckDB as a peer, through its Python package (`pip install duckdb`): one persistent
-//! driver process speaks JSON lines over stdin/stdout; each request runs on its own
-//! Python thread with its own cursor, so concurrent streams run concurrently (DuckDB
-//! releases the GIL while it executes). The Rust `duckdb` crate would compile DuckDB's
-//! C++ (`bundled`), far too slow a build for 2-core CI machines.
+//! DuckDB as a peer, through its Python package (`pip install duckdb`) behind a
+//! JSON-lines driver process (`driver`); each request runs on its own Python thread
+//! with its own cursor, so concurrent streams run concurrently.
 //!
 //! Setup (cached): the coopscan table is exported as text (`export`), loaded into
 //! `<cache>/duckdb/lineitem.duckdb` in row order with its row number `l_rowid`
 //! (DuckDB's zonemaps then prune a row range to its row groups), checkpointed, checked
 //! (row count, rowid bounds) and marked done.
 
-use crate::canonical::{canonical, peer_sql, RawRow};
+use crate::canonical::{canonical, peer_sql};
+use crate::driver::{Driver, DriverSpec, SERVE_LOOP};
 use crate::error::PeerError;
-use crate::export::{self, Dialect, ROWID_COLUMN};
-use crate::leftovers::{self, Change, Record};
+use crate::export::{self, Dialect, RowNumber, ROWID_COLUMN};
 use crate::page_cache::NoPageCache;
-use crate::proc_stat;
 use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
 use crate::sys::Cgroup;
 use coopscan_bench::{PolicyRun, PolicySetup, QueryEngine, QueryInstance, QueryOutput};
 use coopscan_storage::Table;
-use serde::Deserialize;
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 const PEER: &str = "DuckDB";
 const INSTALL: &str = "pip install duckdb   (Python 3; the wheel installs in seconds)";
@@ -41,236 +31,46 @@ pub const DUCKDB_SLACK_BYTES: u64 = 112 << 20;
 /// (seen: a 2 MB limit for a tiny test table fails with OutOfMemory). Only tiny tables'
 /// buffers are this small (SF1 at 25 %: 200 MB).
 pub const DUCKDB_MIN_MEMORY_BYTES: u64 = 64 << 20;
-/// How long a driver gets to exit after its stdin closes before it is killed.
-const EXIT_GRACE: Duration = Duration::from_secs(5);
 
-/// The driver: argv = db path, read-only (0/1), memory limit in bytes, threads.
+/// The driver's engine: argv = db path, read-only (0/1), memory limit in bytes,
+/// threads; the request loop is [`SERVE_LOOP`].
 const DRIVER: &str = r#"
-import sys, json, threading, decimal
+import sys
 import duckdb
 db, read_only, memory, threads = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4]
 config = {"memory_limit": memory + "B", "threads": int(threads)} if memory != "0" else {"threads": int(threads)}
 con = duckdb.connect(db, read_only=read_only, config=config)
-lock = threading.Lock()
-def emit(obj):
-    text = json.dumps(obj)
-    with lock:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-def cell(v):
-    if v is None:
-        return None
-    if isinstance(v, decimal.Decimal):
-        return format(v, "f")
-    return str(v)
-def serve(req):
+VERSION = duckdb.__version__
+def run(sql):
+    cur = con.cursor()
     try:
-        cur = con.cursor()
-        try:
-            cur.execute(req["sql"])
-            rows = cur.fetchall() if cur.description else []
-        finally:
-            cur.close()
-        emit({"id": req["id"], "rows": [[cell(v) for v in r] for r in rows]})
-    except Exception as e:
-        emit({"id": req["id"], "error": type(e).__name__ + ": " + str(e)})
-emit({"id": 0, "rows": [[duckdb.__version__]]})
-for line in sys.stdin:
-    if line.strip():
-        threading.Thread(target=serve, args=(json.loads(line),), daemon=True).start()
+        cur.execute(sql)
+        return cur.fetchall() if cur.description else []
+    finally:
+        cur.close()
 "#;
 
-#[derive(Deserialize)]
-struct Response {
-    id: u64,
-    #[serde(default)]
-    rows: Vec<RawRow>,
-    error: Option<String>,
-}
-
-type Pending = Arc<Mutex<HashMap<u64, mpsc::Sender<Result<Vec<RawRow>, String>>>>>;
-
-/// A running driver process; killed (after closing its stdin) on drop.
-pub struct Driver {
-    child: Child,
-    stdin: Mutex<Option<ChildStdin>>,
-    pending: Pending,
-    next_id: AtomicU64,
-    stderr: Arc<Mutex<String>>,
-    version: String,
-    /// The driver written down (`leftovers`) while it runs inside a cgroup: a driver
-    /// outliving a stopped run keeps its cgroup from being removed.
-    record: Option<Record>,
-}
-
-impl Driver {
-    /// Starts `python3` on `db` (inside `cgroup` if given) and waits for it to be ready.
-    pub fn start(
-        db: &Path,
-        read_only: bool,
-        memory_bytes: u64,
-        threads: usize,
-        cgroup: Option<&Cgroup>,
-    ) -> Result<Driver, PeerError> {
-        let join = cgroup.map(Cgroup::join_command).unwrap_or_default();
-        // Spawned and written down as one (see `leftovers::begin`).
-        let recording = leftovers::begin()?;
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(format!("{join}exec \"$@\""))
-            .arg("sh")
-            .arg("python3")
-            .arg("-c")
-            .arg(DRIVER)
-            .arg(db)
-            .arg(if read_only { "1" } else { "0" })
-            .arg(memory_bytes.to_string())
-            .arg(threads.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| PeerError::Missing {
-                peer: PEER,
-                why: format!("cannot run sh (which starts python3): {e}"),
-                install: INSTALL,
-            })?;
-        let stdout = child.stdout.take();
-        let stderr_pipe = child.stderr.take();
-        let stdin = child.stdin.take();
-        let pending: Pending = Arc::default();
-        let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(pipe) = stderr_pipe {
-            let stderr = Arc::clone(&stderr);
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    if let Ok(mut s) = stderr.lock() {
-                        // Keep the tail: the last lines say why the driver died.
-                        if s.len() > 8192 {
-                            s.drain(..4096);
-                        }
-                        s.push_str(&line);
-                        s.push('\n');
-                    }
-                }
-            });
-        }
-        let (ready_tx, ready_rx) = mpsc::channel();
-        if let Ok(mut p) = pending.lock() {
-            p.insert(0, ready_tx);
-        }
-        if let Some(out) = stdout {
-            let pending = Arc::clone(&pending);
-            std::thread::spawn(move || read_responses(out, &pending));
-        }
-        let record = match (cgroup, crate::sys::find_program("python3")) {
-            (Some(_), Some(program)) => Some(recording.record(&Change::Driver {
-                pid: child.id(),
-                // 0 when it already exited: a record of nothing, dropped as such.
-                started: proc_stat::stat(child.id()).map_or(0, |s| s.start_time),
-                program,
-            })),
-            _ => None,
-        };
-        drop(recording);
-        let mut driver = Driver {
-            child,
-            stdin: Mutex::new(stdin),
-            pending,
-            next_id: AtomicU64::new(1),
-            stderr,
-            version: String::new(),
-            record: None,
-        };
-        driver.record = record.transpose()?;
-        let ready = ready_rx.recv().map_err(|_| driver.died());
-        match ready {
-            Ok(Ok(rows)) => {
-                driver.version = rows
-                    .first()
-                    .and_then(|r| r.first().cloned().flatten())
-                    .unwrap_or_default();
-                Ok(driver)
-            }
-            Ok(Err(e)) => Err(PeerError::engine(PEER, e)),
-            Err(e) => Err(e),
-        }
-    }
-
-    pub fn version(&self) -> &str {
-        &self.version
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Runs `sql` and returns its rows (each cell as text).
-    pub fn query(&self, sql: &str) -> Result<Vec<RawRow>, PeerError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel();
-        if let Ok(mut p) = self.pending.lock() {
-            p.insert(id, tx);
-        }
-        let line = serde_json::json!({ "id": id, "sql": sql }).to_string();
-        {
-            let mut stdin = self
-                .stdin
-                .lock()
-                .map_err(|_| PeerError::engine(PEER, "driver stdin lock poisoned"))?;
-            let pipe = stdin.as_mut().ok_or_else(|| self.died())?;
-            writeln!(pipe, "{line}")
-                .and_then(|()| pipe.flush())
-                .map_err(|_| self.died())?;
-        }
-        match rx.recv() {
-            Ok(Ok(rows)) => Ok(rows),
-            Ok(Err(e)) => Err(PeerError::engine(PEER, e)),
-            Err(_) => Err(self.died()),
-        }
-    }
-
-    fn died(&self) -> PeerError {
-        let tail = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
-        if tail.contains("No module named 'duckdb'") {
-            return PeerError::Missing {
-                peer: PEER,
-                why: "the Python package duckdb is not installed".to_string(),
-                install: INSTALL,
-            };
-        }
-        PeerError::engine(
-            PEER,
-            format!("the driver process exited; its stderr:\n{tail}"),
-        )
-    }
-}
-
-fn read_responses(out: std::process::ChildStdout, pending: &Pending) {
-    for line in BufReader::new(out).lines().map_while(Result::ok) {
-        let Ok(resp) = serde_json::from_str::<Response>(&line) else {
-            continue;
-        };
-        let tx = pending.lock().ok().and_then(|mut p| p.remove(&resp.id));
-        if let Some(tx) = tx {
-            let _ = tx.send(resp.error.map_or(Ok(resp.rows), Err));
-        }
-    }
-    // EOF: the driver is gone; waiting callers get a closed channel.
-    if let Ok(mut p) = pending.lock() {
-        p.clear();
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        if let Ok(mut stdin) = self.stdin.lock() {
-            stdin.take(); // EOF: the driver's loop ends
-        }
-        crate::sys::reap(&mut self.child, EXIT_GRACE);
-        // Exited (or killed by `reap`): nothing left to undo.
-        drop(self.record.take());
-    }
+/// Starts a DuckDB driver on `db` (inside `cgroup` if given).
+pub fn start_driver(
+    db: &Path,
+    read_only: bool,
+    memory_bytes: u64,
+    threads: usize,
+    cgroup: Option<&Cgroup>,
+) -> Result<Driver, PeerError> {
+    let spec = DriverSpec {
+        peer: PEER,
+        install: INSTALL,
+        module: "duckdb",
+        script: format!("{DRIVER}{SERVE_LOOP}"),
+        args: vec![
+            db.as_os_str().to_owned(),
+            (if read_only { "1" } else { "0" }).into(),
+            memory_bytes.to_string().into(),
+            threads.to_string().into(),
+        ],
+    };
+    Driver::start(&spec, cgroup)
 }
 
 /// DuckDB set up for a table: the database file in the cache.
@@ -290,26 +90,7 @@ impl DuckDbPeer {
     /// before the dataset and the calibration, since [`Self::prepare`] finds out only
     /// after exporting the whole table.
     pub fn check_installed() -> Result<(), PeerError> {
-        crate::sys::require_program(PEER, "sh")?;
-        let python = crate::sys::require_program(PEER, "python3")?;
-        let imported = Command::new(python)
-            .args(["-c", "import duckdb"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if imported {
-            Ok(())
-        } else {
-            Err(PeerError::Missing {
-                peer: PEER,
-                why: "the Python package duckdb is not installed (`python3 -c 'import duckdb'` \
-                      failed)"
-                    .to_string(),
-                install: INSTALL,
-            })
-        }
+        crate::driver::check_module(PEER, "duckdb", INSTALL)
     }
 
     /// Loads `table` into `<cache>/duckdb/` unless done before. `table_bytes` is the
@@ -331,11 +112,11 @@ impl DuckDbPeer {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let key = format!("{} rows {}\n", table.dir().display(), table.rows());
         let version = if std::fs::read_to_string(&done).ok().as_deref() == Some(key.as_str()) {
-            Driver::start(&db, true, 0, 1, None)?.version().to_string()
+            start_driver(&db, true, 0, 1, None)?.version().to_string()
         } else {
             load(table, &dir, &db, threads)?;
             std::fs::write(&done, &key).map_err(|e| PeerError::io(&done, e))?;
-            Driver::start(&db, true, 0, 1, None)?.version().to_string()
+            start_driver(&db, true, 0, 1, None)?.version().to_string()
         };
         Ok(DuckDbPeer {
             db,
@@ -364,7 +145,7 @@ impl DuckDbPeer {
             "duckdb",
             self.regime,
             self.use_cgroups,
-            &setup,
+            setup.bandwidth_mb_s,
             &self.db,
             buffer + DUCKDB_SLACK_BYTES,
         )?;
@@ -375,7 +156,7 @@ impl DuckDbPeer {
             Some(group) => Some(NoPageCache::start(&self.db, group.disk())?),
             None => None,
         };
-        let driver = Driver::start(&self.db, true, buffer, self.threads, cgroup.as_deref())?;
+        let driver = start_driver(&self.db, true, buffer, self.threads, cgroup.as_deref())?;
         let counters = Counters::new(driver.pid());
         Ok(Box::new(PeerRun {
             engine: DuckDbEngine {
@@ -399,11 +180,16 @@ fn load(table: &Table, dir: &Path, db: &Path, threads: usize) -> Result<(), Peer
     {
         let file = std::fs::File::create(&text).map_err(|e| PeerError::io(&text, e))?;
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        export::write_text(table, &mut out)?;
+        export::write_text(table, &mut out, RowNumber::Appended)?;
     }
     let result = (|| {
-        let driver = Driver::start(db, false, 0, threads, None)?;
-        driver.query(&export::create_table_sql(table, TABLE, Dialect::DuckDb))?;
+        let driver = start_driver(db, false, 0, threads, None)?;
+        driver.query(&export::create_table_sql(
+            table,
+            TABLE,
+            Dialect::DuckDb,
+            RowNumber::Appended,
+        ))?;
         driver.query(&format!(
             "COPY {TABLE} FROM '{}' (DELIMITER '|', HEADER false, QUOTE '', ESCAPE '')",
             text.display()

@@ -22,15 +22,26 @@ pub enum Dialect {
     Postgres,
 }
 
-/// `CREATE TABLE name (...)` for `table`'s columns plus `l_rowid BIGINT`.
-pub fn create_table_sql(table: &Table, name: &str, dialect: Dialect) -> String {
+/// Whether the text and the table end with the row number [`ROWID_COLUMN`]: the stream
+/// benchmark's row ranges need it, TPC-H's queries do not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowNumber {
+    Appended,
+    Omitted,
+}
+
+/// `CREATE TABLE name (...)` for `table`'s columns, then `l_rowid BIGINT` if `rowid`
+/// says so.
+pub fn create_table_sql(table: &Table, name: &str, dialect: Dialect, rowid: RowNumber) -> String {
     let mut columns: Vec<String> = table
         .schema()
         .columns
         .iter()
         .map(|c| format!("{} {}", c.name, sql_type(c.ty, dialect)))
         .collect();
-    columns.push(format!("{ROWID_COLUMN} BIGINT NOT NULL"));
+    if rowid == RowNumber::Appended {
+        columns.push(format!("{ROWID_COLUMN} BIGINT NOT NULL"));
+    }
     format!("CREATE TABLE {name} ({})", columns.join(", "))
 }
 
@@ -46,10 +57,10 @@ fn sql_type(ty: ColumnType, dialect: Dialect) -> String {
     }
 }
 
-/// Writes every row of `table` to `out` as `v1|v2|…|vn|rowid\n`, reading chunk by chunk
-/// through the page cache (no throttle: this is setup, not a measurement). Returns the
-/// rows written.
-pub fn write_text(table: &Table, out: &mut dyn Write) -> Result<u64, PeerError> {
+/// Writes every row of `table` to `out` as `v1|v2|…|vn|rowid\n` (`v1|…|vn\n` when
+/// `rowid` is omitted), reading chunk by chunk through the page cache (no throttle:
+/// this is setup, not a measurement). Returns the rows written.
+pub fn write_text(table: &Table, out: &mut dyn Write, rowid: RowNumber) -> Result<u64, PeerError> {
     let device = Device::new(DeviceConfig {
         direct: DirectMode::Off,
         ..DeviceConfig::default()
@@ -57,7 +68,7 @@ pub fn write_text(table: &Table, out: &mut dyn Write) -> Result<u64, PeerError> 
     let files = table.open_files(&device)?;
     let projection: Vec<usize> = (0..table.schema().columns.len()).collect();
     let options = FormatOptions::default();
-    let mut rowid = 0u64;
+    let mut written = 0u64;
     let mut line = String::new();
     let write_err = |e: std::io::Error| PeerError::engine("export", format!("writing rows: {e}"));
     for k in 0..table.chunk_count() {
@@ -78,25 +89,30 @@ pub fn write_text(table: &Table, out: &mut dyn Write) -> Result<u64, PeerError> 
                     return Err(PeerError::engine(
                         "export",
                         format!(
-                            "row {rowid} has a value with '|', '\\' or a newline: {:?}",
+                            "row {written} has a value with '|', '\\' or a newline: {:?}",
                             &line[start..]
                         ),
                     ));
                 }
                 line.push(DELIMITER);
             }
-            line.push_str(&rowid.to_string());
+            match rowid {
+                RowNumber::Appended => line.push_str(&written.to_string()),
+                RowNumber::Omitted => {
+                    line.pop();
+                }
+            }
             line.push('\n');
             out.write_all(line.as_bytes()).map_err(write_err)?;
-            rowid += 1;
+            written += 1;
         }
     }
     out.flush().map_err(write_err)?;
-    if rowid != table.rows() {
+    if written != table.rows() {
         return Err(PeerError::engine(
             "export",
-            format!("wrote {rowid} rows of a table of {}", table.rows()),
+            format!("wrote {written} rows of a table of {}", table.rows()),
         ));
     }
-    Ok(rowid)
+    Ok(written)
 }

@@ -2,7 +2,8 @@
 //! coopscan (`coopscan bench --engines coopscan,duckdb,postgres`, issue 11). Each peer
 //! is one more [`coopscan_bench::PolicyRun`] (named `duckdb` / `postgres`), so the
 //! runner, the result checks against the reference engine and the reports treat it as
-//! one more policy column.
+//! one more policy column. The TPC-H presets' peers (`tpch`: DuckDB, and DataFusion
+//! over Parquet) run whole streams of TPC-H statements instead.
 //!
 //! ```text
 //!  coopscan Table ─► export (text + l_rowid) ─► DuckDB file / PostgreSQL heap   (setup, cached)
@@ -12,6 +13,7 @@
 //! ```
 
 pub mod canonical;
+pub mod driver;
 pub mod duckdb;
 pub mod error;
 pub mod export;
@@ -21,6 +23,7 @@ pub mod postgres;
 pub mod proc_stat;
 pub mod run;
 pub mod sys;
+pub mod tpch;
 
 pub use error::PeerError;
 pub use run::{PeerSetup, Regime, SqlFor};

@@ -17,7 +17,7 @@
 
 use crate::canonical::{canonical, peer_sql, RawRow};
 use crate::error::PeerError;
-use crate::export::{self, Dialect, ROWID_COLUMN};
+use crate::export::{self, Dialect, RowNumber, ROWID_COLUMN};
 use crate::leftovers::{self, Change, Record};
 use crate::proc_stat;
 use crate::run::{self, Counters, PeerRun, PeerSetup, Regime, SqlFor};
@@ -418,7 +418,7 @@ impl PgPeer {
             "postgres",
             self.regime,
             self.use_cgroups,
-            &setup,
+            setup.bandwidth_mb_s,
             &self.files(),
             memory,
         )?;
@@ -503,13 +503,18 @@ fn fill(server: &Server, table: &Table) -> Result<PageMap, PeerError> {
     // One transaction: created and filled together (no WAL with wal_level=minimal),
     // rows in load order.
     let mut tx = client.transaction()?;
-    tx.batch_execute(&export::create_table_sql(table, TABLE, Dialect::Postgres))?;
+    tx.batch_execute(&export::create_table_sql(
+        table,
+        TABLE,
+        Dialect::Postgres,
+        RowNumber::Appended,
+    ))?;
     {
         let mut writer = tx.copy_in(&format!(
             "COPY {TABLE} FROM STDIN (FORMAT text, DELIMITER '|')"
         ))?;
         let mut buffered = std::io::BufWriter::with_capacity(1 << 20, &mut writer);
-        export::write_text(table, &mut buffered)?;
+        export::write_text(table, &mut buffered, RowNumber::Appended)?;
         drop(buffered);
         writer.finish()?;
     }

@@ -68,13 +68,13 @@ pub fn buffer_bytes(setup: &PolicySetup<'_>, table_bytes: u64) -> u64 {
 
 /// Prepares the page cache and, in the I/O-bound regime, the cgroup a fresh peer
 /// process tree runs in: `files` dropped from the page cache (I/O bound) or read once
-/// (cached); the group limits reads to the setup's bandwidth and memory to
-/// `memory_bytes`.
+/// (cached); the group limits reads to `bandwidth_mb_s` (none: unthrottled, no group)
+/// and memory to `memory_bytes`.
 pub fn confine(
     name: &str,
     regime: Regime,
     use_cgroups: bool,
-    setup: &PolicySetup<'_>,
+    bandwidth_mb_s: Option<f64>,
     files: &Path,
     memory_bytes: u64,
 ) -> Result<Option<Arc<Cgroup>>, PeerError> {
@@ -84,7 +84,7 @@ pub fn confine(
             Ok(None)
         }
         Regime::IoBound => {
-            let Some(mb_s) = setup.bandwidth_mb_s.filter(|_| use_cgroups) else {
+            let Some(mb_s) = bandwidth_mb_s.filter(|_| use_cgroups) else {
                 sys::drop_from_page_cache(files)?;
                 return Ok(None);
             };

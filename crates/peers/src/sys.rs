@@ -48,6 +48,20 @@ pub fn tree_stats(root: u32) -> ProcStats {
     total
 }
 
+/// The resident set of `pid` (`VmRSS` of `/proc/PID/status`), in bytes.
+pub fn resident_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line
+        .trim_start_matches("VmRSS:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
 /// `root` and its descendants (by parent pid), from `/proc`.
 pub fn process_tree(root: u32) -> BTreeSet<u32> {
     let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
@@ -224,6 +238,7 @@ pub struct Cgroup {
     /// Each directory with its record (`leftovers`), removed with it.
     dirs: Vec<(PathBuf, Record)>,
     blkio: PathBuf,
+    memory: PathBuf,
     disk: String,
 }
 
@@ -237,6 +252,7 @@ impl Cgroup {
         let mut group = Cgroup {
             dirs: Vec::new(),
             blkio: blkio.clone(),
+            memory: memory.clone(),
             disk: limits.disk.clone(),
         };
         for dir in [&blkio, &memory] {
@@ -285,6 +301,18 @@ impl Cgroup {
                 (dev == self.disk && op == "Read").then(|| n.parse::<u64>().ok())?
             })
             .sum()
+    }
+}
+
+impl Cgroup {
+    /// The most memory the group's processes held at once, page cache included
+    /// (`memory.max_usage_in_bytes`); `None` when it cannot be read.
+    pub fn memory_peak_bytes(&self) -> Option<u64> {
+        std::fs::read_to_string(self.memory.join("memory.max_usage_in_bytes"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     }
 }
 

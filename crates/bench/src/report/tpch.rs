@@ -58,20 +58,71 @@ pub fn text(report: &TpchReport) -> String {
     };
     let _ = writeln!(
         out,
-        "{x:>10} {:<10} {:>10} {:>6} {:>10} {:>8} {:>9} {:>8} {:>9}",
-        "policy", "avg strm s", "÷ LRU", "max strm s", "CPU s", "MB read", "pieces", "OPT MB"
+        "{x:>10} {:<18} {:>10} {:>6} {:>10} {:>8} {:>9} {:>8} {:>9} {:>7}",
+        "policy",
+        "avg strm s",
+        "÷ LRU",
+        "max strm s",
+        "CPU s",
+        "MB read",
+        "pieces",
+        "OPT MB",
+        "mem MB"
     );
     for point in &report.points {
         for run in &point.runs {
             out.push_str(&run_row(point, run));
         }
     }
+    if let Some(line) = peers_line(report) {
+        out.push_str(&line);
+    }
+    out.push_str(&failures_text(report));
     if let Some(sharing) = &report.sharing {
         out.push_str(&sharing_text(sharing));
     }
     let _ = writeln!(out, "paper: {}", report.finding);
     let _ = writeln!(out, "ours:  {}", ours(report));
     let _ = writeln!(out, "results: {}", results_line(report));
+    out
+}
+
+/// The peers that ran, with their versions and what they were given.
+fn peers_line(report: &TpchReport) -> Option<String> {
+    let mut peers: Vec<String> = Vec::new();
+    for run in report.points.iter().flat_map(|p| &p.runs) {
+        if let Some(version) = &run.engine_version {
+            let named = format!("{} {version}", run.policy);
+            if !peers.contains(&named) {
+                peers.push(named);
+            }
+        }
+    }
+    (!peers.is_empty()).then(|| {
+        format!(
+            "peers: {} — on the same throttled device, no page cache; mem MB: coopscan's \
+             growth beyond its idle process, DuckDB's memory_limit (the buffer, doubled \
+             while it ran out, at most coopscan's), DataFusion's growth (uncapped)\n",
+            peers.join(", ")
+        )
+    })
+}
+
+/// Each failed peer run, a line each.
+fn failures_text(report: &TpchReport) -> String {
+    let mut out = String::new();
+    for point in &report.points {
+        for f in &point.failures {
+            let _ = writeln!(
+                out,
+                "FAILED at {}: {} (round {}): {}",
+                point_name(report, point),
+                f.engine,
+                f.round + 1,
+                f.error.lines().next().unwrap_or_default()
+            );
+        }
+    }
     out
 }
 
@@ -107,7 +158,7 @@ fn calibration_line(report: &TpchReport) -> String {
 }
 
 /// One run's cells, in the headers' order.
-fn fields(point: &TpchPoint, run: &TpchRun) -> [String; 9] {
+fn fields(point: &TpchPoint, run: &TpchRun) -> [String; 10] {
     let dash = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
     [
         format!("{}", point.x),
@@ -122,13 +173,17 @@ fn fields(point: &TpchPoint, run: &TpchRun) -> [String; 9] {
             run.opt_bytes
                 .map(|b| format!("{:.1}", b as f64 / BYTES_PER_MB)),
         ),
+        dash(
+            run.memory_bytes
+                .map(|b| format!("{:.0}", b as f64 / BYTES_PER_MB)),
+        ),
     ]
 }
 
 fn run_row(point: &TpchPoint, run: &TpchRun) -> String {
-    let [x, policy, avg, over, max, cpu, mb, pieces, opt] = fields(point, run);
+    let [x, policy, avg, over, max, cpu, mb, pieces, opt, mem] = fields(point, run);
     format!(
-        "{x:>10} {policy:<10} {avg:>10} {over:>6} {max:>10} {cpu:>8} {mb:>9} {pieces:>8} {opt:>9}\n"
+        "{x:>10} {policy:<18} {avg:>10} {over:>6} {max:>10} {cpu:>8} {mb:>9} {pieces:>8} {opt:>9} {mem:>7}\n"
     )
 }
 
@@ -166,6 +221,7 @@ fn ours(report: &TpchReport) -> String {
                 ratios.join(", ")
             ));
         }
+        parts.extend(best_over_peers(report, point));
     }
     if let Some(s) = &report.sharing {
         parts.push(format!(
@@ -177,6 +233,24 @@ fn ours(report: &TpchReport) -> String {
         true => "no LRU run to compare with".to_string(),
         false => parts.join("; "),
     }
+}
+
+/// coopscan's best policy's average stream time ÷ each peer's at `point`.
+fn best_over_peers(report: &TpchReport, point: &TpchPoint) -> Option<String> {
+    let ours = point.runs.iter().filter(|r| r.engine_version.is_none());
+    let best = ours.min_by(|a, b| a.avg_stream_s.total_cmp(&b.avg_stream_s))?;
+    let ratios: Vec<String> = (point.runs.iter())
+        .filter(|r| r.engine_version.is_some() && r.avg_stream_s > 0.0)
+        .map(|r| format!("÷ {} {:.2}", r.policy, best.avg_stream_s / r.avg_stream_s))
+        .collect();
+    (!ratios.is_empty()).then(|| {
+        format!(
+            "at {} coopscan's best ({}) {}",
+            point_name(report, point),
+            best.policy,
+            ratios.join(", ")
+        )
+    })
 }
 
 fn point_name(report: &TpchReport, point: &TpchPoint) -> String {
@@ -202,6 +276,13 @@ pub fn html(report: &TpchReport) -> String {
         out.push_str(&sweep_chart(report));
     }
     out.push_str(&html_table("", &headers(report), &rows(report)));
+    if let Some(line) = peers_line(report) {
+        out.push_str(&note(&line));
+    }
+    let failures = failures_text(report);
+    if !failures.is_empty() {
+        out.push_str(&note(&failures));
+    }
     if let Some(sharing) = &report.sharing {
         let _ = writeln!(
             out,
@@ -235,6 +316,7 @@ fn headers(report: &TpchReport) -> Vec<String> {
         "MB read",
         "pieces read",
         "OPT MB",
+        "memory MB",
     ]
     .map(String::from)
     .to_vec()
@@ -360,6 +442,8 @@ mod tests {
             opt_piece_loads: Some(8),
             opt_bytes: Some(bytes / 2),
             rounds_avg_stream_s: vec![avg],
+            memory_bytes: Some(64 << 20),
+            engine_version: None,
         }
     }
 
@@ -392,6 +476,7 @@ mod tests {
                         run("normal", 20.0, 4_000_000),
                         run("relevance", 15.0, 2_000_000),
                     ],
+                    failures: Vec::new(),
                 })
                 .collect(),
             results_checked: 44,
@@ -409,7 +494,7 @@ mod tests {
             text.contains("ours:  at buffer_pct 10 ÷ LRU: relevance 0.75; at buffer_pct 30"),
             "{text}"
         );
-        // x, policy, average, ÷ LRU, max, CPU, MB read, pieces, OPT MB.
+        // x, policy, average, ÷ LRU, max, CPU, MB read, pieces, OPT MB, memory MB.
         let row = text
             .lines()
             .find(|l| l.contains("relevance") && l.trim().starts_with("30"))
@@ -425,7 +510,8 @@ mod tests {
                 "1.00",
                 "2.0",
                 "10",
-                "1.0"
+                "1.0",
+                "67"
             ]
         );
         assert!(
@@ -465,5 +551,37 @@ mod tests {
         let html = html(&r);
         assert_eq!(html.matches("<svg").count(), 1, "Figure 18 only");
         assert!(html.contains("Figure 18: sharing potential (pbm run)"));
+    }
+
+    #[test]
+    fn peers_are_named_and_coopscans_best_is_set_against_each() {
+        let mut r = report(&[30.0]);
+        let mut duckdb = run("duckdb", 10.0, 1_000_000);
+        duckdb.engine_version = Some("2.0.1".into());
+        duckdb.piece_loads = None;
+        r.points[0].runs.push(duckdb);
+        let out = text(&r);
+        assert!(out.contains("peers: duckdb 2.0.1"), "{out}");
+        assert!(
+            out.contains("at buffer_pct 30 coopscan's best (relevance) ÷ duckdb 1.50"),
+            "{out}"
+        );
+        assert!(html(&r).contains("peers: duckdb 2.0.1"));
+        let alone = report(&[30.0]);
+        assert!(!text(&alone).contains("peers:"), "no peer, no line");
+        r.points[0]
+            .failures
+            .push(crate::tpch_throughput::TpchFailure {
+                engine: "datafusion-parquet".into(),
+                round: 0,
+                error: "the driver process exited\nits stderr".into(),
+            });
+        assert!(
+            text(&r).contains(
+                "FAILED at buffer_pct 30: datafusion-parquet (round 1): the driver process exited\n"
+            ),
+            "{}",
+            text(&r)
+        );
     }
 }

@@ -17,20 +17,23 @@ use anyhow::Context;
 use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
 use coopscan_bench::report::tpch;
 use coopscan_bench::tpch_throughput::{
-    median_round, CalibratedOn, TpchCalibration, TpchPoint, TpchReport, TpchRun, TpchSharing,
+    median_round, CalibratedOn, TpchCalibration, TpchFailure, TpchPoint, TpchReport, TpchRun,
+    TpchSharing,
 };
 use coopscan_lab::bench_cmd::{check_writable, report_paths, BenchArgs};
-use coopscan_lab::data_dir::dataset_dir;
+use coopscan_lab::data_dir::{data_root, dataset_dir};
 use coopscan_lab::table::table_bytes;
 use coopscan_paper::tpch_throughput::{
     buffer_bytes, calibrated_bandwidth, TpchAxis, TpchExperiment, DEFAULT_BUFFER_PCT,
     DEFAULT_STREAMS, OPT_TRACE_POLICY, PAPER_BANDWIDTH_MB_S, POLICIES,
 };
+use coopscan_peers::tpch::TpchPeer;
 use coopscan_runtime::Runtime;
 use coopscan_storage::write::MIB;
 use coopscan_storage::Layout;
 use coopscan_tpch::{stream_params, ImportOptions, Params, TpchTable};
 
+use super::peers::{parse_engines, Peers};
 use super::sharing::sharing_of_trace;
 use super::throughput::{run_policy, tokio_runtime, Conditions, PolicyRun, Results, Setup};
 use crate::cmd_gen::{default_threads, generate_database};
@@ -57,6 +60,8 @@ pub fn is_preset(name: &str) -> bool {
 struct Plan {
     experiment: &'static TpchExperiment,
     policies: Vec<SqlPolicy>,
+    /// The peers run after coopscan's policies in every round (`--engines`).
+    peers: Vec<TpchPeer>,
     streams: usize,
     queries: usize,
     buffer_pct: f64,
@@ -68,7 +73,21 @@ struct Plan {
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let result = run_preset(args);
+    coopscan_peers::leftovers::wait_while_stopping();
+    result
+}
+
+fn run_preset(args: &BenchArgs) -> anyhow::Result<()> {
     let plan = plan(args)?;
+    if !plan.peers.is_empty() {
+        // What a killed run left (cgroups, a disk's readahead) is undone first; this
+        // run's own changes are undone on SIGINT and SIGTERM too.
+        for line in coopscan_peers::leftovers::init(&data_root().join("leftovers"))? {
+            eprintln!("note: a previous run's leftover: {line}");
+        }
+        coopscan_lab::signals::undo_on_signal()?;
+    }
     let paths = report_paths(args)?;
     check_writable(&paths.json)?;
     check_writable(&paths.html)?;
@@ -79,6 +98,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let sf = super::database_sf(&open)?;
     let whole: u64 = open.tables.iter().map(table_bytes).sum();
     let least = Runtime::least_buffer_bytes(&open.tables)?;
+    // Before the peers' setup reads every table through this process.
+    let idle_rss_bytes = coopscan_bench::memory::rss_bytes();
+    let peers = match plan.peers.is_empty() {
+        true => None,
+        false => Some(Peers::prepare(plan.peers.clone(), &open, &db)?),
+    };
     let most_streams = most_streams(&plan);
     let setup = Setup {
         session: &session,
@@ -87,6 +112,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             .map(|s| stream_queries(plan.seed, s, sf, plan.queries))
             .collect(),
         trace: None,
+        idle_rss_bytes,
     };
     let tokio = tokio_runtime()?;
     let mut results = Results::default();
@@ -103,6 +129,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let ran = Ran {
         setup: &setup,
         plan: &plan,
+        peers: peers.as_ref(),
         tokio: &tokio,
     };
     for &x in &plan.points {
@@ -133,12 +160,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
 struct Ran<'a> {
     setup: &'a Setup<'a>,
     plan: &'a Plan,
+    peers: Option<&'a Peers>,
     tokio: &'a tokio::runtime::Runtime,
 }
 
 impl Ran<'_> {
     /// Point `x` under every policy, `--standalone-runs` rounds of each, the policies'
-    /// order rotated per round; with Figure 18 from the PBM run on the single point.
+    /// order rotated per round and the peers after them (their results are checked
+    /// against coopscan's); with Figure 18 from the PBM run on the single point.
     fn point(
         &self,
         calibration: &TpchCalibration,
@@ -152,8 +181,12 @@ impl Ran<'_> {
             conditions.buffer_bytes.unwrap_or(0) as f64 / BYTES_PER_MB,
             conditions.bandwidth_mb_s.unwrap_or(0.0)
         );
+        let peers = self.peers.map_or(0, |p| p.peers().len());
         let mut rounds: Vec<Vec<PolicyRun>> = policies.iter().map(|_| Vec::new()).collect();
+        let mut peer_rounds: Vec<Vec<PolicyRun>> = (0..peers).map(|_| Vec::new()).collect();
+        let mut failures = Vec::new();
         for round in 0..plan.rounds {
+            let mut most_memory = conditions.buffer_bytes.unwrap_or(0);
             for i in 0..policies.len() {
                 let p = (i + round) % policies.len();
                 let done = run_policy(
@@ -165,7 +198,15 @@ impl Ran<'_> {
                     self.tokio,
                 )?;
                 super::throughput::print_run(&done.run);
+                most_memory = most_memory.max(done.run.memory_bytes.unwrap_or(0));
                 rounds[p].push(done);
+            }
+            let peers_round = self.peers_round(round, streams, conditions, most_memory, results);
+            for (i, outcome) in peers_round.into_iter().enumerate() {
+                match outcome {
+                    Ok(done) => peer_rounds[i].push(done),
+                    Err(failure) => failures.push(failure),
+                }
             }
         }
         let mut runs = Vec::with_capacity(policies.len());
@@ -185,14 +226,53 @@ impl Ran<'_> {
             }
             runs.push(median.run);
         }
+        runs.extend(peer_rounds.into_iter().filter_map(median_of).map(|m| m.run));
         let point = TpchPoint {
             x,
             streams,
             buffer_bytes: conditions.buffer_bytes.unwrap_or(0),
             bandwidth_mb_s: conditions.bandwidth_mb_s.unwrap_or(0.0),
             runs,
+            failures,
         };
         Ok((point, sharing))
+    }
+}
+
+impl Ran<'_> {
+    /// Every peer once at the point, given at most `most_memory` (what coopscan's runs
+    /// of the round used: buffer and operators): its run, or its failure, which is
+    /// reported while coopscan's runs stand.
+    fn peers_round(
+        &self,
+        round: usize,
+        streams: usize,
+        conditions: Conditions,
+        most_memory: u64,
+        results: &mut Results,
+    ) -> Vec<Result<PolicyRun, TpchFailure>> {
+        let Some(peers) = self.peers else {
+            return Vec::new();
+        };
+        let mut outcomes = Vec::with_capacity(peers.peers().len());
+        for &peer in peers.peers() {
+            let run = peers.run(peer, self.setup, streams, conditions, most_memory, results);
+            outcomes.push(match run {
+                Ok(done) => {
+                    super::throughput::print_run(&done.run);
+                    Ok(done)
+                }
+                Err(e) => {
+                    eprintln!("*** {} FAILED (round {}): {e:#}", peer.name(), round + 1);
+                    Err(TpchFailure {
+                        engine: peer.name().to_string(),
+                        round,
+                        error: format!("{e:#}"),
+                    })
+                }
+            });
+        }
+        outcomes
     }
 }
 
@@ -210,11 +290,7 @@ fn median_of(mut done: Vec<PolicyRun>) -> Option<PolicyRun> {
 fn plan(args: &BenchArgs) -> anyhow::Result<Plan> {
     let experiment = coopscan_paper::tpch_throughput::by_name(&args.preset)
         .with_context(|| format!("no TPC-H preset {}", args.preset))?;
-    anyhow::ensure!(
-        args.engines == "coopscan",
-        "{}: coopscan alone (the peers run the same streams with scripts/tpch_peers.py)",
-        args.preset
-    );
+    let engines = parse_engines(&args.engines)?;
     let names: Vec<&str> = match &args.policies {
         Some(list) => list.split(',').map(str::trim).collect(),
         None => POLICIES.to_vec(),
@@ -258,6 +334,7 @@ fn plan(args: &BenchArgs) -> anyhow::Result<Plan> {
     Ok(Plan {
         experiment,
         policies,
+        peers: engines.peers,
         streams,
         queries,
         buffer_pct,

@@ -27,6 +27,7 @@ use crate::session_args::{parse_policy, OpenTables, SessionArgs, SqlPolicy};
 
 pub mod bench;
 pub mod clotho;
+mod peers;
 mod sharing;
 mod throughput;
 
@@ -149,6 +150,7 @@ pub fn run(args: &TpchArgs) -> anyhow::Result<()> {
                 .map(|s| stream_queries(args, s, sf))
                 .collect(),
             trace: args.trace.as_deref(),
+            idle_rss_bytes: coopscan_bench::memory::rss_bytes(),
         };
         let policies = match args.policies.is_empty() {
             true => vec![args.session.policy],

@@ -11,13 +11,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use coopscan_bench::cpu::process_cpu_time;
+use coopscan_bench::memory;
 use coopscan_bench::tpch_throughput::TpchRun;
 use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_buffer::{Nanos, Reference, ScanId};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::plan_read_only;
 use coopscan_storage::device::{Bandwidth, Device};
-use coopscan_tpch::answers::{compare_rows, rows_of, Mismatch, Tolerance};
+use coopscan_tpch::answers::{answer_tolerance, compare_rows, rows_of, Mismatch, Tolerance};
 use coopscan_tpch::Params;
 use futures::future::join_all;
 
@@ -31,6 +32,9 @@ pub struct Setup<'a> {
     /// Per stream, its queries with their parameters in its order.
     pub streams: Vec<Vec<Params>>,
     pub trace: Option<&'a Path>,
+    /// The process's resident set before any run (`memory::rss_bytes`): a run's memory
+    /// is its peak above this.
+    pub idle_rss_bytes: Option<u64>,
 }
 
 /// Where a run differs from the session's flags: its buffer and its device.
@@ -41,7 +45,7 @@ pub struct Conditions {
 }
 
 /// A query of a throughput run: (stream, its position in the stream).
-type QueryKey = (usize, usize);
+pub type QueryKey = (usize, usize);
 /// A result as text rows, and the policy whose run returned it.
 type FirstResult = (String, Vec<Vec<String>>);
 
@@ -59,7 +63,8 @@ impl Results {
         self.compared.len()
     }
 
-    /// Keeps `rows` as the reference of `key`, or checks them against it.
+    /// Keeps `rows` as the reference of `key`, or checks them against it within two
+    /// runs of coopscan's float tolerance.
     fn record(
         &mut self,
         key: QueryKey,
@@ -67,11 +72,43 @@ impl Results {
         params: &Params,
         rows: Vec<Vec<String>>,
     ) -> anyhow::Result<()> {
+        self.record_within(key, policy, params, rows, |_| Tolerance::ENGINES)
+    }
+
+    /// Checks another engine's `rows` for `key` against coopscan's, within TPC-H's
+    /// validation tolerance (§2.1.3.5: other engines round and average otherwise:
+    /// DuckDB's average of a decimal is a double). A peer's result is never the
+    /// reference.
+    pub fn record_peer(
+        &mut self,
+        key: QueryKey,
+        engine: &str,
+        params: &Params,
+        rows: Vec<Vec<String>>,
+    ) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.first.contains_key(&key),
+            "stream {}, {}: no coopscan result to check {engine}'s against",
+            key.0,
+            params.query()
+        );
+        let query = params.query();
+        self.record_within(key, engine, params, rows, |c| answer_tolerance(query, c))
+    }
+
+    fn record_within(
+        &mut self,
+        key: QueryKey,
+        policy: &str,
+        params: &Params,
+        rows: Vec<Vec<String>>,
+        tolerance: impl Fn(usize) -> Tolerance + Copy,
+    ) -> anyhow::Result<()> {
         let Some((first_policy, expected)) = self.first.get(&key) else {
             self.first.insert(key, (policy.to_string(), rows));
             return Ok(());
         };
-        same_rows(expected, &rows).map_err(|m| {
+        same_rows(expected, &rows, tolerance).map_err(|m| {
             anyhow::anyhow!(
                 "stream {}, {} ({}): {policy}'s result differs from {first_policy}'s: {m}",
                 key.0,
@@ -84,12 +121,16 @@ impl Results {
     }
 }
 
-/// `actual` holds `expected`'s rows within two engines' float tolerance, in the same
-/// order or, where an `ORDER BY` leaves ties (Q11's equal values at SF 10), in another.
-/// Every policy runs the same plan, so the order beyond ties is DataFusion's, not what
-/// these comparisons are for; a difference is reported at its place in `actual`'s order.
-fn same_rows(expected: &[Vec<String>], actual: &[Vec<String>]) -> Result<(), Mismatch> {
-    let Err(in_order) = compare_rows(expected, actual, |_| Tolerance::ENGINES) else {
+/// `actual` holds `expected`'s rows within `tolerance` (per column), in the same order
+/// or, where an `ORDER BY` leaves ties (Q11's equal values at SF 10), in another. The
+/// order beyond ties is each engine's own, not what these comparisons are for; a
+/// difference is reported at its place in `actual`'s order.
+fn same_rows(
+    expected: &[Vec<String>],
+    actual: &[Vec<String>],
+    tolerance: impl Fn(usize) -> Tolerance + Copy,
+) -> Result<(), Mismatch> {
+    let Err(in_order) = compare_rows(expected, actual, tolerance) else {
         return Ok(());
     };
     if expected.len() != actual.len() {
@@ -100,7 +141,7 @@ fn same_rows(expected: &[Vec<String>], actual: &[Vec<String>]) -> Result<(), Mis
         rows.sort_unstable();
         rows
     };
-    compare_rows(&sorted(expected), &sorted(actual), |_| Tolerance::ENGINES).map_err(|_| in_order)
+    compare_rows(&sorted(expected), &sorted(actual), tolerance).map_err(|_| in_order)
 }
 
 /// One policy's run: what it measured, and its piece references when it had a buffer.
@@ -174,6 +215,7 @@ pub fn run_policy(
     if let Some(runtime) = &runtime {
         runtime.record_trace();
     }
+    let memory0 = setup.idle_rss_bytes.filter(|_| memory::reset_peak_rss());
     let (cpu0, io0) = (process_cpu_time(), device.stats().bytes);
     let chosen = setup.streams.iter().take(streams);
     let outcomes = tokio
@@ -183,6 +225,7 @@ pub fn run_policy(
         .with_context(|| format!("under {policy}"))?;
     let cpu = process_cpu_time().saturating_sub(cpu0);
     let bytes_read = device.stats().bytes.saturating_sub(io0);
+    let memory_bytes = memory0.and_then(|m| Some(memory::peak_rss_bytes()?.saturating_sub(m)));
     let mut stream_s = Vec::with_capacity(outcomes.len());
     for (s, (time, rows)) in outcomes.into_iter().enumerate() {
         stream_s.push(time.as_secs_f64());
@@ -210,6 +253,8 @@ pub fn run_policy(
             opt_piece_loads: opt.as_ref().map(|o| o.loads),
             opt_bytes: opt.as_ref().map(|o| o.bytes_loaded),
             rounds_avg_stream_s: vec![avg_stream_s],
+            memory_bytes,
+            engine_version: None,
         },
         trace,
         registered,
@@ -277,6 +322,8 @@ mod tests {
 
     #[test]
     fn ties_in_another_order_are_the_same_rows_and_other_values_are_not() {
+        let same_rows =
+            |e: &[Vec<String>], a: &[Vec<String>]| same_rows(e, a, |_| Tolerance::ENGINES);
         let first = rows(&[("7", "10.00"), ("3", "5.00"), ("9", "5.00")]);
         assert!(same_rows(&first, &first).is_ok());
         let swapped = rows(&[("7", "10.00"), ("9", "5.00"), ("3", "5.00")]);
