@@ -28,8 +28,8 @@ fn vm_hwm_bytes(status: &str) -> Option<u64> {
     status_bytes(status, "VmHWM:")
 }
 
-/// The `field:  1234 kB` line of a `/proc/PID/status` text, in bytes.
-fn status_bytes(status: &str, field: &str) -> Option<u64> {
+/// The `field:  1234 kB` line of a `/proc/PID/status` text (`VmRSS:`), in bytes.
+pub fn status_bytes(status: &str, field: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line
         .trim_start_matches(field)

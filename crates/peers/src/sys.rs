@@ -51,15 +51,7 @@ pub fn tree_stats(root: u32) -> ProcStats {
 /// The resident set of `pid` (`VmRSS` of `/proc/PID/status`), in bytes.
 pub fn resident_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: u64 = line
-        .trim_start_matches("VmRSS:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    kb.checked_mul(1024)
+    coopscan_bench::memory::status_bytes(&status, "VmRSS:")
 }
 
 /// `root` and its descendants (by parent pid), from `/proc`.
@@ -305,6 +297,16 @@ impl Cgroup {
 }
 
 impl Cgroup {
+    /// How many of the group's processes its memory cap has killed
+    /// (`memory.oom_control`'s `oom_kill`).
+    pub fn oom_kills(&self) -> u64 {
+        let text = std::fs::read_to_string(self.memory.join("memory.oom_control"));
+        text.unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     /// The most memory the group's processes held at once, page cache included
     /// (`memory.max_usage_in_bytes`); `None` when it cannot be read.
     pub fn memory_peak_bytes(&self) -> Option<u64> {

@@ -165,9 +165,11 @@ impl TpchData {
     }
 
     /// `streams` (each its statements in order) at once on a fresh process of `peer`,
-    /// confined as `limits` say. DuckDB, out of memory, runs again with twice the
-    /// `memory_limit`, up to `limits.most_memory_bytes`: it holds its operators' memory
-    /// in the same budget as its data, where coopscan's operators have their own.
+    /// confined as `limits` say. DuckDB, out of memory (its own error, or killed by its
+    /// memory cgroup: its allocations beyond `memory_limit` can pass the group's slack),
+    /// runs again with twice the `memory_limit`, up to `limits.most_memory_bytes`: it
+    /// holds its operators' memory in the same budget as its data, where coopscan's
+    /// operators have their own.
     pub fn run_streams(
         &self,
         peer: TpchPeer,
@@ -221,7 +223,19 @@ impl TpchData {
         let driver = self.start(peer, memory.limit_bytes, cgroup.as_deref())?;
         let idle = sys::resident_bytes(driver.pid());
         let counters = Counters::new(driver.pid());
-        let (stream_s, rows) = run_at_once(&driver, streams)?;
+        let (stream_s, rows) = run_at_once(&driver, streams).map_err(|e| {
+            match cgroup.as_ref().filter(|c| c.oom_kills() > 0) {
+                // DuckDB's own allocations beyond its `memory_limit` can pass the cap.
+                Some(_) => PeerError::engine(
+                    "peer",
+                    format!(
+                        "{OUT_OF_MEMORY}: killed by its memory cgroup at {:.0} MB ({e})",
+                        memory.cap_bytes as f64 / 1e6
+                    ),
+                ),
+                None => e,
+            }
+        })?;
         let stats = counters.since_start();
         let memory_bytes = match peer {
             TpchPeer::DuckDb => Some(memory.limit_bytes),
@@ -332,10 +346,13 @@ pub struct StreamsRun {
     pub disk_read_bytes: Option<u64>,
 }
 
-/// Whether DuckDB failed for want of memory ("Out of Memory Error: could not allocate
-/// block …").
+/// What DuckDB's errors for want of memory begin with ("Out of Memory Error: could not
+/// allocate block …"), and so a peer killed by its memory cgroup's.
+const OUT_OF_MEMORY: &str = "Out of Memory";
+
+/// Whether a peer failed for want of memory.
 fn out_of_memory(e: &PeerError) -> bool {
-    e.to_string().contains("Out of Memory Error")
+    e.to_string().contains(OUT_OF_MEMORY)
 }
 
 /// Each stream's time and, per query, its rows.
