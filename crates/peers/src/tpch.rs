@@ -180,7 +180,7 @@ impl TpchData {
         loop {
             match self.run_once(peer, streams, limits, budget) {
                 Err(e) if peer == TpchPeer::DuckDb && out_of_memory(&e) => {
-                    let tried = budget.max(DUCKDB_MIN_MEMORY_BYTES);
+                    let tried = Memory::of(peer, budget).limit_bytes;
                     if tried >= limits.most_memory_bytes {
                         return Err(e);
                     }
