@@ -38,6 +38,8 @@ use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::order_hint::InOrderHint;
 use crate::plan_common::{Order, ScanCore};
 use crate::query_tag::QueryTag;
+use crate::scan_aggregate::{ScanAggregation, FLUSH_GROUPS};
+use coopscan_storage::aggregate::GroupedSums;
 
 /// One table of a shared [`Runtime`] (one buffer for all queries on all its tables):
 /// where a cooperative scan's chunks come from.
@@ -129,7 +131,48 @@ impl std::fmt::Debug for InOrder {
 pub type PooledScanExec = LeafScanExec<InOrder>;
 
 /// Takes chunks from the ABM until the scan is finished or the consumer is gone.
-fn produce(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
+fn produce(core: &ScanCore, scan: CScan, sink: &BatchSink) -> Result<()> {
+    match &core.aggregate {
+        Some(aggregation) => aggregate(aggregation, scan, sink),
+        None => deliver(core, scan, sink),
+    }
+}
+
+/// An aggregating scan (`crate::scan_aggregate`): counts and sums the tuples of every
+/// chunk it is handed, then sends one batch of partial states (more when its groups
+/// pass `FLUSH_GROUPS`).
+fn aggregate(aggregation: &ScanAggregation, mut scan: CScan, sink: &BatchSink) -> Result<()> {
+    let mut sums =
+        GroupedSums::new(aggregation.spec.clone(), &aggregation.table).map_err(external)?;
+    let columns = &aggregation.columns;
+    while !sink.is_closed() {
+        let Some(chunk) = scan.next_chunk().map_err(external)? else {
+            sink.send(aggregation.batch(&sums)?);
+            return Ok(());
+        };
+        let selected = chunk
+            .values(columns, &aggregation.filter)
+            .map_err(external)?;
+        drop(chunk);
+        let of = |c: usize| {
+            let at = columns.iter().position(|&x| x == c)?;
+            selected.columns.get(at)
+        };
+        sums.add(selected.len(), of, selected.keep())
+            .map_err(external)?;
+        if sums.groups() > FLUSH_GROUPS {
+            if !sink.send(aggregation.batch(&sums)?) {
+                return Ok(());
+            }
+            sums =
+                GroupedSums::new(aggregation.spec.clone(), &aggregation.table).map_err(external)?;
+        }
+    }
+    Ok(())
+}
+
+/// Sends the scan's tuples of every chunk it is handed, one batch a chunk.
+fn deliver(core: &ScanCore, mut scan: CScan, sink: &BatchSink) -> Result<()> {
     // Checked before asking for another chunk: a cancelled query stops competing for
     // the buffer as soon as it has delivered its current chunk.
     while !sink.is_closed() {

@@ -78,6 +78,16 @@ impl<S: ChunkSource> LeafScanExec<S> {
         &self.core
     }
 
+    /// Where its chunks come from.
+    pub fn source(&self) -> &Arc<S> {
+        &self.source
+    }
+
+    /// Whether a join above handed it dynamic filters (`handle_child_pushdown_result`).
+    pub fn has_runtime_filters(&self) -> bool {
+        !self.runtime_filters.is_empty()
+    }
+
     fn clone_plan(&self) -> Self {
         LeafScanExec {
             core: self.core.clone(),

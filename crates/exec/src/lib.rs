@@ -49,6 +49,7 @@ mod queries;
 mod query_tag;
 mod rewrite;
 mod runtime_filter;
+pub mod scan_aggregate;
 mod scan_exec;
 mod session;
 mod shape;

@@ -21,6 +21,7 @@ use crate::counters::ScanCounters;
 use crate::delta::{merge_chunk, DeltaScan};
 use crate::feed::{spawn_feeder, BatchSink};
 use crate::pushdown::ROWID_COLUMN;
+use crate::scan_aggregate::ScanAggregation;
 use crate::shape::OutputShape;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 
@@ -37,6 +38,9 @@ pub struct ScanCore {
     /// The table's changes as this scan sees them, when it has any: `ranges` are then
     /// stable positions (SIDs) and the output is merged with them (`crate::delta`).
     pub delta: Option<Arc<DeltaScan>>,
+    /// What the scan aggregates itself, when it does (`crate::scan_aggregate`): it then
+    /// emits partial aggregate states, not tuples.
+    pub aggregate: Option<Arc<ScanAggregation>>,
 }
 
 /// Whether the plan promises its output in `_rowid` order.
@@ -50,7 +54,10 @@ pub enum Order {
 
 impl ScanCore {
     pub fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.shape.schema)
+        match &self.aggregate {
+            Some(aggregate) => Arc::clone(&aggregate.schema),
+            None => Arc::clone(&self.shape.schema),
+        }
     }
 
     /// One partition, bounded, emitting as chunks arrive.
@@ -149,8 +156,12 @@ impl ScanCore {
             self.rows()
         )?;
         match self.shape.filter_text() {
-            "" => Ok(()),
-            text => write!(f, ", filter=[{text}]"),
+            "" => {}
+            text => write!(f, ", filter=[{text}]")?,
+        }
+        match &self.aggregate {
+            Some(aggregate) => write!(f, ", {}", aggregate.text),
+            None => Ok(()),
         }
     }
 }

@@ -494,6 +494,7 @@ impl CoopTable {
             counters,
             statistics,
             delta: None,
+            aggregate: None,
         }
     }
 
@@ -531,6 +532,7 @@ impl CoopTable {
             counters,
             statistics,
             delta,
+            aggregate: None,
         })
     }
 }

@@ -22,6 +22,7 @@ use crate::feed::FeedPacing;
 use crate::narrow_decimal::NarrowDecimals;
 use crate::provider::CoopTable;
 use crate::rewrite::plan_statement;
+use crate::scan_aggregate::ScanAggregates;
 
 /// A DataFusion session with the default configuration (target partitions = cores).
 /// Register tables with `ctx.register_table(name, Arc::new(CoopTable::…))`.
@@ -31,7 +32,8 @@ pub fn session_context() -> SessionContext {
 
 /// A session with `config`, DataFusion's default rules and ours: integer arithmetic
 /// and integer `sum` that fail on overflow instead of wrapping ([`CheckedArithmetic`],
-/// [`CheckedSum`]), then decimal arithmetic in 64 bits where the values fit
+/// [`CheckedSum`]), aggregations done by the cooperative scans below them
+/// ([`ScanAggregates`]), then decimal arithmetic in 64 bits where the values fit
 /// ([`NarrowDecimals`]). Every coopscan session is made here; the tests' in-memory
 /// reference is plain DataFusion.
 pub fn query_session(config: SessionConfig) -> SessionContext {
@@ -41,6 +43,7 @@ pub fn query_session(config: SessionConfig) -> SessionContext {
         .with_config(config)
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(CheckedArithmetic))
+        .with_physical_optimizer_rule(Arc::new(ScanAggregates))
         .with_physical_optimizer_rule(Arc::new(NarrowDecimals))
         .build();
     let ctx = SessionContext::new_with_state(state);

@@ -8,7 +8,8 @@ use arrow_array::RecordBatch;
 use coopscan_buffer::{ChunkId, HolderId, RowRanges};
 use coopscan_storage::filter::RowFilter;
 use coopscan_storage::{
-    decode_chunk_filtered, decode_chunk_with, ChunkBytes, PageChecks, Selected, Table,
+    decode_chunk_filtered, decode_chunk_values, decode_chunk_with, ChunkBytes, PageChecks,
+    Selected, SelectedValues, Table,
 };
 
 use crate::error::{Result, RuntimeError};
@@ -121,6 +122,27 @@ impl<'a> ChunkGuard<'a> {
                 .map_err(|e| RuntimeError::from(coopscan_storage::StorageError::Arrow(e)))?;
             let mut keep = inside.into_iter();
             selected.rows.retain(|_| keep.next().unwrap_or(false));
+        }
+        Ok(selected)
+    }
+
+    /// [`Self::select`] without Arrow arrays: the decoded values of the scan's tuples
+    /// of this chunk that pass `filter` (all of them for an empty one), for an
+    /// aggregating scan (`coopscan_storage::aggregate`).
+    pub fn values(&self, projection: &[usize], filter: &RowFilter) -> Result<SelectedValues> {
+        let rows = self.rows();
+        let span = match (rows.first(), rows.last()) {
+            (Some(first), Some(last)) => first.start..last.end,
+            _ => self.chunk_rows().start..self.chunk_rows().start,
+        };
+        let views: Vec<_> = self.bytes.iter().flat_map(|b| b.views()).collect();
+        let table = self.scan.table();
+        let k = self.chunk.0 as usize;
+        let checks = PageChecks::SkipChecksum;
+        let mut selected =
+            decode_chunk_values(table, k, projection, Some(span), &views, checks, filter)?;
+        if rows.len() > 1 {
+            selected.retain(|row| rows.iter().any(|r| r.contains(&row)))?;
         }
         Ok(selected)
     }

@@ -10,6 +10,7 @@
 //! ```
 //! See `docs/storage.md` for the byte-level formats.
 
+pub mod aggregate;
 pub mod chunk_map;
 pub mod codec;
 pub mod column;
@@ -32,8 +33,9 @@ pub use error::{Result, StorageError};
 pub use manifest::{read_regular_file, ChunkMeta, Extent, Layout, Manifest};
 pub use page::PageChecks;
 pub use read::{
-    decode_chunk, decode_chunk_filtered, decode_chunk_with, verify_chunk, ChunkBytes, ColumnPages,
-    DecodeBudget, PageCopies, PieceRead, Selected, Table, TableFiles,
+    decode_chunk, decode_chunk_filtered, decode_chunk_values, decode_chunk_with, verify_chunk,
+    ChunkBytes, ColumnPages, DecodeBudget, PageCopies, PieceRead, Selected, SelectedValues, Table,
+    TableFiles, Tuples,
 };
 pub use types::{ColumnDef, ColumnType, TableSchema};
 pub use write::{TableWriter, WriteOptions};

@@ -126,6 +126,18 @@ fn collect_columns(node: &Node, out: &mut Vec<usize>) {
     }
 }
 
+/// Any decimal tree of columns, literals, widening casts, `+`, `-` and `*` (a lone
+/// column too), with the shape arrow gives its result: what an aggregating scan sums
+/// (`crate::scan_aggregate`).
+pub(crate) fn compile_value(
+    expr: &Arc<dyn PhysicalExpr>,
+    schema: &Schema,
+) -> Option<(Node, DecimalShape)> {
+    let (node, shape) = compile_node(expr, schema)?;
+    let declared = expr.data_type(schema).ok()?;
+    (declared == shape.data_type()).then_some((node, shape))
+}
+
 fn compile_node(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<(Node, DecimalShape)> {
     let any = expr;
     if let Some(column) = any.downcast_ref::<Column>() {

@@ -24,6 +24,77 @@ pub struct Selected {
     pub rows: Vec<u64>,
 }
 
+/// The tuples of a chunk that passed a filter, as decoded values (no Arrow arrays):
+/// what a scan that aggregates them itself consumes (`crate::aggregate`).
+#[derive(Debug)]
+pub struct SelectedValues {
+    /// The projected columns of the tuples `tuples` says, in projection order, row
+    /// order.
+    pub columns: Vec<ColumnValues>,
+    pub tuples: Tuples,
+}
+
+/// Which tuples [`SelectedValues`] holds.
+#[derive(Debug)]
+pub enum Tuples {
+    /// The selected tuples only, at these table rows (ascending).
+    Selected(Vec<u64>),
+    /// Every wanted tuple, from table row `first` on; `keep` marks the selected ones.
+    /// Where most tuples pass, marking them costs less than gathering every column.
+    Marked { first: u64, keep: Vec<bool> },
+}
+
+impl SelectedValues {
+    /// The tuples held.
+    pub fn len(&self) -> usize {
+        match &self.tuples {
+            Tuples::Selected(rows) => rows.len(),
+            Tuples::Marked { keep, .. } => keep.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Which of the held tuples are selected (`None`: all).
+    pub fn keep(&self) -> Option<&[bool]> {
+        match &self.tuples {
+            Tuples::Selected(_) => None,
+            Tuples::Marked { keep, .. } => Some(keep),
+        }
+    }
+
+    /// Keeps only the selected tuples whose row `wanted` says.
+    pub fn retain(&mut self, wanted: impl Fn(u64) -> bool) -> Result<()> {
+        match &mut self.tuples {
+            Tuples::Marked { first, keep } => {
+                let first = *first;
+                for (i, k) in keep.iter_mut().enumerate() {
+                    *k = *k && wanted(first + i as u64);
+                }
+                Ok(())
+            }
+            Tuples::Selected(rows) => {
+                let kept: Vec<bool> = rows.iter().map(|&r| wanted(r)).collect();
+                if kept.iter().all(|&k| k) {
+                    return Ok(());
+                }
+                let at = positions(&kept);
+                for column in &mut self.columns {
+                    let mut out = column.clone();
+                    out.clear();
+                    gather_into(&mut out, column, &at, 0)?;
+                    *column = out;
+                }
+                let mut flags = kept.into_iter();
+                rows.retain(|_| flags.next().unwrap_or(false));
+                Ok(())
+            }
+        }
+    }
+}
+
 /// [`super::decode_chunk_with`] keeping only the tuples of `rows ∩ chunk` that pass
 /// `filter`. Every page touched is verified as there.
 pub fn decode_chunk_filtered(
@@ -35,6 +106,58 @@ pub fn decode_chunk_filtered(
     checks: PageChecks,
     filter: &RowFilter,
 ) -> Result<Selected> {
+    let (columns, rows) = match select(table, k, projection, rows, data, checks, filter, false)? {
+        SelectedValues {
+            columns,
+            tuples: Tuples::Selected(rows),
+        } => (columns, rows),
+        SelectedValues { .. } => {
+            return Err(StorageError::Invalid(
+                "marked tuples where selected ones were asked for".into(),
+            ))
+        }
+    };
+    let chunk = table.chunk(k);
+    let first_wanted = wanted_rows(chunk, None).start;
+    let ctx = Decoder {
+        table,
+        chunk: chunk.rows(),
+        wanted: chunk.rows(),
+        checks,
+    };
+    let batch = ctx.batch(chunk, data, projection, columns, |value| {
+        rows.get(value).copied().unwrap_or(first_wanted)
+    })?;
+    Ok(Selected { batch, rows })
+}
+
+/// [`decode_chunk_filtered`] without building the Arrow arrays: the selected tuples'
+/// decoded values, or, where at least half the tuples pass, every tuple's with the
+/// selected ones marked.
+pub fn decode_chunk_values(
+    table: &Table,
+    k: usize,
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
+    filter: &RowFilter,
+) -> Result<SelectedValues> {
+    select(table, k, projection, rows, data, checks, filter, true)
+}
+
+/// The selected tuples' values; with `mark`, a dense selection marked, not gathered.
+#[allow(clippy::too_many_arguments)]
+fn select(
+    table: &Table,
+    k: usize,
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
+    filter: &RowFilter,
+    mark: bool,
+) -> Result<SelectedValues> {
     table.check_projection(projection)?;
     let filtered = filter.columns();
     table.check_projection(&filtered)?;
@@ -89,6 +212,36 @@ pub fn decode_chunk_filtered(
     if let Some(passed) = passed {
         keep.iter_mut().zip(passed).for_each(|(k, p)| *k &= p);
     }
+    let kept = keep.iter().filter(|&&k| k).count();
+    if mark && kept.saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR {
+        let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
+        let mut columns = Vec::with_capacity(projection.len());
+        for &c in projection {
+            let values = match of(c) {
+                Some(values) => values.clone(),
+                None => {
+                    let mut whole = presized(table, &[c], &wanted).pop().ok_or_else(|| {
+                        StorageError::Invalid(format!("chunk {k}: no column {c}"))
+                    })?;
+                    ctx.dsm_column(chunk.columns[c].extent, data, c, &mut whole, spent, None)?;
+                    whole
+                }
+            };
+            if values.len() != n {
+                return Err(StorageError::Invalid(format!(
+                    "chunk {k} column {c}: decoded {} of {n} tuples",
+                    values.len()
+                )));
+            }
+            spent = spent.saturating_add(values.decoded_bytes());
+            columns.push(values);
+        }
+        let first = wanted.start;
+        return Ok(SelectedValues {
+            columns,
+            tuples: Tuples::Marked { first, keep },
+        });
+    }
     let selected = positions(&keep);
     let selected_rows: Vec<u64> = selected
         .iter()
@@ -132,12 +285,9 @@ pub fn decode_chunk_filtered(
             )));
         }
     }
-    let batch = ctx.batch(chunk, data, projection, outs, |value| {
-        selected_rows.get(value).copied().unwrap_or(wanted.start)
-    })?;
-    Ok(Selected {
-        batch,
-        rows: selected_rows,
+    Ok(SelectedValues {
+        columns: outs,
+        tuples: Tuples::Selected(selected_rows),
     })
 }
 
