@@ -36,9 +36,9 @@ use crate::error::external;
 use crate::feed::BatchSink;
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::order_hint::InOrderHint;
+use crate::partial_states::{ScanAggregation, FLUSH_GROUPS};
 use crate::plan_common::{Order, ScanCore};
 use crate::query_tag::QueryTag;
-use crate::scan_aggregate::{ScanAggregation, FLUSH_GROUPS};
 use coopscan_storage::aggregate::GroupedSums;
 
 /// One table of a shared [`Runtime`] (one buffer for all queries on all its tables):

@@ -41,6 +41,7 @@ mod index_scan;
 mod leaf_plan;
 pub mod narrow_decimal;
 mod order_hint;
+mod partial_states;
 mod plan_common;
 mod plan_exprs;
 mod provider;

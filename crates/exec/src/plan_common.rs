@@ -20,8 +20,8 @@ use datafusion::error::Result;
 use crate::counters::ScanCounters;
 use crate::delta::{merge_chunk, DeltaScan};
 use crate::feed::{spawn_feeder, BatchSink};
+use crate::partial_states::ScanAggregation;
 use crate::pushdown::ROWID_COLUMN;
-use crate::scan_aggregate::ScanAggregation;
 use crate::shape::OutputShape;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 

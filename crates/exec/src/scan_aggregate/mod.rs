@@ -15,7 +15,6 @@
 //! tuples, widening decimals to 128 bits): docs/performance.md has the measurements.
 //! DuckDB, the peer, runs Q1 in a fifth of coopscan's CPU.
 
-mod output;
 mod translate;
 
 use std::sync::Arc;
@@ -36,10 +35,11 @@ use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
-pub use output::{ScanAggregation, StateColumn};
+pub use crate::partial_states::{ScanAggregation, StateColumn, FLUSH_GROUPS};
 use translate::{substitute, ScanColumns};
 
 use crate::cscan_exec::CScanExec;
+use crate::partial_states;
 use crate::plan_common::ScanCore;
 use crate::shape::{FilterAt, OutputShape};
 
@@ -283,7 +283,7 @@ impl<'a> Chain<'a> {
         let schema = partial.schema();
         let mut expected = (spec.groups.iter()).map(|&c| table_schema.columns[c].ty.arrow_type());
         let mut expected: Vec<_> = expected.by_ref().collect();
-        expected.extend(states.iter().map(|&s| output::state_type(s)));
+        expected.extend(states.iter().map(|&s| partial_states::state_type(s)));
         let types: Vec<_> = schema
             .fields()
             .iter()
@@ -339,11 +339,6 @@ impl<'a> Chain<'a> {
 /// DataFusion's one pass (docs/performance.md); with Q1's four groups the second pass
 /// is free.
 pub const MAX_GROUPS: u64 = 1 << 16;
-
-/// A worker holding more groups than this sends them and starts afresh, so an
-/// aggregation whose groups nothing bounded at planning (string keys) holds bounded
-/// memory; the final aggregation merges the rows of a group sent more than once.
-pub const FLUSH_GROUPS: usize = 1 << 18;
 
 /// The most groups `columns` can form in `table`: the product of each integer, date or
 /// decimal column's zonemap range (`None`: unknown, for a column without zonemaps). A

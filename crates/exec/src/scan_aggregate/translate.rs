@@ -17,8 +17,8 @@ use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
 use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, Literal};
 use datafusion::physical_expr::{split_conjunction, PhysicalExpr};
 
-use super::output::{state_type, StateColumn};
 use crate::narrow_decimal::{compile_value, ArithOp, Node};
+use crate::partial_states::{state_type, StateColumn};
 
 /// The scan below the aggregation: its output schema and the stored column behind each
 /// of its output columns (`None` for `_rowid`).

@@ -1,4 +1,4 @@
-//! What an aggregating scan emits: the partial states DataFusion's own partial
+//! What an aggregating scan (`crate::scan_aggregate`) emits: the partial states DataFusion's own partial
 //! aggregation would have emitted for the same tuples, built from the scan's counts and
 //! exact sums (`coopscan_storage::aggregate::GroupedSums`). The final aggregation above
 //! merges and finishes them with DataFusion's accumulators, so every result (an
@@ -14,6 +14,11 @@ use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::error::{DataFusionError, Result};
 
 use crate::error::external;
+
+/// A worker holding more groups than this sends them and starts afresh, so an
+/// aggregation whose groups nothing bounded at planning (string keys) holds bounded
+/// memory; the final aggregation merges the rows of a group sent more than once.
+pub const FLUSH_GROUPS: usize = 1 << 18;
 
 /// One partial state column, in the order of the partial aggregation's schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
