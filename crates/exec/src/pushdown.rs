@@ -210,7 +210,7 @@ fn text(e: &Expr) -> Option<String> {
 }
 
 /// A non-null string value's text.
-fn string_value(v: &ScalarValue) -> Option<String> {
+pub(crate) fn string_value(v: &ScalarValue) -> Option<String> {
     match v {
         ScalarValue::Utf8(Some(s))
         | ScalarValue::LargeUtf8(Some(s))
@@ -284,7 +284,7 @@ fn literal(e: &Expr) -> Option<&ScalarValue> {
     }
 }
 
-fn cmp_op(op: Operator) -> Option<CmpOp> {
+pub(crate) fn cmp_op(op: Operator) -> Option<CmpOp> {
     Some(match op {
         Operator::Eq => CmpOp::Eq,
         Operator::Lt => CmpOp::Lt,

@@ -94,11 +94,7 @@ impl<'a> ChunkGuard<'a> {
     /// `projection` (the filter's columns must be among those the scan loads). Decodes
     /// the span covering the scan's ranges once, then keeps only their tuples.
     pub fn select(&self, projection: &[usize], filter: &RowFilter) -> Result<Selected> {
-        let rows = self.rows();
-        let span = match (rows.first(), rows.last()) {
-            (Some(first), Some(last)) => first.start..last.end,
-            _ => self.chunk_rows().start..self.chunk_rows().start,
-        };
+        let (rows, span) = self.span();
         let views: Vec<_> = self.bytes.iter().flat_map(|b| b.views()).collect();
         let table = self.scan.table();
         let k = self.chunk.0 as usize;
@@ -130,11 +126,7 @@ impl<'a> ChunkGuard<'a> {
     /// of this chunk that pass `filter` (all of them for an empty one), for an
     /// aggregating scan (`coopscan_storage::aggregate`).
     pub fn values(&self, projection: &[usize], filter: &RowFilter) -> Result<SelectedValues> {
-        let rows = self.rows();
-        let span = match (rows.first(), rows.last()) {
-            (Some(first), Some(last)) => first.start..last.end,
-            _ => self.chunk_rows().start..self.chunk_rows().start,
-        };
+        let (rows, span) = self.span();
         let views: Vec<_> = self.bytes.iter().flat_map(|b| b.views()).collect();
         let table = self.scan.table();
         let k = self.chunk.0 as usize;
@@ -145,6 +137,17 @@ impl<'a> ChunkGuard<'a> {
             selected.retain(|row| rows.iter().any(|r| r.contains(&row)))?;
         }
         Ok(selected)
+    }
+
+    /// The scan's ranges in this chunk and the span covering them (empty at the
+    /// chunk's start when there are none).
+    fn span(&self) -> (Vec<Range<u64>>, Range<u64>) {
+        let rows = self.rows();
+        let span = match (rows.first(), rows.last()) {
+            (Some(first), Some(last)) => first.start..last.end,
+            _ => self.chunk_rows().start..self.chunk_rows().start,
+        };
+        (rows, span)
     }
 
     fn decode(&self, rows: Option<Range<u64>>) -> Result<RecordBatch> {

@@ -34,7 +34,7 @@ use datafusion::physical_plan::ExecutionPlan;
 
 pub use expr::NarrowDecimalExpr;
 use program::Program;
-pub(crate) use program::{compile_value, ArithOp, Node};
+pub(crate) use program::{compile_value, Node};
 
 use crate::plan_exprs::rewrite_expressions;
 

@@ -43,33 +43,11 @@ impl DecimalShape {
     }
 }
 
-/// The three operators arrow evaluates on decimals with exact integer arithmetic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArithOp {
-    Add,
-    Sub,
-    Mul,
-}
-
-/// One node of a compiled tree.
-#[derive(Debug)]
-pub enum Node {
-    /// A `Decimal128` column of the input batch.
-    Column(usize),
-    /// A decimal literal's scaled value.
-    Literal(i64),
-    /// A widening cast: the value times 10^k.
-    Rescale { child: Box<Node>, factor: i64 },
-    /// `left × left_factor op right × right_factor` (factors align the scales of a sum;
-    /// both are 1 for a product).
-    Binary {
-        op: ArithOp,
-        left: Box<Node>,
-        right: Box<Node>,
-        left_factor: i64,
-        right_factor: i64,
-    },
-}
+/// One node of a compiled tree: the aggregating scan's value trees
+/// (`coopscan_storage::aggregate::ValueExpr`), here over the columns of the input batch
+/// (each a `Decimal128` column), literals as scaled values, a widening cast as a
+/// rescale by 10^k, and factors that align the scales of a sum.
+pub use coopscan_storage::aggregate::{ArithOp, ValueExpr as Node};
 
 /// A compiled tree and the shape of its result.
 #[derive(Debug)]

@@ -6,19 +6,19 @@
 
 use std::sync::Arc;
 
-use coopscan_storage::aggregate::{ArithOp as StoredOp, ValueExpr};
+use coopscan_storage::aggregate::ValueExpr;
 use coopscan_storage::filter::{CmpOp, Comparison, StringIn};
 use coopscan_storage::{ColumnType, TableSchema};
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::ScalarValue;
-use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
 use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, Literal};
 use datafusion::physical_expr::{split_conjunction, PhysicalExpr};
 
-use crate::narrow_decimal::{compile_value, ArithOp, Node};
+use crate::narrow_decimal::{compile_value, Node};
 use crate::partial_states::{state_type, StateColumn};
+use crate::pushdown::{cmp_op, string_value};
 
 /// The scan below the aggregation: its output schema and the stored column behind each
 /// of its output columns (`None` for `_rowid`).
@@ -81,6 +81,7 @@ impl ScanColumns<'_> {
         Some((self.stored_value(&node)?, shape.precision, shape.scale))
     }
 
+    /// `node` with each column of the scan's output replaced by its stored column.
     fn stored_value(&self, node: &Node) -> Option<ValueExpr> {
         Some(match node {
             Node::Column(i) => ValueExpr::Column(self.stored.get(*i).copied().flatten()?),
@@ -96,11 +97,7 @@ impl ScanColumns<'_> {
                 left_factor,
                 right_factor,
             } => ValueExpr::Binary {
-                op: match op {
-                    ArithOp::Add => StoredOp::Add,
-                    ArithOp::Sub => StoredOp::Sub,
-                    ArithOp::Mul => StoredOp::Mul,
-                },
+                op: *op,
                 left: Box::new(self.stored_value(left)?),
                 right: Box::new(self.stored_value(right)?),
                 left_factor: *left_factor,
@@ -213,26 +210,6 @@ fn literal(e: &Arc<dyn PhysicalExpr>) -> Option<&ScalarValue> {
     e.downcast_ref::<Literal>()
         .map(Literal::value)
         .filter(|v| !v.is_null())
-}
-
-fn cmp_op(op: Operator) -> Option<CmpOp> {
-    Some(match op {
-        Operator::Eq => CmpOp::Eq,
-        Operator::Lt => CmpOp::Lt,
-        Operator::LtEq => CmpOp::LtEq,
-        Operator::Gt => CmpOp::Gt,
-        Operator::GtEq => CmpOp::GtEq,
-        _ => return None,
-    })
-}
-
-fn string_value(v: &ScalarValue) -> Option<String> {
-    match v {
-        ScalarValue::Utf8(Some(s))
-        | ScalarValue::LargeUtf8(Some(s))
-        | ScalarValue::Utf8View(Some(s)) => Some(s.clone()),
-        _ => None,
-    }
 }
 
 /// A literal in a numeric column's stored units, when that is exact and the literal's
