@@ -36,7 +36,7 @@ use crate::error::external;
 use crate::feed::BatchSink;
 use crate::leaf_plan::{ChunkSource, LeafScanExec};
 use crate::order_hint::InOrderHint;
-use crate::partial_states::{ScanAggregation, FLUSH_GROUPS};
+use crate::partial_states::ScanAggregation;
 use crate::plan_common::{Order, ScanCore};
 use crate::query_tag::QueryTag;
 use coopscan_storage::aggregate::GroupedSums;
@@ -140,7 +140,7 @@ fn produce(core: &ScanCore, scan: CScan, sink: &BatchSink) -> Result<()> {
 
 /// An aggregating scan (`crate::scan_aggregate`): counts and sums the tuples of every
 /// chunk it is handed, then sends one batch of partial states (more when its groups
-/// pass `FLUSH_GROUPS`).
+/// pass its `flush_groups`).
 fn aggregate(aggregation: &ScanAggregation, mut scan: CScan, sink: &BatchSink) -> Result<()> {
     let mut sums =
         GroupedSums::new(aggregation.spec.clone(), &aggregation.table).map_err(external)?;
@@ -160,7 +160,7 @@ fn aggregate(aggregation: &ScanAggregation, mut scan: CScan, sink: &BatchSink) -
         };
         sums.add(selected.len(), of, selected.keep())
             .map_err(external)?;
-        if sums.groups() > FLUSH_GROUPS {
+        if sums.groups() > aggregation.flush_groups {
             if !sink.send(aggregation.batch(&sums)?) {
                 return Ok(());
             }

@@ -55,6 +55,8 @@ pub struct ScanAggregation {
     pub table: TableSchema,
     /// How `EXPLAIN` shows it.
     pub text: String,
+    /// A worker holding more groups sends them and starts afresh.
+    pub flush_groups: usize,
 }
 
 impl ScanAggregation {

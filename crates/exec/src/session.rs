@@ -43,7 +43,7 @@ pub fn query_session(config: SessionConfig) -> SessionContext {
         .with_config(config)
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(CheckedArithmetic))
-        .with_physical_optimizer_rule(Arc::new(ScanAggregates))
+        .with_physical_optimizer_rule(Arc::new(ScanAggregates::default()))
         .with_physical_optimizer_rule(Arc::new(NarrowDecimals))
         .build();
     let ctx = SessionContext::new_with_state(state);

@@ -180,3 +180,35 @@ async fn nothing_selected_gives_the_empty_answers() {
         }
     }
 }
+
+/// A worker holding more groups than its limit sends them and starts afresh; the final
+/// aggregation merges the rows of a group sent several times (the order key's 15 000
+/// groups through a limit of 100, one and two workers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_flush_their_groups_past_the_limit() {
+    use coopscan_exec::scan_aggregate::ScanAggregates;
+    use datafusion::execution::SessionStateBuilder;
+
+    let reference = reference_context();
+    let sql = "SELECT l_orderkey, count(*), sum(l_quantity), avg(l_extendedprice) \
+               FROM lineitem WHERE l_shipdate >= DATE '1993-01-01' GROUP BY l_orderkey";
+    let want = run(&reference, sql).await;
+    assert!(want.len() > 1000, "{} groups", want.len());
+    for workers in [1, 2] {
+        let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
+        let runtime =
+            Arc::new(Runtime::new(table(Layout::Dsm), device(), config).expect("runtime"));
+        let config = query_session_config(workers).with_extension(Arc::new(ScanWorkers(workers)));
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .with_physical_optimizer_rule(Arc::new(ScanAggregates { flush_groups: 100 }))
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        ctx.register_table("lineitem", Arc::new(CoopTable::cooperative(runtime)))
+            .expect("register");
+        let p = plan(&ctx, sql).await;
+        assert!(p.contains("aggregate=[groups="), "{p}");
+        assert_eq!(run(&ctx, sql).await, want, "x{workers}");
+    }
+}

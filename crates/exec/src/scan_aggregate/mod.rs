@@ -43,9 +43,21 @@ use crate::partial_states;
 use crate::plan_common::ScanCore;
 use crate::shape::{FilterAt, OutputShape};
 
-/// The rule; [`crate::query_session`] adds it.
-#[derive(Debug, Default)]
-pub struct ScanAggregates;
+/// The rule; [`crate::query_session`] adds it (with the default limit).
+#[derive(Debug, Clone, Copy)]
+pub struct ScanAggregates {
+    /// A worker holding more groups than this sends them and starts afresh
+    /// ([`FLUSH_GROUPS`] by default; smaller only to test the flushes).
+    pub flush_groups: usize,
+}
+
+impl Default for ScanAggregates {
+    fn default() -> Self {
+        ScanAggregates {
+            flush_groups: FLUSH_GROUPS,
+        }
+    }
+}
 
 impl PhysicalOptimizerRule for ScanAggregates {
     fn optimize(
@@ -54,7 +66,7 @@ impl PhysicalOptimizerRule for ScanAggregates {
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         plan.transform_up(|node| {
-            Ok(match pushed_down(&node)? {
+            Ok(match pushed_down(&node, self.flush_groups)? {
                 Some(plan) => Transformed::yes(plan),
                 None => Transformed::no(node),
             })
@@ -72,7 +84,10 @@ impl PhysicalOptimizerRule for ScanAggregates {
 }
 
 /// The plan that replaces `node` when it is an aggregation the scan below can do.
-fn pushed_down(node: &Arc<dyn ExecutionPlan>) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+fn pushed_down(
+    node: &Arc<dyn ExecutionPlan>,
+    flush_groups: usize,
+) -> Result<Option<Arc<dyn ExecutionPlan>>> {
     let Some(aggregate) = node.downcast_ref::<AggregateExec>() else {
         return Ok(None);
     };
@@ -95,7 +110,7 @@ fn pushed_down(node: &Arc<dyn ExecutionPlan>) -> Result<Option<Arc<dyn Execution
     let Some(chain) = Chain::below(aggregate.input()) else {
         return Ok(None);
     };
-    let Some((aggregation, shape)) = chain.aggregation(aggregate)? else {
+    let Some((aggregation, shape)) = chain.aggregation(aggregate, flush_groups)? else {
         return Ok(None);
     };
     let core = ScanCore {
@@ -216,6 +231,7 @@ impl<'a> Chain<'a> {
     fn aggregation(
         &self,
         aggregate: &AggregateExec,
+        flush_groups: usize,
     ) -> Result<Option<(ScanAggregation, OutputShape)>> {
         let core = self.scan.core();
         let pooled = &self.scan.source().pooled;
@@ -312,6 +328,7 @@ impl<'a> Chain<'a> {
             states,
             table: table_schema.clone(),
             text,
+            flush_groups: flush_groups.max(1),
         };
         Ok(Some((aggregation, shape)))
     }
