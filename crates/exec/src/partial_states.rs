@@ -34,9 +34,12 @@ pub enum StateColumn {
         precision: u8,
         scale: i8,
     },
-    /// Value `value`'s sum as an `Int64` (`sum`'s state over integers): an error if it
-    /// does not fit, as coopscan's checked `sum` (`crate::checked_sum`) fails; NULL
-    /// for a group of no tuples.
+    /// Value `value`'s sum as an `Int64` (`sum`'s state over integers): an error if the
+    /// worker's total does not fit, as coopscan's checked `sum` (`crate::checked_sum`)
+    /// fails — on the total, where that checks every running sum, so a total that
+    /// leaves 64 bits only on the way is accepted here; NULL for a group of no tuples.
+    /// (A decimal sum past 128 bits is an error here where DataFusion's accumulator
+    /// would wrap.)
     SumInt64 { value: usize },
 }
 
@@ -46,7 +49,8 @@ pub struct ScanAggregation {
     pub spec: AggregateSpec,
     /// Every comparison the scan applies, its own and the absorbed filter's.
     pub filter: RowFilter,
-    /// The stored columns it decodes: the spec's and the filter's.
+    /// The stored columns it decodes for the spec (column 0 alone when the spec reads
+    /// none, for the tuple count); the filter's are decoded by the selection.
     pub columns: Vec<usize>,
     /// The partial aggregation's schema: group columns, then the states.
     pub schema: SchemaRef,

@@ -212,3 +212,17 @@ async fn workers_flush_their_groups_past_the_limit() {
         assert_eq!(run(&ctx, sql).await, want, "x{workers}");
     }
 }
+
+/// A LIMIT DataFusion pushes into the filter below an aggregation (the provider left
+/// the date to DataFusion: it passes nearly every tuple) keeps the plan DataFusion's:
+/// the scan would count every passing tuple, not the first ten.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limited_filter_is_not_absorbed() {
+    let sql = "SELECT count(*), sum(l_quantity) FROM \
+               (SELECT * FROM lineitem WHERE l_shipdate <= DATE '1998-12-01' LIMIT 10) s";
+    let ctx = session(Layout::Dsm, 1, 1);
+    let p = plan(&ctx, sql).await;
+    assert!(!p.contains("aggregate=[groups="), "{p}");
+    let got = run(&ctx, sql).await;
+    assert_eq!(got[0][0], "10", "{got:?}");
+}

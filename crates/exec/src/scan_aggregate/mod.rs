@@ -5,8 +5,8 @@
 //! table without changes through nothing but projections, one filter of comparisons
 //! and DataFusion's cooperative wrapper, the scan does the partial aggregation itself:
 //! each worker counts and sums the tuples of every chunk it is handed, straight from
-//! the decoded stored integers (`coopscan_storage::aggregate`), and emits one batch of
-//! partial states at its end; DataFusion's final aggregation merges the workers'
+//! the decoded stored integers (`coopscan_storage::aggregate`), and emits a batch of
+//! partial states at its end (and whenever it holds more than `flush_groups` groups); DataFusion's final aggregation merges the workers'
 //! states and computes the results. The filter is evaluated by the scan too, whatever
 //! share of the tuples it passes, since no batch is built that it would save copying.
 //!
@@ -166,7 +166,9 @@ impl<'a> Chain<'a> {
                 layers.push(p);
                 node = p.input();
             } else if let Some(f) = node.downcast_ref::<FilterExec>() {
-                if filter_at.is_some() {
+                // A filter that also stops after some rows (DataFusion's limit pushdown
+                // puts a LIMIT there) passes fewer tuples than its predicate does.
+                if filter_at.is_some() || f.fetch().is_some() {
                     return None;
                 }
                 filter_at = Some(layers.len());

@@ -152,7 +152,7 @@ impl GroupIndex {
             let g = groups
                 .checked_add(1)
                 .filter(|&g| g != NO_GROUP)
-                .ok_or_else(|| StorageError::Invalid("more than 4 294 967 293 groups".into()))?;
+                .ok_or_else(|| StorageError::Invalid("more than 4 294 967 294 groups".into()))?;
             *groups = g;
             new_group(tuple)?;
             Ok(g)

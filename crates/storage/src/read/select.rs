@@ -213,7 +213,7 @@ fn select(
         keep.iter_mut().zip(passed).for_each(|(k, p)| *k &= p);
     }
     let kept = keep.iter().filter(|&&k| k).count();
-    if mark && kept.saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR {
+    if mark && n > 0 && kept.saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR {
         let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
         let mut columns = Vec::with_capacity(projection.len());
         for &c in projection {
