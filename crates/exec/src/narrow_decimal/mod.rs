@@ -33,8 +33,8 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
 
 pub use expr::NarrowDecimalExpr;
+pub(crate) use program::compile_value;
 use program::Program;
-pub(crate) use program::{compile_value, Node};
 
 use crate::plan_exprs::rewrite_expressions;
 

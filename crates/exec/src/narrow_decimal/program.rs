@@ -67,12 +67,12 @@ impl Program {
             return None;
         }
         let (root, shape) = compile_node(expr, schema)?;
-        if !reads_a_column(&root) {
+        let mut columns = Vec::new();
+        root.columns(&mut columns);
+        if columns.is_empty() {
             return None;
         }
         let declared = expr.data_type(schema).ok()?;
-        let mut columns = Vec::new();
-        collect_columns(&root, &mut columns);
         columns.sort_unstable();
         columns.dedup();
         (declared == shape.data_type()).then_some(Program {
@@ -80,27 +80,6 @@ impl Program {
             shape,
             columns,
         })
-    }
-}
-
-fn reads_a_column(node: &Node) -> bool {
-    match node {
-        Node::Column(_) => true,
-        Node::Literal(_) => false,
-        Node::Rescale { child, .. } => reads_a_column(child),
-        Node::Binary { left, right, .. } => reads_a_column(left) || reads_a_column(right),
-    }
-}
-
-fn collect_columns(node: &Node, out: &mut Vec<usize>) {
-    match node {
-        Node::Column(i) => out.push(*i),
-        Node::Literal(_) => {}
-        Node::Rescale { child, .. } => collect_columns(child, out),
-        Node::Binary { left, right, .. } => {
-            collect_columns(left, out);
-            collect_columns(right, out);
-        }
     }
 }
 

@@ -16,7 +16,7 @@ use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
 use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, Literal};
 use datafusion::physical_expr::{split_conjunction, PhysicalExpr};
 
-use crate::narrow_decimal::{compile_value, Node};
+use crate::narrow_decimal::compile_value;
 use crate::partial_states::{state_type, StateColumn};
 use crate::pushdown::{cmp_op, string_value};
 
@@ -78,32 +78,8 @@ impl ScanColumns<'_> {
     /// with the decimal type DataFusion gives it.
     pub fn value(&self, expr: &Arc<dyn PhysicalExpr>) -> Option<(ValueExpr, u8, i8)> {
         let (node, shape) = compile_value(expr, self.schema)?;
-        Some((self.stored_value(&node)?, shape.precision, shape.scale))
-    }
-
-    /// `node` with each column of the scan's output replaced by its stored column.
-    fn stored_value(&self, node: &Node) -> Option<ValueExpr> {
-        Some(match node {
-            Node::Column(i) => ValueExpr::Column(self.stored.get(*i).copied().flatten()?),
-            Node::Literal(v) => ValueExpr::Literal(*v),
-            Node::Rescale { child, factor } => ValueExpr::Rescale {
-                child: Box::new(self.stored_value(child)?),
-                factor: *factor,
-            },
-            Node::Binary {
-                op,
-                left,
-                right,
-                left_factor,
-                right_factor,
-            } => ValueExpr::Binary {
-                op: *op,
-                left: Box::new(self.stored_value(left)?),
-                right: Box::new(self.stored_value(right)?),
-                left_factor: *left_factor,
-                right_factor: *right_factor,
-            },
-        })
+        let stored = node.map_columns(&|i| self.stored.get(i).copied().flatten())?;
+        Some((stored, shape.precision, shape.scale))
     }
 
     /// A filter's predicate (over the scan's output) as the scan's comparisons and

@@ -106,10 +106,6 @@ impl GroupedSums {
         })
     }
 
-    pub fn spec(&self) -> &AggregateSpec {
-        &self.spec
-    }
-
     /// Adds those of `n` tuples that `keep` marks (all without it), whose decoded
     /// stored columns are `columns(c)` (each `n` values long; the spec's columns must
     /// all be there).

@@ -43,6 +43,32 @@ pub enum ValueExpr {
 }
 
 impl ValueExpr {
+    /// The same tree over other columns: `to(c)` for each column `c`; `None` if `to`
+    /// has none for one of them.
+    pub fn map_columns(&self, to: &impl Fn(usize) -> Option<usize>) -> Option<ValueExpr> {
+        Some(match self {
+            ValueExpr::Column(c) => ValueExpr::Column(to(*c)?),
+            ValueExpr::Literal(v) => ValueExpr::Literal(*v),
+            ValueExpr::Rescale { child, factor } => ValueExpr::Rescale {
+                child: Box::new(child.map_columns(to)?),
+                factor: *factor,
+            },
+            ValueExpr::Binary {
+                op,
+                left,
+                right,
+                left_factor,
+                right_factor,
+            } => ValueExpr::Binary {
+                op: *op,
+                left: Box::new(left.map_columns(to)?),
+                right: Box::new(right.map_columns(to)?),
+                left_factor: *left_factor,
+                right_factor: *right_factor,
+            },
+        })
+    }
+
     /// The stored columns the tree reads (with repeats).
     pub fn columns(&self, out: &mut Vec<usize>) {
         match self {
@@ -186,16 +212,11 @@ fn eval_i128(
 ) -> Result<()> {
     out.clear();
     match expr {
-        ValueExpr::Column(c) => match column(columns, *c, start, len)? {
-            ColumnValues::I32(v) => {
-                out.extend(v[start..start + len].iter().map(|&x| i128::from(x)))
-            }
-            ColumnValues::I64(v) => {
-                out.extend(v[start..start + len].iter().map(|&x| i128::from(x)))
-            }
-            ColumnValues::Bytes { .. } => return Err(not_a_number(*c)),
-        },
-        ValueExpr::Literal(v) => out.resize(len, i128::from(*v)),
+        // Leaves never overflow: their 64-bit values, widened.
+        ValueExpr::Column(_) | ValueExpr::Literal(_) => {
+            let (leaf, _) = eval_i64(expr, columns, start, len)?;
+            out.extend(leaf.iter().map(|&x| i128::from(x)));
+        }
         ValueExpr::Rescale { child, factor } => {
             eval_i128(child, columns, start, len, out, bad)?;
             scale_i128(out, *factor, bad);

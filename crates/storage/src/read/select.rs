@@ -212,8 +212,12 @@ fn select(
     if let Some(passed) = passed {
         keep.iter_mut().zip(passed).for_each(|(k, p)| *k &= p);
     }
-    let kept = keep.iter().filter(|&&k| k).count();
-    if mark && n > 0 && kept.saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR {
+    // Counted only where marking is possible: the gathering path counts its positions.
+    let dense = |keep: &[bool]| {
+        let kept = keep.iter().filter(|&&k| k).count();
+        kept.saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR
+    };
+    if mark && n > 0 && dense(&keep) {
         let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
         let mut columns = Vec::with_capacity(projection.len());
         for &c in projection {
