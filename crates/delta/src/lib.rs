@@ -16,6 +16,7 @@
 
 mod error;
 mod ids;
+pub mod layer;
 pub mod log;
 mod merge;
 mod pdt;

@@ -255,6 +255,11 @@ impl<T: Clone> Pdt<T> {
         delta
     }
 
+    /// The entry at `index` in stream order.
+    pub fn entry_at(&self, index: usize) -> Option<&Entry<T>> {
+        node::entry_at(&self.root, index)
+    }
+
     fn locate(&self, rid: u64) -> Result<Located, DeltaError> {
         let Some(found) = last_key_at_most(&self.root, rid) else {
             return Ok(Located::Stable {
