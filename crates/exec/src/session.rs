@@ -17,6 +17,7 @@ use crate::checked_arithmetic::CheckedArithmetic;
 use crate::checked_sum::CheckedSum;
 use crate::create_index::{create_index, create_index_statement};
 use crate::delta::transaction::TransactionSlot;
+use crate::delta::TableDelta;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
 use crate::narrow_decimal::NarrowDecimals;
@@ -128,7 +129,7 @@ pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<Data
 async fn transaction_statement(ctx: &SessionContext, statement: &Statement) -> Option<Result<()>> {
     let slot = ctx.state().config().get_extension::<TransactionSlot>();
     let done = match (statement, slot) {
-        (Statement::TransactionStart(_), Some(slot)) => slot.begin(),
+        (Statement::TransactionStart(_), Some(slot)) => slot.begin(&coop_tables(ctx).await),
         (Statement::TransactionEnd(end), Some(slot)) => match end.conclusion {
             TransactionConclusion::Commit => slot.commit().await,
             TransactionConclusion::Rollback => slot.rollback(),
@@ -139,6 +140,33 @@ async fn transaction_statement(ctx: &SessionContext, statement: &Statement) -> O
         _ => return None,
     };
     Some(done)
+}
+
+/// The changes of every coopscan table registered in the session (what a transaction's
+/// snapshot pins at `BEGIN`).
+async fn coop_tables(ctx: &SessionContext) -> Vec<Arc<TableDelta>> {
+    let mut out: Vec<Arc<TableDelta>> = Vec::new();
+    let catalogs = ctx
+        .catalog_names()
+        .into_iter()
+        .filter_map(|c| ctx.catalog(&c));
+    for catalog in catalogs {
+        let schemas = catalog.schema_names().into_iter();
+        for schema in schemas.filter_map(|s| catalog.schema(&s)) {
+            for name in schema.table_names() {
+                let Ok(Some(table)) = schema.table(&name).await else {
+                    continue;
+                };
+                let Some(coop) = table.downcast_ref::<CoopTable>() else {
+                    continue;
+                };
+                if !out.iter().any(|d| Arc::ptr_eq(d, coop.delta())) {
+                    out.push(Arc::clone(coop.delta()));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn changes_a_coop_table(dml: &DmlStatement) -> bool {

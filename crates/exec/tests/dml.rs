@@ -401,9 +401,11 @@ fn transactional(provider: CoopTable) -> SessionContext {
 
 const COUNT: &str = "SELECT count(*) FROM lineitem WHERE l_comment <> ''";
 
-/// BEGIN … ROLLBACK | COMMIT (order keys 1024-1031 exist at SF 0.01): a session reads its own uncommitted changes, another
-/// session does not; ROLLBACK drops them, COMMIT makes them visible and durable; the
-/// first committer wins, naming the table; misuse is a clear error.
+/// BEGIN … ROLLBACK | COMMIT (order keys 1024-1031 exist at SF 0.01): a session reads its
+/// own uncommitted changes, another session does not; ROLLBACK drops them, COMMIT makes
+/// them visible and durable; a transaction reads BEGIN's snapshot; of two changes of one
+/// row the later committer is aborted, naming the row and the table; misuse is a clear
+/// error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transactions_see_their_own_changes_and_commit_whole() {
     let (_dir, table) = private_table(Layout::Dsm);
@@ -458,18 +460,41 @@ async fn transactions_see_their_own_changes_and_commit_whole() {
         "durable"
     );
 
+    // A change committed by another session after BEGIN is not in the snapshot.
+    let before_b = statement(&a, COUNT).await.expect("count");
     statement(&a, "BEGIN").await.expect("begin");
-    statement(&a, "DELETE FROM lineitem WHERE l_orderkey = 1024")
-        .await
-        .expect("delete");
     statement(&b, "DELETE FROM lineitem WHERE l_orderkey = 1027")
+        .await
+        .expect("autocommit");
+    assert_eq!(
+        statement(&a, COUNT).await.expect("count"),
+        before_b,
+        "the snapshot is BEGIN's"
+    );
+    // A row the later committer changed was changed first by another: aborted, naming
+    // the row by its `_rowid` in the snapshot.
+    let rowids = statement(&a, "SELECT _rowid FROM lineitem WHERE l_orderkey = 1024")
+        .await
+        .expect("rowids");
+    statement(
+        &a,
+        "UPDATE lineitem SET l_comment = 'a' WHERE l_orderkey = 1024",
+    )
+    .await
+    .expect("update");
+    statement(&b, "DELETE FROM lineitem WHERE l_orderkey = 1024")
         .await
         .expect("autocommit");
     let lost = statement(&a, "COMMIT")
         .await
         .expect_err("the later committer");
+    let named = rowids
+        .iter()
+        .any(|r| lost.contains(&format!("_rowid {} ", r[0])));
     assert!(
-        lost.contains("transaction aborted") && lost.contains(&table.dir().display().to_string()),
+        lost.contains("transaction aborted")
+            && named
+            && lost.contains(&table.dir().display().to_string()),
         "{lost}"
     );
     let after_b = statement(&b, COUNT).await.expect("count");
@@ -488,6 +513,62 @@ async fn transactions_see_their_own_changes_and_commit_whole() {
         .await
         .expect_err("nested")
         .contains("already open"));
+}
+
+/// Two transactions changing different rows of one table, both open at once: the later
+/// committer's changes are serialized past the first's and both commit. The result,
+/// read whole in `_rowid` order (as a Scan and as CScans), is the reference's after the
+/// first committer's statements and then the second's (each appends after the other's
+/// rows it did not see), and it survives reopening.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_transactions_on_other_rows_both_commit() {
+    let first = [
+        "UPDATE lineitem SET l_returnflag = 'X', l_quantity = l_quantity + 1 WHERE l_suppkey < 20 AND l_orderkey % 7 = 1".to_string(),
+        "DELETE FROM lineitem WHERE l_orderkey % 7 = 5 AND l_partkey % 3 = 0".into(),
+        statements()[3].clone(),
+    ];
+    let second = [
+        "DELETE FROM lineitem WHERE l_orderkey % 7 = 3".to_string(),
+        format!(
+            "INSERT INTO lineitem ({COLUMNS}) VALUES (900000009, 5, 6, 1, 3.00, 30.00, 0.01, 0.00, 'N', 'O', DATE '1997-07-07', DATE '1997-07-08', DATE '1997-07-09', 'NONE', 'RAIL', 'second session')"
+        ),
+        "UPDATE lineitem SET l_comment = 'second' WHERE l_orderkey % 7 = 2 AND l_suppkey < 40".into(),
+    ];
+    let reference = reference();
+    for sql in first.iter().chain(&second) {
+        run(&reference, sql).await;
+    }
+    let want_order = reference_in_order(&reference).await;
+    let want = answers(&reference).await;
+
+    let (_dir, table) = private_table(Layout::Dsm);
+    let provider = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+    let (a, b) = (transactional(provider.clone()), transactional(provider));
+    statement(&a, "BEGIN").await.expect("begin");
+    statement(&b, "BEGIN").await.expect("begin");
+    for sql in &second {
+        statement(&a, sql).await.expect(sql);
+    }
+    for sql in &first {
+        statement(&b, sql).await.expect(sql);
+    }
+    statement(&b, "COMMIT").await.expect("the first committer");
+    statement(&a, "COMMIT")
+        .await
+        .expect("the second, serialized");
+
+    let reopened = Table::open(table.dir()).expect("reopen");
+    let scan = CoopTable::new(reopened.clone(), device(), ScanMode::Scan).expect("provider");
+    for (what, ctx) in [
+        ("the session", a),
+        ("reopened, Scan", session(scan, 1)),
+        ("reopened, CScan x2", relevance_session(reopened, 2)),
+    ] {
+        let (rows, ids) = in_rowid_order(&ctx).await;
+        assert_eq!(ids, (0..ids.len() as i64).collect::<Vec<_>>(), "{what}");
+        assert!(rows == want_order, "{what}: the rows in _rowid order");
+        assert_eq!(answers(&ctx).await, want, "{what}: answers");
+    }
 }
 
 /// A table whose every row was deleted and checkpointed has an empty stable image: rows

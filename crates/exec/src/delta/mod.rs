@@ -12,8 +12,10 @@ pub mod checkpoint;
 mod codec;
 pub mod dml;
 mod merge;
+mod pins;
 pub mod transaction;
 
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError, RwLock};
@@ -31,6 +33,7 @@ use crate::shape::OutputShape;
 use codec::ScalarCodec;
 
 pub use merge::merge_chunk;
+pub use pins::Pinned;
 
 /// The delta log's file in a table's directory: it belongs to that stable image and goes
 /// with it when the table is generated anew.
@@ -57,6 +60,23 @@ struct Committed {
     pdt: Pdt<ScalarValue>,
     /// Commits the log holds for this state.
     records: u64,
+    /// Open transactions' snapshots, by their `records`: how many pin each.
+    pins: BTreeMap<u64, usize>,
+    /// While any snapshot is pinned, each later commit's own layer (over the state
+    /// before it) with the `records` it made: what a transaction committing after them
+    /// is serialized past (`pins.rs`).
+    recent: VecDeque<(u64, Pdt<ScalarValue>)>,
+}
+
+impl Committed {
+    fn new(pdt: Pdt<ScalarValue>, records: u64) -> Committed {
+        Committed {
+            pdt,
+            records,
+            pins: BTreeMap::new(),
+            recent: VecDeque::new(),
+        }
+    }
 }
 
 /// What a statement holds while it changes a table.
@@ -89,12 +109,8 @@ impl TableDelta {
     /// No changes over a stable table of `stable_rows` tuples of `columns` columns, and
     /// no log (what `logged` starts from).
     fn in_memory(stable_rows: u64, columns: usize) -> TableDelta {
-        let committed = Committed {
-            pdt: Pdt::new(stable_rows, columns),
-            records: 0,
-        };
         TableDelta {
-            committed: RwLock::new(committed),
+            committed: RwLock::new(Committed::new(Pdt::new(stable_rows, columns), 0)),
             writer: Default::default(),
             log: None,
             name: "a table in memory".into(),
@@ -119,10 +135,7 @@ impl TableDelta {
         let mut delta = TableDelta::in_memory(table.rows(), table.schema().len());
         match replay(&spec.path, spec.identity, &spec.codec) {
             Ok(replayed) => {
-                delta.committed = RwLock::new(Committed {
-                    pdt: replayed.pdt,
-                    records: replayed.records,
-                });
+                delta.committed = RwLock::new(Committed::new(replayed.pdt, replayed.records));
             }
             Err(e) => delta.damaged = Some(e.to_string()),
         }
@@ -133,17 +146,23 @@ impl TableDelta {
 
     /// The committed state now: what a scan planned now sees.
     pub fn snapshot(&self) -> Result<Pdt<ScalarValue>, ExecError> {
-        if let Some(why) = &self.damaged {
-            return Err(ExecError::Invalid(format!(
-                "the table's changes cannot be read: {why}"
-            )));
-        }
+        self.readable()?;
         Ok(self
             .committed
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .pdt
             .clone())
+    }
+
+    /// Whether the table's log replayed: a table whose did not is not read.
+    fn readable(&self) -> Result<(), ExecError> {
+        match &self.damaged {
+            Some(why) => Err(ExecError::Invalid(format!(
+                "the table's changes cannot be read: {why}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Waits for this table's other writers: the guard is the statement's turn.
@@ -175,13 +194,13 @@ impl TableDelta {
                 log.append(ops, &spec.codec)?;
             }
         }
-        *self
+        let mut committed = self
             .committed
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = Committed {
-            pdt: next,
-            records: records + 1,
-        };
+            .unwrap_or_else(PoisonError::into_inner);
+        committed.keep_layer(ops, records + 1);
+        committed.pdt = next;
+        committed.records = records + 1;
         Ok(())
     }
 

@@ -1,9 +1,11 @@
-//! Explicit transactions (`BEGIN` … `COMMIT` | `ROLLBACK`) of one session: its changes
-//! collect on a private copy of the table's tree, which its own queries read; `COMMIT`
-//! writes them as one log record, `ROLLBACK` drops them. The first committer wins: a
-//! transaction whose table another statement changed since it began is aborted at
-//! `COMMIT`, naming the table. One table per transaction (each table has its own log, so
-//! changes to two could not commit atomically).
+//! Explicit transactions (`BEGIN` … `COMMIT` | `ROLLBACK`) of one session, under snapshot
+//! isolation: `BEGIN` pins every table of the session as the transaction's snapshot
+//! (a table it meets later, when first used), which all its statements read; its changes
+//! collect on a private copy of one table's tree and, beside it, as a layer over its
+//! snapshot. `COMMIT` writes them as one log record; after other commits to that table it
+//! serializes the layer past theirs (`pins.rs`), and aborts when one of them changed a
+//! row it changed, naming the row. `ROLLBACK` drops them. One table per transaction (each
+//! table has its own log, so changes to two could not commit atomically).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,7 +13,7 @@ use coopscan_delta::log::Op;
 use coopscan_delta::Pdt;
 use datafusion::common::ScalarValue;
 
-use super::TableDelta;
+use super::{Pinned, TableDelta};
 use crate::error::ExecError;
 
 /// A session extension: the session's open transaction, if any. Sessions made by
@@ -19,19 +21,37 @@ use crate::error::ExecError;
 #[derive(Debug, Default)]
 pub struct TransactionSlot(Mutex<Option<Transaction>>);
 
-/// What a transaction changed: one table's tree as the transaction sees it.
+/// What a transaction read and changed.
 #[derive(Debug)]
 pub struct Transaction {
+    /// Each table's snapshot.
+    pinned: Vec<Pinned>,
     changed: Option<Changed>,
 }
 
+/// The one table a transaction changed: its tree as the transaction sees it, the
+/// statements' changes, and the same changes as a layer over the snapshot.
 #[derive(Debug)]
 struct Changed {
     table: Arc<TableDelta>,
-    /// Commits the table had when the transaction first changed it.
-    base_records: u64,
     pdt: Pdt<ScalarValue>,
     ops: Vec<Op<ScalarValue>>,
+    layer: Pdt<ScalarValue>,
+}
+
+impl Transaction {
+    fn pinned(&self, table: &Arc<TableDelta>) -> Option<&Pinned> {
+        self.pinned.iter().find(|p| Arc::ptr_eq(p.table(), table))
+    }
+
+    /// The snapshot of `table`, pinned now if the transaction had not met it.
+    fn snapshot(&mut self, table: &Arc<TableDelta>) -> Result<&Pinned, ExecError> {
+        if self.pinned(table).is_none() {
+            self.pinned.push(table.pin()?);
+        }
+        self.pinned(table)
+            .ok_or_else(|| ExecError::Invalid("a snapshot went missing".into()))
+    }
 }
 
 impl TransactionSlot {
@@ -39,12 +59,18 @@ impl TransactionSlot {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn begin(&self) -> Result<(), ExecError> {
+    /// Opens a transaction whose snapshot holds `tables` as they are now (a table whose
+    /// changes cannot be read is left out: its scans report why).
+    pub fn begin(&self, tables: &[Arc<TableDelta>]) -> Result<(), ExecError> {
         let mut slot = self.slot();
         if slot.is_some() {
             return Err(ExecError::Invalid("a transaction is already open".into()));
         }
-        *slot = Some(Transaction { changed: None });
+        let pinned = tables.iter().filter_map(|t| t.pin().ok()).collect();
+        *slot = Some(Transaction {
+            pinned,
+            changed: None,
+        });
         Ok(())
     }
 
@@ -56,25 +82,33 @@ impl TransactionSlot {
     /// Commits the open transaction's changes (it is closed either way).
     pub async fn commit(&self) -> Result<(), ExecError> {
         let transaction = self.slot().take().ok_or_else(no_transaction)?;
-        let Some(changed) = transaction.changed else {
+        let Transaction { pinned, changed } = transaction;
+        let Some(Changed {
+            table,
+            pdt,
+            ops,
+            layer,
+        }) = changed
+        else {
             return Ok(());
         };
-        let table = Arc::clone(&changed.table);
+        let snapshot = pinned
+            .iter()
+            .find(|p| Arc::ptr_eq(p.table(), &table))
+            .ok_or_else(|| ExecError::Invalid("a snapshot went missing".into()))?;
         let mut writer = table.writer().await;
-        if table.records() != changed.base_records {
-            return Err(ExecError::Invalid(format!(
-                "transaction aborted: {} was changed by another statement since this transaction changed it",
-                table.name()
-            )));
-        }
-        table.commit(&mut writer, changed.pdt, &changed.ops)
+        table.commit_transaction(&mut writer, snapshot, &layer, (pdt, ops))
     }
 
-    /// The tree the open transaction sees for `table`: its own, once it changed it.
+    /// The tree the open transaction sees for `table`: its own once it changed it, else
+    /// its snapshot (`None`: no transaction, or the table's changes cannot be read).
     pub fn snapshot_of(&self, table: &Arc<TableDelta>) -> Option<Pdt<ScalarValue>> {
-        let slot = self.slot();
-        let changed = slot.as_ref()?.changed.as_ref()?;
-        Arc::ptr_eq(&changed.table, table).then(|| changed.pdt.clone())
+        let mut slot = self.slot();
+        let transaction = slot.as_mut()?;
+        match &transaction.changed {
+            Some(changed) if Arc::ptr_eq(&changed.table, table) => Some(changed.pdt.clone()),
+            _ => transaction.snapshot(table).ok().map(|p| p.pdt().clone()),
+        }
     }
 
     /// Whether a transaction is open.
@@ -82,8 +116,8 @@ impl TransactionSlot {
         self.slot().is_some()
     }
 
-    /// Records a statement's changes of `table` (`next` built from `snapshot_of`, or the
-    /// committed tree) in the open transaction.
+    /// Records a statement's changes of `table` (`next` built from `snapshot_of` by
+    /// `ops`) in the open transaction.
     pub fn record(
         &self,
         table: &Arc<TableDelta>,
@@ -92,27 +126,32 @@ impl TransactionSlot {
     ) -> Result<(), ExecError> {
         let mut slot = self.slot();
         let transaction = slot.as_mut().ok_or_else(no_transaction)?;
-        match &mut transaction.changed {
-            Some(changed) if Arc::ptr_eq(&changed.table, table) => {
-                changed.pdt = next;
-                changed.ops.extend(ops);
-            }
-            Some(changed) => {
-                return Err(ExecError::Invalid(format!(
+        if transaction.changed.is_none() {
+            let base = transaction.snapshot(table)?.pdt();
+            transaction.changed = Some(Changed {
+                table: Arc::clone(table),
+                pdt: base.clone(),
+                ops: Vec::new(),
+                layer: Pdt::new(base.rows(), base.columns()),
+            });
+        }
+        let Some(changed) = transaction.changed.as_mut() else {
+            return Err(no_transaction());
+        };
+        if !Arc::ptr_eq(&changed.table, table) {
+            return Err(ExecError::Invalid(format!(
                 "a transaction changes one table: this one changed {} (each table has its own log)",
                 changed.table.name()
-            )))
-            }
-            None => {
-                let base_records = table.records();
-                transaction.changed = Some(Changed {
-                    table: Arc::clone(table),
-                    base_records,
-                    pdt: next,
-                    ops,
-                });
-            }
+            )));
         }
+        // The layer first: if an op does not apply, the transaction keeps its state.
+        let mut layer = changed.layer.clone();
+        for op in &ops {
+            op.apply(&mut layer)?;
+        }
+        changed.layer = layer;
+        changed.pdt = next;
+        changed.ops.extend(ops);
         Ok(())
     }
 }
