@@ -190,15 +190,25 @@ impl RowFilter {
 
     /// Which of `n` tuples pass, given each filtered column's decoded values
     /// (`values(column)`; `None` or a length other than `n` is an error).
-    ///
-    /// Conjuncts are evaluated over every tuple while many pass; once fewer than one in
-    /// [`SPARSE_DENOMINATOR`] does, the rest only at the passing tuples' positions
-    /// (TPC-H Q6: its year of dates leaves 15 % for the discount and quantity tests).
     pub fn select<'v>(
         &self,
         n: usize,
         values: impl Fn(usize) -> Option<&'v ColumnValues>,
     ) -> Result<Vec<bool>> {
+        Ok(self.selection(n, values)?.into_mask(n))
+    }
+
+    /// [`RowFilter::select`] as a mask or, once the selection is sparse, the passing
+    /// positions (so they are not found again).
+    ///
+    /// Conjuncts are evaluated over every tuple while many pass; once fewer than one in
+    /// [`SPARSE_DENOMINATOR`] does, the rest only at the passing tuples' positions
+    /// (TPC-H Q6: its year of dates leaves 15 % for the discount and quantity tests).
+    pub fn selection<'v>(
+        &self,
+        n: usize,
+        values: impl Fn(usize) -> Option<&'v ColumnValues>,
+    ) -> Result<Selection> {
         let mut keep = vec![true; n];
         let mut passing: Option<Vec<u32>> = None;
         let column = |c: usize| {
@@ -246,11 +256,55 @@ impl RowFilter {
                 passing = Some(positions(&keep));
             }
         }
-        if let Some(at) = passing {
-            keep.fill(false);
-            at.iter().for_each(|&i| keep[i as usize] = true);
+        Ok(match passing {
+            Some(at) => Selection::Positions(at),
+            None => Selection::Mask(keep),
+        })
+    }
+}
+
+/// Which tuples a filter passes: a flag per tuple, or the passing positions, ascending.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selection {
+    Mask(Vec<bool>),
+    Positions(Vec<u32>),
+}
+
+impl Selection {
+    /// Tuples passing.
+    pub fn count(&self) -> usize {
+        match self {
+            Selection::Mask(keep) => keep.iter().map(|&k| usize::from(k)).sum(),
+            Selection::Positions(at) => at.len(),
         }
-        Ok(keep)
+    }
+
+    /// Also requires `passed` (a flag per tuple).
+    pub fn and(&mut self, passed: &[bool]) {
+        match self {
+            Selection::Mask(keep) => keep.iter_mut().zip(passed).for_each(|(k, p)| *k &= p),
+            Selection::Positions(at) => at.retain(|&i| passed.get(i as usize) == Some(&true)),
+        }
+    }
+
+    /// A flag for each of `n` tuples.
+    pub fn into_mask(self, n: usize) -> Vec<bool> {
+        match self {
+            Selection::Mask(keep) => keep,
+            Selection::Positions(at) => {
+                let mut keep = vec![false; n];
+                at.iter().for_each(|&i| keep[i as usize] = true);
+                keep
+            }
+        }
+    }
+
+    /// The passing positions, ascending.
+    pub fn into_positions(self) -> Vec<u32> {
+        match self {
+            Selection::Mask(keep) => positions(&keep),
+            Selection::Positions(at) => at,
+        }
     }
 }
 
@@ -559,6 +613,10 @@ mod tests {
                 })
                 .collect();
             assert_eq!(filter.select(n, of).unwrap(), want, "{conjuncts:?}");
+            let selection = filter.selection(n, of).unwrap();
+            let passing = want.iter().filter(|&&k| k).count();
+            assert_eq!(selection.count(), passing, "{conjuncts:?}");
+            assert_eq!(selection.into_positions(), positions(&want), "{conjuncts:?}");
         }
     }
 
@@ -625,5 +683,21 @@ mod tests {
             assert!(op.holds(l, r));
             assert!(op.flip().holds(r, l));
         }
+    }
+
+    /// A mask and the same tuples as positions combine alike with another test's flags.
+    #[test]
+    fn selections_of_either_form_agree() {
+        let keep = vec![true, false, true, true, false, true];
+        let passed = [true, true, false, true, true, true];
+        let mut mask = Selection::Mask(keep.clone());
+        let mut at = Selection::Positions(positions(&keep));
+        mask.and(&passed);
+        at.and(&passed);
+        assert_eq!(mask.count(), 3);
+        assert_eq!(at.count(), 3);
+        assert_eq!(mask.clone().into_mask(6), at.clone().into_mask(6));
+        assert_eq!(mask.into_positions(), vec![0, 3, 5]);
+        assert_eq!(at.into_positions(), vec![0, 3, 5]);
     }
 }

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
-use crate::filter::{gather_into, positions, RowFilter, StringIn};
+use crate::filter::{gather_into, positions, RowFilter, Selection, StringIn};
 use crate::manifest::{Extent, Layout};
 use crate::page::PageChecks;
 use crate::read::decode::{presized, wanted_rows, Decoder};
@@ -208,16 +208,14 @@ fn select(
         }
     }
     let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
-    let mut keep = rest.select(n, of)?;
+    let mut selection = rest.selection(n, of)?;
     if let Some(passed) = passed {
-        keep.iter_mut().zip(passed).for_each(|(k, p)| *k &= p);
+        selection.and(&passed);
     }
     // Counted only where marking is possible: the gathering path counts its positions.
-    let dense = |keep: &[bool]| {
-        let kept = keep.iter().filter(|&&k| k).count();
-        kept.saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR
-    };
-    if mark && n > 0 && dense(&keep) {
+    let dense = |s: &Selection| s.count().saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR;
+    if mark && n > 0 && dense(&selection) {
+        let keep = selection.into_mask(n);
         let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
         let mut columns = Vec::with_capacity(projection.len());
         for &c in projection {
@@ -246,7 +244,7 @@ fn select(
             tuples: Tuples::Marked { first, keep },
         });
     }
-    let selected = positions(&keep);
+    let selected = selection.into_positions();
     let selected_rows: Vec<u64> = selected
         .iter()
         .map(|&i| wanted.start + u64::from(i))
