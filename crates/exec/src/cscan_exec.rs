@@ -40,6 +40,7 @@ use crate::partial_states::ScanAggregation;
 use crate::plan_common::{Order, ScanCore};
 use crate::query_tag::QueryTag;
 use coopscan_storage::aggregate::GroupedSums;
+use coopscan_storage::ValueColumns;
 
 /// One table of a shared [`Runtime`] (one buffer for all queries on all its tables):
 /// where a cooperative scan's chunks come from.
@@ -145,13 +146,19 @@ fn aggregate(aggregation: &ScanAggregation, mut scan: CScan, sink: &BatchSink) -
     let mut sums =
         GroupedSums::new(aggregation.spec.clone(), &aggregation.table).map_err(external)?;
     let columns = &aggregation.columns;
+    // String group keys come as packed words: no strings built for them.
+    let packed = aggregation.spec.packed_groups(&aggregation.table);
+    let wanted = ValueColumns {
+        columns,
+        packed: &packed,
+    };
     while !sink.is_closed() {
         let Some(chunk) = scan.next_chunk().map_err(external)? else {
             sink.send(aggregation.batch(&sums)?);
             return Ok(());
         };
         let selected = chunk
-            .values(columns, &aggregation.filter)
+            .values(wanted, &aggregation.filter)
             .map_err(external)?;
         drop(chunk);
         let of = |c: usize| {

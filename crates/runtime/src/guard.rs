@@ -9,7 +9,7 @@ use coopscan_buffer::{ChunkId, HolderId, RowRanges};
 use coopscan_storage::filter::RowFilter;
 use coopscan_storage::{
     decode_chunk_filtered, decode_chunk_values, decode_chunk_with, ChunkBytes, PageChecks,
-    Selected, SelectedValues, Table,
+    Selected, SelectedValues, Table, ValueColumns,
 };
 
 use crate::error::{Result, RuntimeError};
@@ -125,14 +125,14 @@ impl<'a> ChunkGuard<'a> {
     /// [`Self::select`] without Arrow arrays: the decoded values of the scan's tuples
     /// of this chunk that pass `filter` (all of them for an empty one), for an
     /// aggregating scan (`coopscan_storage::aggregate`).
-    pub fn values(&self, projection: &[usize], filter: &RowFilter) -> Result<SelectedValues> {
+    pub fn values(&self, wanted: ValueColumns<'_>, filter: &RowFilter) -> Result<SelectedValues> {
         let (rows, span) = self.span();
         let views: Vec<_> = self.bytes.iter().flat_map(|b| b.views()).collect();
         let table = self.scan.table();
         let k = self.chunk.0 as usize;
         let checks = PageChecks::SkipChecksum;
         let mut selected =
-            decode_chunk_values(table, k, projection, Some(span), &views, checks, filter)?;
+            decode_chunk_values(table, k, wanted, Some(span), &views, checks, filter)?;
         if rows.len() > 1 {
             selected.retain(|row| rows.iter().any(|r| r.contains(&row)))?;
         }

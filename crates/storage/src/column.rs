@@ -35,6 +35,18 @@ pub enum ColumnValues {
 }
 
 impl ColumnValues {
+    /// No values, of the same kind as `self`.
+    pub fn empty_like(&self) -> Self {
+        match self {
+            ColumnValues::I32(_) => ColumnValues::I32(Vec::new()),
+            ColumnValues::I64(_) => ColumnValues::I64(Vec::new()),
+            ColumnValues::Bytes { .. } => ColumnValues::Bytes {
+                offsets: vec![0],
+                data: Vec::new(),
+            },
+        }
+    }
+
     pub fn empty(physical: Physical) -> Self {
         match physical {
             Physical::I32 => ColumnValues::I32(Vec::new()),

@@ -201,6 +201,36 @@ fn push_fixed(out: &mut ColumnValues, b: &[u8], w: usize) -> DResult<()> {
     Ok(())
 }
 
+/// [`decode_minipage`] of a `CHAR(w)` minipage as packed words
+/// ([`crate::packed_chars`]): each kept field packed where it lies, no string built.
+pub fn decode_minipage_packed(
+    bytes: &[u8],
+    w: usize,
+    rows: usize,
+    keep: Range<usize>,
+    words: &mut Vec<i64>,
+) -> DResult<()> {
+    if keep.start > keep.end || keep.end > rows {
+        return Err(DecodeError(format!(
+            "rows {keep:?} asked of a minipage of {rows}"
+        )));
+    }
+    if w == 0 {
+        return Err(DecodeError("CHAR(0) column".into()));
+    }
+    check_minipage_len(bytes, Physical::FixedBytes(w), rows)?;
+    let b = bytes
+        .get(keep.start * w..keep.end * w)
+        .ok_or_else(|| short("char minipage"))?;
+    words.reserve(keep.len());
+    for field in b.chunks_exact(w) {
+        let word = crate::packed_chars::pack(strip_padding(field), w)
+            .ok_or_else(|| DecodeError(format!("CHAR({w}) does not pack into a word")))?;
+        words.push(word as i64);
+    }
+    Ok(())
+}
+
 /// `CHAR(n)` fields are right-padded with zero bytes; the value ends at the first one.
 fn strip_padding(field: &[u8]) -> &[u8] {
     let end = field.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);

@@ -616,7 +616,11 @@ mod tests {
             let selection = filter.selection(n, of).unwrap();
             let passing = want.iter().filter(|&&k| k).count();
             assert_eq!(selection.count(), passing, "{conjuncts:?}");
-            assert_eq!(selection.into_positions(), positions(&want), "{conjuncts:?}");
+            assert_eq!(
+                selection.into_positions(),
+                positions(&want),
+                "{conjuncts:?}"
+            );
         }
     }
 

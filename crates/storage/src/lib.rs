@@ -22,6 +22,7 @@ pub mod error;
 pub mod filter;
 pub mod index;
 pub mod manifest;
+pub mod packed_chars;
 pub mod page;
 pub mod read;
 pub mod types;
@@ -35,7 +36,7 @@ pub use page::PageChecks;
 pub use read::{
     decode_chunk, decode_chunk_filtered, decode_chunk_values, decode_chunk_with, verify_chunk,
     ChunkBytes, ColumnPages, DecodeBudget, PageCopies, PieceRead, Selected, SelectedValues, Table,
-    TableFiles, Tuples,
+    TableFiles, Tuples, ValueColumns,
 };
 pub use types::{ColumnDef, ColumnType, TableSchema};
 pub use write::{TableWriter, WriteOptions};

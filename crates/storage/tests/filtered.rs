@@ -10,9 +10,14 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Decimal128Type, Int64Type};
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use arrow_schema::DataType;
+use coopscan_storage::column::ColumnValues;
 use coopscan_storage::device::{Device, DeviceConfig};
 use coopscan_storage::filter::{CmpOp, Comparison, RowFilter};
-use coopscan_storage::{decode_chunk_filtered, decode_chunk_with, Layout, PageChecks, Table};
+use coopscan_storage::packed_chars;
+use coopscan_storage::{
+    decode_chunk_filtered, decode_chunk_values, decode_chunk_with, Layout, PageChecks, Table,
+    Tuples, ValueColumns,
+};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -126,11 +131,22 @@ fn check_layout(layout: Layout, rng: &mut ChaCha8Rng) {
         assert_eq!(got.batch, want, "{what}");
         assert_eq!(got.rows, want_rows, "{what}");
         // Reading only the projection and the filter's columns gives the same.
-        let only = table.read_chunk_selected(&device, &files, k, &projection, rows, &filter);
+        let only =
+            table.read_chunk_selected(&device, &files, k, &projection, rows.clone(), &filter);
         assert_eq!(
             only.expect("read selected").batch,
             want,
             "{what}: read_chunk_selected"
+        );
+        check_values(
+            &table,
+            k,
+            &projection,
+            rows,
+            &views,
+            &filter,
+            &want,
+            &want_rows,
         );
         if want_rows.is_empty() {
             empty += 1;
@@ -142,6 +158,51 @@ fn check_layout(layout: Layout, rng: &mut ChaCha8Rng) {
         empty > 10 && partial > 10,
         "{layout:?}: {empty} empty, {partial} partial"
     );
+}
+
+/// `decode_chunk_values` (the aggregating scan's path) selects the same tuples, with
+/// the `CHAR(1)` flag, where projected, as packed words.
+#[allow(clippy::too_many_arguments)]
+fn check_values(
+    table: &Table,
+    k: usize,
+    projection: &[usize],
+    rows: Option<std::ops::Range<u64>>,
+    views: &[(coopscan_storage::Extent, &[u8])],
+    filter: &RowFilter,
+    want: &RecordBatch,
+    want_rows: &[u64],
+) {
+    const FLAG: usize = 3;
+    let packed: Vec<usize> = projection.iter().copied().filter(|&c| c == FLAG).collect();
+    let wanted = ValueColumns {
+        columns: projection,
+        packed: &packed,
+    };
+    let got = decode_chunk_values(table, k, wanted, rows, views, PageChecks::Full, filter)
+        .expect("values");
+    // The selected tuples' positions among the held ones.
+    let (held_rows, at): (Vec<u64>, Vec<usize>) = match &got.tuples {
+        Tuples::Selected(rows) => (rows.clone(), (0..rows.len()).collect()),
+        Tuples::Marked { first, keep } => keep
+            .iter()
+            .enumerate()
+            .filter(|(_, &k)| k)
+            .map(|(i, _)| (first + i as u64, i))
+            .unzip(),
+    };
+    assert_eq!(held_rows, want_rows, "chunk {k}: the selected rows");
+    let Some(flag_at) = projection.iter().position(|&c| c == FLAG) else {
+        return;
+    };
+    let ColumnValues::I64(words) = &got.columns[flag_at] else {
+        panic!("chunk {k}: the flag not packed");
+    };
+    let flags = want.column(flag_at).as_string::<i32>();
+    for (j, &i) in at.iter().enumerate() {
+        let word = packed_chars::pack(flags.value(j).as_bytes(), 1).expect("packs");
+        assert_eq!(words[i] as u64, word, "chunk {k}: tuple {j}'s flag");
+    }
 }
 
 #[test]

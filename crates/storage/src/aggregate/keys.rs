@@ -12,13 +12,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
+use crate::packed_chars::{self, PACKED_CHAR};
 use crate::types::Physical;
 
 /// Packed keys of at most this many bits are numbered through a directly indexed
 /// table (4 bytes an entry: 4 MiB at most).
 const DIRECT_BITS: u32 = 20;
-/// Longest `CHAR(n)` packed with its length into a key.
-const PACKED_CHAR: usize = 7;
 const NO_GROUP: u32 = u32::MAX;
 
 /// How one group column's values become bits of a packed key.
@@ -28,8 +27,9 @@ enum Packing {
     I32,
     /// A 64-bit integer.
     I64,
-    /// Up to [`PACKED_CHAR`] bytes and their length in `length_bits`.
-    Chars { bytes: usize, length_bits: u32 },
+    /// A `CHAR(n)` of up to [`PACKED_CHAR`] bytes, packed with its length
+    /// ([`packed_chars::pack`]).
+    Chars { bytes: usize },
 }
 
 impl Packing {
@@ -37,10 +37,7 @@ impl Packing {
         match physical {
             Physical::I32 => Some(Packing::I32),
             Physical::I64 => Some(Packing::I64),
-            Physical::FixedBytes(n) if n <= PACKED_CHAR => Some(Packing::Chars {
-                bytes: n,
-                length_bits: usize::BITS - n.leading_zeros(),
-            }),
+            Physical::FixedBytes(n) if n <= PACKED_CHAR => Some(Packing::Chars { bytes: n }),
             Physical::FixedBytes(_) | Physical::VarBytes => None,
         }
     }
@@ -49,7 +46,7 @@ impl Packing {
         match self {
             Packing::I32 => 32,
             Packing::I64 => 64,
-            Packing::Chars { bytes, length_bits } => bytes as u32 * 8 + length_bits,
+            Packing::Chars { bytes } => packed_chars::word_bits(bytes),
         }
     }
 }
@@ -248,20 +245,18 @@ fn pack_all(
             (Packing::I64, ColumnValues::I64(v)) => {
                 v.iter().enumerate().for_each(|(i, &x)| put(i, x as u64))
             }
-            (Packing::Chars { bytes, length_bits }, ColumnValues::Bytes { offsets, data }) => {
+            (Packing::Chars { bytes }, ColumnValues::Bytes { offsets, data }) => {
                 for (i, w) in offsets.windows(2).enumerate() {
-                    let s = data
-                        .get(w[0] as usize..w[1] as usize)
-                        .filter(|s| s.len() <= *bytes);
-                    let s = s.ok_or_else(unpackable)?;
-                    let word = match *s {
-                        [] => 0,
-                        [b] => u64::from(b),
-                        _ => s.iter().fold(0u64, |word, &b| word << 8 | u64::from(b)),
-                    };
-                    put(i, word << length_bits | s.len() as u64);
+                    let s = data.get(w[0] as usize..w[1] as usize);
+                    let word = s.and_then(|s| packed_chars::pack(s, *bytes));
+                    put(i, word.ok_or_else(unpackable)?);
                 }
             }
+            // Already packed by the decoder (`packed_chars`).
+            (Packing::Chars { .. }, ColumnValues::I64(words)) => words
+                .iter()
+                .enumerate()
+                .for_each(|(i, &w)| put(i, w as u64)),
             _ => return Err(unpackable()),
         }
     }

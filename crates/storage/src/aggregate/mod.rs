@@ -41,6 +41,19 @@ impl AggregateSpec {
         columns
     }
 
+    /// The group columns a scan delivers as packed words (`CHAR(n)` that pack,
+    /// [`crate::read::ValueColumns::packed`]): numbered without building strings.
+    pub fn packed_groups(&self, schema: &TableSchema) -> Vec<usize> {
+        let packs = |c: &usize| {
+            let physical = schema.columns.get(*c).map(|d| d.ty.physical());
+            matches!(physical, Some(Physical::FixedBytes(n)) if n <= crate::packed_chars::PACKED_CHAR)
+        };
+        let mut packed: Vec<usize> = self.groups.iter().copied().filter(packs).collect();
+        packed.sort_unstable();
+        packed.dedup();
+        packed
+    }
+
     /// Checks that every column is one of `schema`'s and every summed column a number.
     pub fn check(&self, schema: &TableSchema) -> Result<()> {
         let physical = |c: usize| {
@@ -73,6 +86,8 @@ pub struct GroupedSums {
     index: GroupIndex,
     /// Each group column's value for each group, in group order.
     keys: Vec<ColumnValues>,
+    /// The group columns' types.
+    physical: Vec<Physical>,
     /// Indexed by group number: 0 is where the tuples a filter rejected go (adding
     /// them there costs less than a branch per tuple), groups are 1 on.
     counts: Vec<u64>,
@@ -97,6 +112,7 @@ impl GroupedSums {
         Ok(GroupedSums {
             index: GroupIndex::new(&physical),
             keys: physical.iter().map(|&p| ColumnValues::empty(p)).collect(),
+            physical,
             counts: vec![0],
             sums: vec![0; spec.values.len()],
             spec,
@@ -124,11 +140,12 @@ impl GroupedSums {
             })
             .collect::<Result<Vec<&ColumnValues>>>()?;
         let width = self.spec.values.len();
+        let physical = &self.physical;
         let (store, counts, sums) = (&mut self.keys, &mut self.counts, &mut self.sums);
         self.index
             .assign(&keys, n, keep, &mut self.group_of, |tuple| {
-                for (stored, key) in store.iter_mut().zip(&keys) {
-                    push_value(stored, key, tuple)?;
+                for ((stored, key), &p) in store.iter_mut().zip(&keys).zip(physical) {
+                    push_value(stored, key, tuple, p)?;
                 }
                 counts.push(0);
                 sums.resize(sums.len() + width, 0);
@@ -229,9 +246,26 @@ fn add_checked(sum: &mut i128, x: i128, g: u32, bad: bool) -> Result<()> {
     Ok(())
 }
 
-fn push_value(out: &mut ColumnValues, from: &ColumnValues, i: usize) -> Result<()> {
+/// Appends the value of tuple `i` of `from` to `out`, a group column's values of type
+/// `physical` (a `CHAR(n)` value may come packed, [`crate::packed_chars`]).
+fn push_value(
+    out: &mut ColumnValues,
+    from: &ColumnValues,
+    i: usize,
+    physical: Physical,
+) -> Result<()> {
     match (out, from) {
         (ColumnValues::I32(o), ColumnValues::I32(v)) => o.push(v[i]),
+        (out @ ColumnValues::Bytes { .. }, ColumnValues::I64(words)) => {
+            let unpacked = match physical {
+                Physical::FixedBytes(n) => crate::packed_chars::unpack(words[i] as u64, n),
+                _ => None,
+            };
+            let (bytes, len) = unpacked.ok_or_else(|| {
+                StorageError::Invalid("a packed group value that does not unpack".into())
+            })?;
+            out.push_str(&bytes[..len])?
+        }
         (ColumnValues::I64(o), ColumnValues::I64(v)) => o.push(v[i]),
         (out @ ColumnValues::Bytes { .. }, from @ ColumnValues::Bytes { .. }) => {
             out.push_str(from.str_at(i))?

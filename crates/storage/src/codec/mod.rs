@@ -24,7 +24,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 
 use crate::column::ColumnValues;
-use crate::encoding::{decode_minipage, encode_minipage, DecodeError};
+use crate::encoding::{decode_minipage, decode_minipage_packed, encode_minipage, DecodeError};
 use crate::types::Physical;
 
 type DResult<T> = std::result::Result<T, DecodeError>;
@@ -370,26 +370,12 @@ pub fn decode_page(
         check_raw_len(physical, rows, raw_len)?;
     }
     match (codec, out) {
-        (Codec::Lz4, out) => {
-            scratch.raw.resize(raw_len, 0);
-            let n = lz4_flex::block::decompress_into(payload, &mut scratch.raw)
-                .map_err(|e| DecodeError(format!("LZ4: {e}")))?;
-            if n != raw_len {
-                return Err(DecodeError(format!(
-                    "LZ4 produced {n} bytes, header says {raw_len}"
-                )));
-            }
-            decode_minipage(&scratch.raw, physical, rows, keep, out)
+        // A `CHAR(n)` column asked for as packed words (an aggregating scan's keys).
+        (_, ColumnValues::I64(words)) if matches!(physical, Physical::FixedBytes(_)) => {
+            decode_packed_chars(page, keep, words, scratch)
         }
-        (Codec::Zstd, out @ ColumnValues::Bytes { .. }) => {
-            scratch.raw.resize(raw_len, 0);
-            // Writes at most raw_len bytes: a longer frame is an error, not an overflow.
-            let n = zstd_decompress(payload, &mut scratch.raw)?;
-            if n != raw_len {
-                return Err(DecodeError(format!(
-                    "zstd produced {n} bytes, header says {raw_len}"
-                )));
-            }
+        (Codec::Lz4, out) | (Codec::Zstd, out @ ColumnValues::Bytes { .. }) => {
+            decompress(page, &mut scratch.raw)?;
             decode_minipage(&scratch.raw, physical, rows, keep, out)
         }
         (Codec::Pfor, ColumnValues::I32(v)) => pfor::decode(payload, rows, keep, v),
@@ -412,6 +398,62 @@ pub fn decode_page(
         (codec, _) => Err(DecodeError(format!(
             "{} page in a column of this type",
             codec.name()
+        ))),
+    }
+}
+
+/// The plain minipage an LZ4 or zstd page holds, into `raw` (`raw_len` bytes exactly).
+fn decompress(page: &StoredPage, raw: &mut Vec<u8>) -> DResult<()> {
+    let raw_len = page.raw_len;
+    raw.resize(raw_len, 0);
+    let (n, name) = match page.codec {
+        Codec::Lz4 => (
+            lz4_flex::block::decompress_into(page.payload, raw)
+                .map_err(|e| DecodeError(format!("LZ4: {e}")))?,
+            "LZ4",
+        ),
+        // Writes at most raw_len bytes: a longer frame is an error, not an overflow.
+        Codec::Zstd => (zstd_decompress(page.payload, raw)?, "zstd"),
+        other => {
+            return Err(DecodeError(format!(
+                "{} is no compressed minipage",
+                other.name()
+            )))
+        }
+    };
+    if n != raw_len {
+        return Err(DecodeError(format!(
+            "{name} produced {n} bytes, header says {raw_len}"
+        )));
+    }
+    Ok(())
+}
+
+/// [`decode_page`] of a `CHAR(n)` page into packed words ([`crate::packed_chars`]):
+/// PDICT packs its dictionary, other codecs' strings are decoded and then packed.
+fn decode_packed_chars(
+    page: &StoredPage,
+    keep: Range<usize>,
+    words: &mut Vec<i64>,
+    scratch: &mut Scratch,
+) -> DResult<()> {
+    let Physical::FixedBytes(n) = page.physical else {
+        return Err(DecodeError(
+            "packed words of a column that is no CHAR(n)".into(),
+        ));
+    };
+    if n > crate::packed_chars::PACKED_CHAR {
+        return Err(DecodeError(format!("CHAR({n}) does not pack into a word")));
+    }
+    match page.codec {
+        Codec::Pdict => pdict::decode_packed_chars(page.payload, page.rows, keep, n, words),
+        Codec::Lz4 | Codec::Zstd => {
+            decompress(page, &mut scratch.raw)?;
+            decode_minipage_packed(&scratch.raw, n, page.rows, keep, words)
+        }
+        other => Err(DecodeError(format!(
+            "{} page in a column of this type",
+            other.name()
         ))),
     }
 }

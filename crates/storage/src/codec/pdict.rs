@@ -164,6 +164,33 @@ pub(crate) fn decode_ints<T: Int>(
     look_up(&packed, keep, dict, out)
 }
 
+/// Appends the kept values of a page of `CHAR(n)` strings as packed words
+/// ([`crate::packed_chars`]): each dictionary entry is packed once, and every tuple's
+/// word is looked up by its code, with no string built.
+pub(crate) fn decode_packed_chars(
+    bytes: &[u8],
+    rows: usize,
+    keep: Range<usize>,
+    n: usize,
+    out: &mut Vec<i64>,
+) -> DResult<()> {
+    check_keep(&keep, rows)?;
+    let StringDict {
+        entries,
+        bounds,
+        body,
+        packed,
+    } = string_dict(bytes, rows, Some(n))?;
+    let table = (0..entries)
+        .map(|e| {
+            let value = body.get(*bounds.get(e)?..*bounds.get(e + 1)?)?;
+            crate::packed_chars::pack(value, n).map(|w| w as i64)
+        })
+        .collect::<Option<Vec<i64>>>()
+        .ok_or_else(|| DecodeError(format!("PDICT entry that is no CHAR({n}) value")))?;
+    look_up(&packed, keep, table, out)
+}
+
 /// Appends, for each code `keep` of `packed`, its entry of `table` (one per dictionary
 /// entry). The table is padded to `2^width` entries, so any code indexes it; a code
 /// past the real entries is caught by the maximum after the loop, not by a branch per

@@ -178,6 +178,10 @@ fn page_round_trip(values: &ColumnValues, physical: Physical) -> Codec {
         let mut want = ColumnValues::empty(physical);
         want.extend_from(values, keep.clone()).expect("same kind");
         assert_eq!(out, want, "{codec:?}");
+        if let Physical::FixedBytes(n @ ..=7) = physical {
+            let page = (codec, enc.out.as_slice(), raw.len());
+            packed_words_match(page, physical, rows, &want, n, keep.clone());
+        }
         if let ColumnValues::Bytes { .. } = values {
             // Tested on the page (PDICT: on its codes) as on the decoded values.
             let page = StoredPage {
@@ -251,6 +255,68 @@ fn char_dictionaries_longer_than_the_column_are_refused() {
     assert!(pdict::decode_bytes(&bytes, 2, 0..2, Some(2), usize::MAX, &mut out).is_err());
 }
 
+/// A `CHAR(n)` page (`codec`, payload, plain length) of `rows` values decoded as packed
+/// words gives each kept value's word (`packed_chars::pack`), or an error where a value
+/// does not pack.
+fn packed_words_match(
+    (codec, payload, raw_len): (Codec, &[u8], usize),
+    physical: Physical,
+    rows: usize,
+    want: &ColumnValues,
+    n: usize,
+    keep: Range<usize>,
+) {
+    let page = StoredPage {
+        codec,
+        payload,
+        physical,
+        rows,
+        raw_len,
+    };
+    let mut words = ColumnValues::I64(Vec::new());
+    let got = decode_page(&page, keep, &mut words, &mut Scratch::default());
+    let expected: Option<Vec<i64>> = (0..want.len())
+        .map(|i| crate::packed_chars::pack(want.str_at(i), n).map(|w| w as i64))
+        .collect();
+    match expected {
+        Some(expected) => assert_eq!(
+            got.map(|()| words),
+            Ok(ColumnValues::I64(expected)),
+            "{codec:?}"
+        ),
+        None => assert!(got.is_err(), "{codec:?}: a value that does not pack"),
+    }
+}
+
+/// Short `CHAR(n)` pages as packed words, through PDICT (written as such: the encoder
+/// picks zstd for small samples) and the compressed minipages (the encoder's choice).
+#[test]
+fn short_char_pages_decode_to_packed_words() {
+    let few: Vec<&str> = (0..3000u64)
+        .map(|i| ["A", "N", "R", ""][(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 62) as usize])
+        .collect();
+    let few = strings(&few);
+    let physical = Physical::FixedBytes(1);
+    let mut dict = Vec::new();
+    pdict::encode_bytes(&few, 0..few.len(), &mut dict);
+    let mut raw = Vec::new();
+    encode_minipage(&few, physical, 0..few.len(), &mut raw);
+    for keep in every_keep(few.len()) {
+        let mut want = ColumnValues::empty(physical);
+        want.extend_from(&few, keep.clone()).expect("same kind");
+        let page = (Codec::Pdict, dict.as_slice(), raw.len());
+        packed_words_match(page, physical, few.len(), &want, 1, keep);
+    }
+    let many: Vec<String> = (0..500)
+        .map(|i| format!("{:x}", i * 7919 % 1_000_003))
+        .collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    for n in [7, 5] {
+        let codec = page_round_trip(&strings(&many), Physical::FixedBytes(n));
+        assert!(matches!(codec, Codec::Lz4 | Codec::Zstd), "{codec:?}");
+    }
+}
+
 fn decode_any(codec: Codec, bytes: &[u8], physical: Physical, rows: usize, keep: Range<usize>) {
     let mut out = ColumnValues::empty(physical);
     let mut scratch = Scratch::default();
@@ -263,6 +329,10 @@ fn decode_any(codec: Codec, bytes: &[u8], physical: Physical, rows: usize, keep:
         raw_len,
     };
     let _ = decode_page(&page, keep.clone(), &mut out, &mut scratch);
+    if let Physical::FixedBytes(_) = physical {
+        let mut words = ColumnValues::I64(Vec::new());
+        let _ = decode_page(&page, keep.clone(), &mut words, &mut scratch);
+    }
     let mut answers = Vec::new();
     let mut values = ColumnValues::empty(physical);
     let _ = test_page(

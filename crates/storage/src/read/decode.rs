@@ -438,9 +438,9 @@ impl<'a> Decoder<'a> {
         spent_before: u64,
         selected: Option<&[u32]>,
     ) -> Result<()> {
-        let physical = self.table.schema().columns[column].ty.physical();
         let mut scratch = Scratch::default();
-        let mut page_values = ColumnValues::empty(physical);
+        // Of `out`'s kind: a `CHAR(n)` column may be asked for as packed words.
+        let mut page_values = out.empty_like();
         self.each_dsm_page(extent, data, column, |page| {
             let DsmPage {
                 stored,

@@ -28,7 +28,9 @@ pub use cost::{pages_for_rows, PageRows, ReadCost};
 pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
 pub use page_map::{PageAt, PageMap};
 pub use piece::{ColumnPages, PageCopies, PieceRead};
-pub use select::{decode_chunk_filtered, decode_chunk_values, Selected, SelectedValues, Tuples};
+pub use select::{
+    decode_chunk_filtered, decode_chunk_values, Selected, SelectedValues, Tuples, ValueColumns,
+};
 
 use crate::chunk_map::{chunk_range, dsm_page_range};
 use crate::device::{AlignedBuf, Completion, Device, DeviceFile};

@@ -14,6 +14,7 @@ use crate::manifest::{Extent, Layout};
 use crate::page::PageChecks;
 use crate::read::decode::{presized, wanted_rows, Decoder};
 use crate::read::Table;
+use crate::types::Physical;
 
 /// The tuples of a chunk that passed a filter.
 #[derive(Debug)]
@@ -106,7 +107,8 @@ pub fn decode_chunk_filtered(
     checks: PageChecks,
     filter: &RowFilter,
 ) -> Result<Selected> {
-    let (columns, rows) = match select(table, k, projection, rows, data, checks, filter, false)? {
+    let how = (projection, &[][..]);
+    let (columns, rows) = match select(table, k, how, rows, data, checks, filter, false)? {
         SelectedValues {
             columns,
             tuples: Tuples::Selected(rows),
@@ -137,13 +139,33 @@ pub fn decode_chunk_filtered(
 pub fn decode_chunk_values(
     table: &Table,
     k: usize,
-    projection: &[usize],
+    wanted: ValueColumns<'_>,
     rows: Option<Range<u64>>,
     data: &[(Extent, &[u8])],
     checks: PageChecks,
     filter: &RowFilter,
 ) -> Result<SelectedValues> {
-    select(table, k, projection, rows, data, checks, filter, true)
+    let ValueColumns { columns, packed } = wanted;
+    select(
+        table,
+        k,
+        (columns, packed),
+        rows,
+        data,
+        checks,
+        filter,
+        true,
+    )
+}
+
+/// The columns [`decode_chunk_values`] returns, in this order, and which `CHAR(n)`
+/// columns among them (n ≤ [`crate::packed_chars::PACKED_CHAR`]) come as packed words
+/// in `ColumnValues::I64` rather than as strings: an aggregating scan's group keys, which
+/// a PDICT page gives by looking its codes up in its dictionary packed once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ValueColumns<'a> {
+    pub columns: &'a [usize],
+    pub packed: &'a [usize],
 }
 
 /// The selected tuples' values; with `mark`, a dense selection marked, not gathered.
@@ -151,7 +173,7 @@ pub fn decode_chunk_values(
 fn select(
     table: &Table,
     k: usize,
-    projection: &[usize],
+    (projection, packed): (&[usize], &[usize]),
     rows: Option<Range<u64>>,
     data: &[(Extent, &[u8])],
     checks: PageChecks,
@@ -159,6 +181,7 @@ fn select(
     mark: bool,
 ) -> Result<SelectedValues> {
     table.check_projection(projection)?;
+    let packing = Packing::of(table, projection, packed)?;
     let filtered = filter.columns();
     table.check_projection(&filtered)?;
     let chunk = table.chunk(k);
@@ -220,11 +243,9 @@ fn select(
         let mut columns = Vec::with_capacity(projection.len());
         for &c in projection {
             let values = match of(c) {
-                Some(values) => values.clone(),
+                Some(values) => packing.converted(c, values)?,
                 None => {
-                    let mut whole = presized(table, &[c], &wanted).pop().ok_or_else(|| {
-                        StorageError::Invalid(format!("chunk {k}: no column {c}"))
-                    })?;
+                    let mut whole = packing.presized(c, &wanted);
                     ctx.dsm_column(chunk.columns[c].extent, data, c, &mut whole, spent, None)?;
                     whole
                 }
@@ -249,7 +270,10 @@ fn select(
         .iter()
         .map(|&i| wanted.start + u64::from(i))
         .collect();
-    let mut outs = presized(table, projection, &(0..selected_rows.len() as u64));
+    let selected_range = 0..selected_rows.len() as u64;
+    let mut outs: Vec<ColumnValues> = (projection.iter())
+        .map(|&c| packing.presized(c, &selected_range))
+        .collect();
     let mut spent = decoded.iter().map(ColumnValues::decoded_bytes).sum::<u64>();
     // Most tuples selected: every page would be decoded anyway, so a column is decoded
     // whole and gathered once, not page by page through a scratch.
@@ -257,12 +281,10 @@ fn select(
     for (out, &c) in outs.iter_mut().zip(projection) {
         let extent = chunk.columns[c].extent;
         match of(c) {
-            Some(values) if selected.len() == n => *out = values.clone(),
-            Some(values) => gather_into(out, values, &selected, 0)?,
+            Some(values) if selected.len() == n => *out = packing.converted(c, values)?,
+            Some(values) => gather_into(out, &packing.converted(c, values)?, &selected, 0)?,
             None if dense => {
-                let mut whole = presized(table, &[c], &wanted)
-                    .pop()
-                    .unwrap_or_else(|| out.clone());
+                let mut whole = packing.presized(c, &wanted);
                 ctx.dsm_column(extent, data, c, &mut whole, spent, None)?;
                 if whole.len() != n {
                     return Err(StorageError::Invalid(format!(
@@ -330,6 +352,64 @@ fn test_strings(
 
 /// A selection of at least this share of a chunk's tuples (numerator / denominator)
 /// decodes its other columns whole.
+/// Which projected columns a selection gives as packed words, and their `CHAR(n)`.
+struct Packing<'t> {
+    table: &'t Table,
+    packed: Vec<(usize, usize)>,
+}
+
+impl<'t> Packing<'t> {
+    /// `packed` checked: projected `CHAR(n)` columns that pack.
+    fn of(table: &'t Table, projection: &[usize], packed: &[usize]) -> Result<Packing<'t>> {
+        let packed = packed
+            .iter()
+            .map(
+                |&c| match table.schema().columns.get(c).map(|d| d.ty.physical()) {
+                    Some(Physical::FixedBytes(n))
+                        if n <= crate::packed_chars::PACKED_CHAR && projection.contains(&c) =>
+                    {
+                        Ok((c, n))
+                    }
+                    _ => Err(StorageError::Invalid(format!(
+                        "column {c} is no projected CHAR(n) that packs into a word"
+                    ))),
+                },
+            )
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Packing { table, packed })
+    }
+
+    fn chars(&self, c: usize) -> Option<usize> {
+        self.packed.iter().find(|(p, _)| *p == c).map(|(_, n)| *n)
+    }
+
+    /// Room for `rows`' values of column `c`, of the kind it is delivered as.
+    fn presized(&self, c: usize, rows: &Range<u64>) -> ColumnValues {
+        let rows_n = usize::try_from(rows.end - rows.start).unwrap_or(usize::MAX);
+        match self.chars(c) {
+            Some(_) => ColumnValues::with_capacity(Physical::I64, rows_n),
+            None => {
+                let physical = self.table.schema().columns[c].ty.physical();
+                ColumnValues::with_capacity(physical, rows_n)
+            }
+        }
+    }
+
+    /// Column `c`'s decoded `values` as delivered: strings of a packed column packed.
+    fn converted(&self, c: usize, values: &ColumnValues) -> Result<ColumnValues> {
+        let Some(n) = self.chars(c).filter(|_| values.strings().is_some()) else {
+            return Ok(values.clone());
+        };
+        let words = (0..values.len())
+            .map(|i| crate::packed_chars::pack(values.str_at(i), n).map(|w| w as i64))
+            .collect::<Option<Vec<i64>>>()
+            .ok_or_else(|| {
+                StorageError::Invalid(format!("column {c}: a value longer than CHAR({n})"))
+            })?;
+        Ok(ColumnValues::I64(words))
+    }
+}
+
 const DENSE_NUMERATOR: usize = 1;
 const DENSE_DENOMINATOR: usize = 2;
 
