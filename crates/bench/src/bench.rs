@@ -119,7 +119,16 @@ pub fn run_benchmark(input: &BenchInput<'_>) -> Result<BenchReport, BenchError> 
         let run = start(input, policy, bandwidth_mb_s)?;
         let bar = progress_bar(input.progress, policy, workload.query_count() as u64);
         let sharing = params.preset == PBM_SHARING;
-        let measured = run_policy(policy, run.as_ref(), &workload, &references, &bar, sharing)?;
+        let every = refresh_every(params)?;
+        let measured = run_policy(
+            policy,
+            run.as_ref(),
+            &workload,
+            &references,
+            &bar,
+            sharing,
+            every,
+        )?;
         bar.finish_and_clear();
         if let Some(dir) = input.trace_dir {
             save_trace(
@@ -208,6 +217,18 @@ pub fn resolve_bandwidth(
 
 /// The stagger given, else the paper's fraction of F-100's read (finite: the bandwidth
 /// is at least `BANDWIDTH_MB_S_MIN`).
+/// The refresh stream's period, when the run has one.
+fn refresh_every(params: &Params) -> Result<Option<Duration>, BenchError> {
+    params
+        .refresh
+        .map(|r| {
+            Duration::try_from_secs_f64(r.every_s).map_err(|e| {
+                BenchError::BadParameter(format!("refresh every {} s: {e}", r.every_s))
+            })
+        })
+        .transpose()
+}
+
 fn resolve_stagger(
     params: &Params,
     table: TableInfo,

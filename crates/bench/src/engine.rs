@@ -122,6 +122,10 @@ pub trait PolicyRun {
     fn disk_read_bytes(&self) -> Option<u64> {
         None
     }
+    /// The run's refresh stream (`Params::refresh`); `None` when the engine has none.
+    fn refresher(&self) -> Option<&dyn crate::refresh::Refresher> {
+        None
+    }
 }
 
 /// Time spent in buffer-manager decisions, and how many were made.

@@ -22,6 +22,7 @@ pub mod memory;
 pub mod mix;
 pub mod presets;
 pub mod reference;
+pub mod refresh;
 pub mod report;
 pub mod runner;
 pub mod samples;
@@ -46,5 +47,6 @@ pub use engine::{
 pub use error::BenchError;
 pub use mix::{Mix, QueryKind, QueryType};
 pub use presets::{check_stagger_s, preset, Overrides, Params, StaggerOutOfRange, MAX_STAGGER_S};
+pub use refresh::{Refresh, RefreshTimes, Refresher};
 pub use samples::Samples;
 pub use workload::{QueryInstance, Workload};

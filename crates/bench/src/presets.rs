@@ -138,6 +138,8 @@ pub struct Params {
     /// Share of the queries, in %, that read in table order (in-order Scans beside
     /// CScans in one pool, 2012 paper §2.3); each query is drawn with this probability.
     pub in_order_pct: u32,
+    /// A refresh stream beside the query streams (`None`: none, the papers' runs).
+    pub refresh: Option<crate::refresh::Refresh>,
 }
 
 /// Command-line overrides, applied to every run of a preset (overriding the swept
@@ -161,6 +163,7 @@ pub struct Overrides {
     /// Tuples of the synthetic relation (runs over lineitem ignore it).
     pub synthetic_rows: Option<u64>,
     pub in_order_pct: Option<u32>,
+    pub refresh: Option<crate::refresh::Refresh>,
 }
 
 impl Overrides {
@@ -180,6 +183,9 @@ impl Overrides {
         }
         if self.stagger_s.is_some() {
             params.stagger_s = self.stagger_s;
+        }
+        if self.refresh.is_some() {
+            params.refresh = self.refresh;
         }
         if let Some(mix) = &self.mix {
             params.mix = mix.clone();
@@ -299,6 +305,7 @@ fn run_of(e: &Experiment, point: &Point) -> Result<Option<Params>, BenchError> {
             PAPER_STAGGER_OVER_SCAN
         },
         in_order_pct: w.in_order_pct,
+        refresh: None,
     }))
 }
 
@@ -379,6 +386,15 @@ pub fn check_params(params: &Params) -> Result<(), BenchError> {
     }
     if params.in_order_pct > MAX_IN_ORDER_PCT {
         return bad(&format!("in_order_pct must be in 0..={MAX_IN_ORDER_PCT}"));
+    }
+    if let Some(r) = params.refresh {
+        // At least a millisecond apart; at most the whole table copied at once.
+        let every_ok = r.every_s >= 0.001 && r.every_s <= MAX_STAGGER_S;
+        if !(every_ok && r.per_mille > 0.0 && r.per_mille <= 1000.0) {
+            return bad(&format!(
+                "refresh every 0.001..={MAX_STAGGER_S} s, 0 < per mille <= 1000 (got {r:?})"
+            ));
+        }
     }
     if !LAYOUTS.contains(&params.layout.as_str()) {
         return bad(&format!("layout must be one of {}", LAYOUTS.join(", ")));

@@ -7,10 +7,11 @@ use crate::cpu;
 use crate::engine::{PolicyRun, QueryEngine};
 use crate::error::BenchError;
 use crate::reference::References;
+use crate::refresh::{run_refreshes, RefreshRun, Refresher};
 use crate::stats::{PolicyMeasurement, QueryRun};
 use crate::workload::{QueryInstance, StreamPlan, Workload};
 use indicatif::ProgressBar;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A waiting stream checks this often whether another stream failed.
@@ -27,7 +28,8 @@ struct StreamContext<'a> {
 }
 
 /// Runs `workload` on `run` (a fresh runtime for `policy`) and measures it; with
-/// `sharing`, also asks the engine when each query took each chunk (Figure 17).
+/// `sharing`, also asks the engine when each query took each chunk (Figure 17); with
+/// `refresh_every`, the engine's refresh stream runs beside the query streams.
 pub fn run_policy(
     policy: &str,
     run: &dyn PolicyRun,
@@ -35,7 +37,17 @@ pub fn run_policy(
     references: &References,
     bar: &ProgressBar,
     sharing: bool,
+    refresh_every: Option<Duration>,
 ) -> Result<PolicyMeasurement, BenchError> {
+    let refresh = match (refresh_every, run.refresher()) {
+        (Some(every), Some(refresher)) => Some((every, refresher)),
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(BenchError::BadParameter(format!(
+                "{policy}: this engine runs no refresh stream"
+            )))
+        }
+    };
     let io_before = run.io_stats();
     let abort = AtomicBool::new(false);
     let cpu_before = cpu::process_cpu_time();
@@ -48,7 +60,7 @@ pub fn run_policy(
         abort: &abort,
         bar,
     };
-    let per_stream = run_streams(&ctx, &workload.streams);
+    let (per_stream, refreshes) = run_streams(&ctx, &workload.streams, refresh);
     let wall = ctx.t0.elapsed();
     let cpu_time = cpu::process_cpu_time().saturating_sub(cpu_before)
         + run.external_cpu_time().saturating_sub(external_before);
@@ -56,6 +68,11 @@ pub fn run_policy(
     for stream in per_stream {
         runs.extend(stream?);
     }
+    let refreshes = refreshes.map_err(|(round, source)| BenchError::Query {
+        policy: policy.to_string(),
+        query: format!("refresh pair {round}"),
+        source,
+    })?;
     // Before OPT: an engine may answer both from one trace it takes once.
     let consumptions = sharing.then(|| run.consumptions()).flatten();
     Ok(PolicyMeasurement {
@@ -69,25 +86,49 @@ pub fn run_policy(
         opt_chunk_loads: run.opt_chunk_loads(),
         scheduling: run.scheduling(),
         consumptions,
+        refreshes,
     })
 }
 
+type Refreshes = Result<Vec<RefreshRun>, (u64, anyhow::Error)>;
+
+/// Every stream on its own thread, and the refresh stream beside them until the last
+/// one ends.
 fn run_streams(
     ctx: &StreamContext<'_>,
     streams: &[StreamPlan],
-) -> Vec<Result<Vec<QueryRun>, BenchError>> {
+    refresh: Option<(Duration, &dyn Refresher)>,
+) -> (Vec<Result<Vec<QueryRun>, BenchError>>, Refreshes) {
+    let left = AtomicUsize::new(streams.len());
     std::thread::scope(|scope| {
+        let left = &left;
         let handles: Vec<_> = streams
             .iter()
-            .map(|stream| scope.spawn(move || run_stream(ctx, stream)))
+            .map(|stream| {
+                scope.spawn(move || {
+                    let result = run_stream(ctx, stream);
+                    left.fetch_sub(1, Ordering::Relaxed);
+                    result
+                })
+            })
             .collect();
-        handles
+        let refreshes = refresh.map(|(every, refresher)| {
+            scope.spawn(move || run_refreshes(refresher, every, ctx.t0, left, ctx.abort))
+        });
+        let per_stream = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(BenchError::StreamPanicked(ctx.policy.to_string())))
             })
-            .collect()
+            .collect();
+        let refreshes = match refreshes {
+            None => Ok(Vec::new()),
+            Some(h) => h
+                .join()
+                .unwrap_or_else(|_| Err((0, anyhow::anyhow!("the refresh stream panicked")))),
+        };
+        (per_stream, refreshes)
     })
 }
 

@@ -12,6 +12,7 @@
 
 use crate::engine::{Consumption, IoStats, LoadRecord, SchedulingCost};
 use crate::mix::QueryType;
+use crate::refresh::{RefreshRun, RefreshStats};
 use crate::sharing::{sharing_potential, SharingPotential, SHARING_SAMPLES};
 pub use crate::workload::QueryRun;
 use coopscan_paper::stats as paper_stats;
@@ -35,6 +36,8 @@ pub struct PolicyMeasurement {
     pub scheduling: Option<SchedulingCost>,
     /// When each query took each chunk, if asked for (`pbm-sharing`) and recorded.
     pub consumptions: Option<Vec<Consumption>>,
+    /// The refresh stream's pairs, when the run had one.
+    pub refreshes: Vec<RefreshRun>,
 }
 
 /// Standalone cold time per query type, in seconds.
@@ -74,6 +77,9 @@ pub struct PolicyStats {
     pub query_types: BTreeMap<QueryType, QueryTypeStats>,
     /// The 2012 paper's Figure 17 for this run, when the engine gave consumptions.
     pub sharing: Option<SharingPotential>,
+    /// What the refresh stream did, when the run had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<RefreshStats>,
 }
 
 impl PolicyStats {
@@ -99,6 +105,7 @@ impl PolicyStats {
                 .consumptions
                 .as_deref()
                 .map(|c| sharing_potential(&m.runs, c, total, SHARING_SAMPLES)),
+            refresh: RefreshStats::of(&m.refreshes),
         }
     }
 }

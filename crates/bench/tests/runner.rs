@@ -136,7 +136,16 @@ fn a_stream_start_beyond_the_clock_is_an_error_not_a_panic() {
     )
     .unwrap();
     let bar = indicatif::ProgressBar::hidden();
-    let err = run_policy("normal", run.as_ref(), &workload, &references, &bar, false).unwrap_err();
+    let err = run_policy(
+        "normal",
+        run.as_ref(),
+        &workload,
+        &references,
+        &bar,
+        false,
+        None,
+    )
+    .unwrap_err();
     assert!(
         matches!(err, BenchError::BadParameter(_)) && err.to_string().contains("clock"),
         "{err:?}"

@@ -74,6 +74,7 @@ fn measurement(tags: [Option<u64>; 7]) -> (PolicyMeasurement, Standalone) {
             calls: 40,
         }),
         consumptions: None,
+        refreshes: Vec::new(),
     };
     let standalone = Standalone::from([(F10, 1.0), (S100, 4.0), (F100, 0.5)]);
     (m, standalone)

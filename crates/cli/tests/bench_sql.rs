@@ -209,6 +209,37 @@ fn bench_json(args: &[&str], dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse")
 }
 
+/// `--refresh-every-s`: refresh pairs (RF1 inserting copies after the last tuple, RF2
+/// deleting them) run beside the streams, every query's result is still checked, and
+/// the report counts the pairs and their tuples; a period out of range is a clean error.
+#[test]
+fn a_refresh_stream_beside_the_queries_keeps_every_result() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let args = tiny_bench(&[
+        "--policies",
+        "relevance,normal",
+        "--standalone-runs",
+        "1",
+        "--refresh-every-s",
+        "0.005",
+        "--refresh-per-mille",
+        "5",
+    ]);
+    let report = bench_json(&args, tmp.path());
+    assert_eq!(report["parameters"]["refresh"]["per_mille"], 5.0);
+    for policy in ["relevance", "normal"] {
+        let p = &report["policies"][policy];
+        assert_eq!(p["results_checked"], 6, "{policy}");
+        let pairs = p["refresh"]["pairs"].as_u64().expect("pairs");
+        assert!(pairs >= 1, "{policy}: {}", p["refresh"]);
+        // SF 0.01 lineitem: 60 175 tuples, 5 per mille of them.
+        assert_eq!(p["refresh"]["rows_per_pair"], 301, "{policy}");
+    }
+    let bad = coopscan(&tiny_bench(&["--refresh-every-s", "0"]), tmp.path());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && stderr.contains("refresh every"), "{stderr}");
+}
+
 /// `--scan-workers 2`: every query's CScan two partitions of one ABM scan; every result
 /// still checked against the in-order Scan's, and the report says how it ran.
 #[test]

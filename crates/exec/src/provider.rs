@@ -159,6 +159,13 @@ impl CoopTable {
         self
     }
 
+    /// This provider with its changes logged at `path` (replayed from there if it
+    /// exists) rather than in the table's directory; see [`TableDelta::logged_at`].
+    pub fn with_log_at(mut self, path: std::path::PathBuf) -> CoopTable {
+        self.delta = Arc::new(TableDelta::logged_at(&self.table, path));
+        self
+    }
+
     /// A cooperative provider over the (first) table `runtime` serves.
     pub fn cooperative(runtime: Arc<Runtime>) -> CoopTable {
         let table = runtime.table().clone();

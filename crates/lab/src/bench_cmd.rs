@@ -14,6 +14,7 @@ use coopscan_bench::{
 };
 
 use coopscan_bench::presets::Dataset;
+use coopscan_bench::refresh::{Refresh, TPCH_REFRESH_PER_MILLE};
 use coopscan_exec::{SLOW_EXTRA_DEFAULT, SLOW_EXTRA_MAX};
 use coopscan_storage::{Layout, Table};
 
@@ -105,6 +106,16 @@ pub struct BenchArgs {
     /// preset's, 0 (mixed-pool: 100, 0 and 50). The peers read in order anyway.
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub in_order_pct: Option<u32>,
+    /// Run a refresh stream beside the query streams: a pair every this many seconds
+    /// (0.001 to 3600), RF1 inserting --refresh-per-mille of lineitem's tuples (copies
+    /// under new order keys, after the last tuple), RF2 deleting them; the queries'
+    /// tuples stay the same, so their results are still checked. coopscan's engine
+    /// only; the changes go to a temporary delta log. Default: none.
+    #[arg(long, value_name = "SECONDS")]
+    pub refresh_every_s: Option<f64>,
+    /// Tuples each RF1 inserts, per mille of the table's (default 1: TPC-H's 0.1 %).
+    #[arg(long, requires = "refresh_every_s", value_name = "PER_MILLE")]
+    pub refresh_per_mille: Option<f64>,
     /// Comma-separated policies: normal, attach, elevator, relevance, pbm, pbm-lru,
     /// mixed, pbm-throttle, pbm-opportunistic (default: the preset's; table2: the
     /// 2007 paper's four); `relevance/knapsack` frees DSM room by the paper's knapsack
@@ -392,6 +403,10 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         layout: args.layout.map(|l| l.to_string()),
         synthetic_rows: args.rows,
         in_order_pct: args.in_order_pct,
+        refresh: args.refresh_every_s.map(|every_s| Refresh {
+            every_s,
+            per_mille: args.refresh_per_mille.unwrap_or(TPCH_REFRESH_PER_MILLE),
+        }),
     })
 }
 

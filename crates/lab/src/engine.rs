@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use coopscan_bench::{
     Consumption, IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance,
-    QueryKind, QueryOutput, SchedulingCost,
+    QueryKind, QueryOutput, Refresher, SchedulingCost,
 };
 use coopscan_buffer::{EvictionStrategy, Reference};
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
@@ -22,6 +22,8 @@ use coopscan_storage::device::{Bandwidth, Device, DeviceConfig, DirectMode};
 use coopscan_storage::Table;
 use coopscan_tpch::answers::rows_with_null;
 use coopscan_tpch::synthetic::SYNTHETIC_TABLE;
+
+use crate::refresh::DfRefresher;
 
 /// The name queries use for the table: lineitem, or Table 4's synthetic relation.
 pub const TABLE_NAME: &str = "lineitem";
@@ -145,6 +147,7 @@ pub struct DfRun {
     /// The run's piece references, taken from the runtime once (taking empties it) and
     /// read by both OPT and the sharing analysis.
     trace: Mutex<Option<Arc<Vec<Reference>>>>,
+    refresher: Option<DfRefresher>,
 }
 
 impl DfRun {
@@ -217,6 +220,10 @@ impl PolicyRun for DfRun {
             calls: s.calls,
         })
     }
+
+    fn refresher(&self) -> Option<&dyn Refresher> {
+        self.refresher.as_ref().map(|r| r as &dyn Refresher)
+    }
 }
 
 /// Builds a [`DfRun`] per policy: fresh device (throttled) and Runtime.
@@ -254,7 +261,21 @@ impl DfFactory {
         // Every piece reference, for OPT beside the policy (40 bytes per chunk a query
         // consumes: a few hundred kB for a Table 2 run).
         runtime.record_trace();
-        let provider = Arc::new(CoopTable::cooperative(Arc::clone(&runtime)));
+        let mut provider = CoopTable::cooperative(Arc::clone(&runtime));
+        let log = setup.params.refresh.map(|_| DfRefresher::private_log());
+        if let Some(log) = &log {
+            provider = provider.with_log_at(log.clone());
+        }
+        let provider = Arc::new(provider);
+        let refresher = match (setup.params.refresh, log) {
+            (Some(refresh), Some(log)) => Some(DfRefresher::new(
+                Arc::clone(&self.tokio),
+                Arc::clone(&provider),
+                refresh.per_mille,
+                log,
+            )?),
+            _ => None,
+        };
         let shape = QueryShape {
             slow_extra: self.slow_extra,
             threads: setup.params.query_threads,
@@ -266,6 +287,7 @@ impl DfFactory {
             runtime,
             engine,
             trace: Mutex::new(None),
+            refresher,
         }))
     }
 }

@@ -16,6 +16,7 @@ pub mod data_dir;
 pub mod dataset;
 pub mod engine;
 pub mod peers;
+pub mod refresh;
 pub mod signals;
 pub mod synthetic;
 pub mod table;

@@ -22,8 +22,39 @@ pub fn render(report: &BenchReport) -> String {
     let mut out = header_text(report);
     system_table(&mut out, report);
     query_table(&mut out, report);
+    refresh_lines(&mut out, report);
     out.push_str(&super::sharing::text(report));
     out
+}
+
+/// The refresh stream's pairs per policy, when the run had one.
+fn refresh_lines(out: &mut String, r: &BenchReport) {
+    let Some(refresh) = r.params.refresh else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nrefresh stream: a pair every {} s, RF1 inserting {} ‰ of the tuples, RF2 deleting them",
+        refresh.every_s, refresh.per_mille
+    );
+    for p in &r.policies {
+        match &p.stats.refresh {
+            Some(s) => {
+                let _ = writeln!(
+                    out,
+                    "  {:<12} {} pairs of {} tuples, median RF1 {:.3} s, RF2 {:.3} s",
+                    p.name, s.pairs, s.rows_per_pair, s.insert_median_s, s.delete_median_s
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  {:<12} no pair was due before the streams ended",
+                    p.name
+                );
+            }
+        }
+    }
 }
 
 /// How many queries read in table order, when the run asked for any.

@@ -217,6 +217,7 @@ pub fn sweep_stats(
         results_checked: 4,
         query_types: Default::default(),
         sharing: None,
+        refresh: None,
     }
 }
 

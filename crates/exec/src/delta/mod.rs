@@ -121,8 +121,15 @@ impl TableDelta {
     /// The changes committed to `table` (its delta log replayed); later commits are
     /// appended to that log and synced before they are published.
     pub fn logged(table: &Table) -> TableDelta {
+        TableDelta::logged_at(table, table.dir().join(LOG_FILE))
+    }
+
+    /// [`TableDelta::logged`] with the log at `path` instead of the table's directory:
+    /// changes that must not outlive a run (a benchmark's refresh stream over a shared
+    /// dataset) go to a log of their own.
+    pub fn logged_at(table: &Table, path: PathBuf) -> TableDelta {
         let spec = LogSpec {
-            path: table.dir().join(LOG_FILE),
+            path,
             identity: LogIdentity {
                 stable_rows: table.rows(),
                 columns: table.schema().len(),
