@@ -25,6 +25,9 @@ struct StreamContext<'a> {
     t0: Instant,
     abort: &'a AtomicBool,
     bar: &'a ProgressBar,
+    /// When the last query stream ended (since `t0`): the run's wall time, a refresh
+    /// pair still running then not counted.
+    last_stream_end: std::sync::Mutex<Option<Duration>>,
 }
 
 /// Runs `workload` on `run` (a fresh runtime for `policy`) and measures it; with
@@ -59,9 +62,11 @@ pub fn run_policy(
         t0: Instant::now(),
         abort: &abort,
         bar,
+        last_stream_end: std::sync::Mutex::new(None),
     };
     let (per_stream, refreshes) = run_streams(&ctx, &workload.streams, refresh);
-    let wall = ctx.t0.elapsed();
+    let streams_end = ctx.last_stream_end.lock().ok().and_then(|end| *end);
+    let wall = streams_end.unwrap_or_else(|| ctx.t0.elapsed());
     let cpu_time = cpu::process_cpu_time().saturating_sub(cpu_before)
         + run.external_cpu_time().saturating_sub(external_before);
     let mut runs = Vec::with_capacity(workload.query_count());
@@ -106,9 +111,8 @@ fn run_streams(
             .iter()
             .map(|stream| {
                 scope.spawn(move || {
-                    let result = run_stream(ctx, stream);
-                    left.fetch_sub(1, Ordering::Relaxed);
-                    result
+                    let _ended = StreamEnded { ctx, left };
+                    run_stream(ctx, stream)
                 })
             })
             .collect();
@@ -130,6 +134,27 @@ fn run_streams(
         };
         (per_stream, refreshes)
     })
+}
+
+/// Counts a stream out when its thread ends, even by a panic (which also stops the
+/// others, as a failure does): the refresh stream runs until no stream is left.
+struct StreamEnded<'a, 'c> {
+    ctx: &'a StreamContext<'c>,
+    left: &'a AtomicUsize,
+}
+
+impl Drop for StreamEnded<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.ctx.abort.store(true, Ordering::Relaxed);
+        }
+        if self.left.fetch_sub(1, Ordering::Relaxed) == 1 {
+            let end = self.ctx.t0.elapsed();
+            if let Ok(mut last) = self.ctx.last_stream_end.lock() {
+                *last = Some(end);
+            }
+        }
+    }
 }
 
 fn run_stream(ctx: &StreamContext<'_>, stream: &StreamPlan) -> Result<Vec<QueryRun>, BenchError> {

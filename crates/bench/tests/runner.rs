@@ -151,3 +151,92 @@ fn a_stream_start_beyond_the_clock_is_an_error_not_a_panic() {
         "{err:?}"
     );
 }
+
+/// A refresh stream stops when the query streams end, also when one of them panics
+/// (the run then fails, naming the panic, rather than waiting for the refreshes).
+#[test]
+fn a_refresh_stream_ends_with_the_streams_even_after_a_panic() {
+    use coopscan_bench::runner::run_policy;
+    use coopscan_bench::workload::{Workload, WorkloadSpec};
+    use coopscan_bench::{
+        IoStats, LoadRecord, PolicyRun, QueryEngine, QueryInstance, QueryOutput, RefreshTimes,
+        Refresher,
+    };
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+
+    struct Engine {
+        panic_on: Option<u64>,
+    }
+    impl QueryEngine for Engine {
+        fn run(&self, q: &QueryInstance) -> anyhow::Result<QueryOutput> {
+            std::thread::sleep(Duration::from_millis(5));
+            assert_ne!(Some(q.id), self.panic_on, "a query that panics");
+            common::Reference.run(q)
+        }
+    }
+    struct Pairs(AtomicU64);
+    impl Refresher for Pairs {
+        fn refresh(&self, _round: u64) -> anyhow::Result<RefreshTimes> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(RefreshTimes::default())
+        }
+    }
+    struct Run {
+        engine: Engine,
+        pairs: Pairs,
+    }
+    impl PolicyRun for Run {
+        fn engine(&self) -> &dyn QueryEngine {
+            &self.engine
+        }
+        fn load_log(&self) -> Vec<LoadRecord> {
+            Vec::new()
+        }
+        fn io_stats(&self) -> IoStats {
+            IoStats::default()
+        }
+        fn refresher(&self) -> Option<&dyn Refresher> {
+            Some(&self.pairs)
+        }
+    }
+
+    let params = small_params();
+    let workload = Workload::generate(&WorkloadSpec {
+        streams: 3,
+        queries_per_stream: 2,
+        mix: params.mix.clone(),
+        seed: params.seed,
+        stagger: Duration::from_millis(1),
+        table_rows: TABLE.rows,
+        in_order_pct: 0,
+    })
+    .unwrap();
+    let bar = indicatif::ProgressBar::hidden();
+    let references =
+        coopscan_bench::reference::References::compute(&Reference, workload.queries(), &bar)
+            .unwrap();
+    let every = Some(Duration::from_millis(1));
+    for panic_on in [None, Some(1)] {
+        let run = Run {
+            engine: Engine { panic_on },
+            pairs: Pairs(AtomicU64::new(0)),
+        };
+        let done = run_policy("normal", &run, &workload, &references, &bar, false, every);
+        match panic_on {
+            None => {
+                let m = done.expect("runs");
+                assert_eq!(m.runs.len(), 6);
+                assert!(!m.refreshes.is_empty(), "pairs ran beside the streams");
+                assert_eq!(
+                    m.refreshes.len() as u64,
+                    run.pairs.0.load(Ordering::Relaxed)
+                );
+            }
+            Some(_) => assert!(
+                matches!(done, Err(BenchError::StreamPanicked(_))),
+                "{done:?}"
+            ),
+        }
+    }
+}

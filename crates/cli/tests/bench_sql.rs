@@ -237,7 +237,10 @@ fn a_refresh_stream_beside_the_queries_keeps_every_result() {
     }
     let bad = coopscan(&tiny_bench(&["--refresh-every-s", "0"]), tmp.path());
     let stderr = String::from_utf8_lossy(&bad.stderr);
-    assert!(!bad.status.success() && stderr.contains("refresh every"), "{stderr}");
+    assert!(
+        !bad.status.success() && stderr.contains("refresh every"),
+        "{stderr}"
+    );
 }
 
 /// `--scan-workers 2`: every query's CScan two partitions of one ABM scan; every result

@@ -73,7 +73,8 @@ pub fn serialize<T: Clone>(ours: &Pdt<T>, theirs: &Pdt<T>) -> Result<Pdt<T>, Ser
 
 /// Applies `layer` (over the tuples `target` shows) to `target`; returns the operations,
 /// by RID in the state each met, that do the same from `target`'s state: what a log
-/// record keeps.
+/// record keeps. On an error `target` may hold part of the layer: callers pass a clone
+/// (an O(1) snapshot) and publish it only on success.
 pub fn propagate<T: Clone>(target: &mut Pdt<T>, layer: &Pdt<T>) -> Result<Vec<Op<T>>, DeltaError> {
     if layer.stable_rows() != target.rows() || layer.columns() != target.columns() {
         return Err(DeltaError::Corrupt {

@@ -36,9 +36,12 @@ pub fn pack(s: &[u8], n: usize) -> Option<u64> {
 /// The value a word of a `CHAR(n)` column packs: its bytes are the first `len` of the
 /// array. `None` for a word [`pack`] does not make.
 pub fn unpack(word: u64, n: usize) -> Option<([u8; PACKED_CHAR], usize)> {
+    if n > PACKED_CHAR {
+        return None;
+    }
     let bits = length_bits(n);
     let len = usize::try_from(word & ((1 << bits) - 1)).ok()?;
-    if len > n || n > PACKED_CHAR || word >> (len as u32 * 8 + bits) != 0 {
+    if len > n || word >> (len as u32 * 8 + bits) != 0 {
         return None;
     }
     let mut bytes = [0u8; PACKED_CHAR];

@@ -16,6 +16,9 @@ use datafusion::common::ScalarValue;
 use super::{Committed, TableDelta, Writer};
 use crate::error::ExecError;
 
+/// Changes (tree entries) a table keeps in commit layers for open transactions.
+pub const MAX_KEPT_CHANGES: usize = 1 << 20;
+
 /// A table's committed tree as a transaction first saw it; the table keeps the layers
 /// of later commits until this is dropped.
 #[derive(Debug)]
@@ -54,14 +57,22 @@ impl Committed {
     /// `records`, while a snapshot older than it is pinned. The ops applied to a tree of
     /// as many tuples already, so they apply to the layer; if they did not, the layers
     /// stop there and a transaction that needed them is aborted (`layers_since`).
+    ///
+    /// At most [`MAX_KEPT_CHANGES`] changes are kept: past them the layers are dropped,
+    /// and a transaction pinned before that aborts at `COMMIT` if another commit came
+    /// first (a transaction left open while others commit would otherwise hold every
+    /// change made meanwhile).
     pub(super) fn keep_layer(&mut self, ops: &[Op<ScalarValue>], records: u64) {
         if self.pins.is_empty() {
             return;
         }
         let mut layer = Pdt::new(self.pdt.rows(), self.pdt.columns());
-        match ops.iter().try_for_each(|op| op.apply(&mut layer)) {
-            Ok(()) => self.recent.push_back((records, layer)),
-            Err(_) => self.recent.clear(),
+        let applied = ops.iter().try_for_each(|op| op.apply(&mut layer));
+        let kept: usize = self.recent.iter().map(|(_, l)| l.entry_count()).sum();
+        if applied.is_ok() && kept.saturating_add(layer.entry_count()) <= MAX_KEPT_CHANGES {
+            self.recent.push_back((records, layer));
+        } else {
+            self.recent.clear();
         }
     }
 

@@ -350,8 +350,6 @@ fn test_strings(
     Ok(passed)
 }
 
-/// A selection of at least this share of a chunk's tuples (numerator / denominator)
-/// decodes its other columns whole.
 /// Which projected columns a selection gives as packed words, and their `CHAR(n)`.
 struct Packing<'t> {
     table: &'t Table,
@@ -410,6 +408,8 @@ impl<'t> Packing<'t> {
     }
 }
 
+/// A selection of at least this share of a chunk's tuples (numerator / denominator)
+/// decodes its other columns whole.
 const DENSE_NUMERATOR: usize = 1;
 const DENSE_DENOMINATOR: usize = 2;
 
