@@ -270,7 +270,7 @@ impl DfFactory {
         let refresher = match (setup.params.refresh, log) {
             (Some(refresh), Some(log)) => Some(DfRefresher::new(
                 Arc::clone(&self.tokio),
-                Arc::clone(&provider),
+                (TABLE_NAME, Arc::clone(&provider)),
                 refresh.per_mille,
                 log,
             )?),

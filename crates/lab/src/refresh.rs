@@ -15,8 +15,6 @@ use coopscan_bench::{RefreshTimes, Refresher};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{plan_read_or_change, query_session, query_session_config, CoopTable};
 
-use crate::engine::TABLE_NAME;
-
 /// Added to a copied tuple's order key: past any TPC-H scale's keys (SF 1000 ends at
 /// 6·10⁹), so RF2 finds exactly RF1's tuples and zonemaps prune every stable chunk.
 const KEY_OFFSET: u64 = 1 << 40;
@@ -26,6 +24,8 @@ const ORDER_KEY: &str = "l_orderkey";
 pub struct DfRefresher {
     tokio: Arc<tokio::runtime::Runtime>,
     ctx: SessionContext,
+    /// The name the session knows the table by.
+    table: String,
     /// Tuples of the table as generated: RF1 copies a run inside them.
     table_rows: u64,
     rows: u64,
@@ -34,11 +34,11 @@ pub struct DfRefresher {
 }
 
 impl DfRefresher {
-    /// A refresh stream over `provider` (given a log of its own first, see
+    /// A refresh stream over `provider` as `table` (given a log of its own first, see
     /// [`DfRefresher::private_log`]) copying `per_mille` ‰ of its tuples per pair.
     pub fn new(
         tokio: Arc<tokio::runtime::Runtime>,
-        provider: Arc<CoopTable>,
+        (table, provider): (&str, Arc<CoopTable>),
         per_mille: f64,
         log: PathBuf,
     ) -> anyhow::Result<DfRefresher> {
@@ -53,10 +53,11 @@ impl DfRefresher {
         let rows =
             ((table_rows as f64 * per_mille / 1000.0).round() as u64).clamp(1, table_rows.max(1));
         let ctx = query_session(query_session_config(1));
-        ctx.register_table(TABLE_NAME, provider as _)?;
+        ctx.register_table(table, provider as _)?;
         Ok(DfRefresher {
             tokio,
             ctx,
+            table: table.to_string(),
             table_rows,
             rows,
             columns,
@@ -101,12 +102,13 @@ impl Refresher for DfRefresher {
                 _ => c.clone(),
             })
             .collect();
+        let table = &self.table;
         let insert = format!(
-            "INSERT INTO {TABLE_NAME} ({}) SELECT {} FROM {TABLE_NAME} WHERE _rowid >= {first} AND _rowid < {end}",
+            "INSERT INTO {table} ({}) SELECT {} FROM {table} WHERE _rowid >= {first} AND _rowid < {end}",
             self.columns.join(", "),
             values.join(", ")
         );
-        let delete = format!("DELETE FROM {TABLE_NAME} WHERE {ORDER_KEY} >= {KEY_OFFSET}");
+        let delete = format!("DELETE FROM {table} WHERE {ORDER_KEY} >= {KEY_OFFSET}");
         Ok(RefreshTimes {
             insert_s: self.execute(&insert)?,
             delete_s: self.execute(&delete)?,
