@@ -11,9 +11,11 @@
 //! This is the 2012 paper's compressed execution (§5) in the form its TPC-H Q1 takes.
 
 mod keys;
+mod program;
 mod value;
 
 pub use keys::GroupIndex;
+use program::Program;
 pub use value::{ArithOp, ValueExpr, Values, Wide, BLOCK};
 
 use crate::column::ColumnValues;
@@ -95,6 +97,8 @@ pub struct GroupedSums {
     sums: Vec<i128>,
     /// Scratch: the group of each tuple of a chunk, one block of values.
     group_of: Vec<u32>,
+    /// The value trees compiled for the 64-bit pass over a block.
+    program: Program,
     wide: Wide,
     /// Whether any value so far needed 128 bits: sums may then be anywhere in `i128`,
     /// so every addition is checked.
@@ -115,6 +119,7 @@ impl GroupedSums {
             physical,
             counts: vec![0],
             sums: vec![0; spec.values.len()],
+            program: Program::compile(&spec.values),
             spec,
             group_of: Vec::new(),
             wide: Wide::default(),
@@ -155,20 +160,29 @@ impl GroupedSums {
             self.counts[g as usize] += 1;
         }
         let columns = |c: usize| columns(c).filter(|v| v.len() == n);
-        for (v, expr) in self.spec.values.iter().enumerate() {
-            let mut start = 0;
-            while start < n {
-                let len = BLOCK.min(n - start);
-                let values = value::eval_block(expr, &columns, start, len, &mut self.wide)?;
-                let groups = &self.group_of[start..start + len];
-                let block = match &values {
-                    Values::Narrow(narrow) => Block::Narrow(narrow),
-                    Values::Wide => Block::Wide(&self.wide),
-                };
-                self.wide_seen |= matches!(block, Block::Wide(_));
-                add_block(&mut self.sums, width, v, groups, block, self.wide_seen)?;
-                start += len;
+        let mut start = 0;
+        while start < n {
+            let len = BLOCK.min(n - start);
+            let groups = &self.group_of[start..start + len];
+            if self.program.eval(&columns, start, len)? {
+                for v in 0..width {
+                    let values = self.program.values(v, &columns, start, len)?;
+                    let block = Block::Narrow(values);
+                    add_block(&mut self.sums, width, v, groups, block, self.wide_seen)?;
+                }
+            } else {
+                // A step overflowed 64 bits: each tree on its own, in 128 bits where needed.
+                for (v, expr) in self.spec.values.iter().enumerate() {
+                    let values = value::eval_block(expr, &columns, start, len, &mut self.wide)?;
+                    let block = match &values {
+                        Values::Narrow(narrow) => Block::Narrow(narrow),
+                        Values::Wide => Block::Wide(&self.wide),
+                    };
+                    self.wide_seen |= matches!(block, Block::Wide(_));
+                    add_block(&mut self.sums, width, v, groups, block, self.wide_seen)?;
+                }
             }
+            start += len;
         }
         Ok(())
     }
