@@ -11,10 +11,12 @@
 //! This is the 2012 paper's compressed execution (§5) in the form its TPC-H Q1 takes.
 
 mod keys;
+mod lanes;
 mod program;
 mod value;
 
 pub use keys::GroupIndex;
+use lanes::Lanes;
 use program::Program;
 pub use value::{ArithOp, ValueExpr, Values, Wide, BLOCK};
 
@@ -99,6 +101,8 @@ pub struct GroupedSums {
     group_of: Vec<u32>,
     /// The value trees compiled for the 64-bit pass over a block.
     program: Program,
+    /// Narrow sums of few groups, added in copies (`lanes.rs`); `sums` holds the rest.
+    lanes: Lanes,
     wide: Wide,
     /// Whether any value so far needed 128 bits: sums may then be anywhere in `i128`,
     /// so every addition is checked.
@@ -120,6 +124,7 @@ impl GroupedSums {
             counts: vec![0],
             sums: vec![0; spec.values.len()],
             program: Program::compile(&spec.values),
+            lanes: Lanes::new(spec.values.len()),
             spec,
             group_of: Vec::new(),
             wide: Wide::default(),
@@ -160,6 +165,7 @@ impl GroupedSums {
             self.counts[g as usize] += 1;
         }
         let columns = |c: usize| columns(c).filter(|v| v.len() == n);
+        let mut in_lanes = !self.wide_seen && self.lanes.fit(self.counts.len(), &mut self.sums);
         let mut start = 0;
         while start < n {
             let len = BLOCK.min(n - start);
@@ -167,11 +173,18 @@ impl GroupedSums {
             if self.program.eval(&columns, start, len)? {
                 for v in 0..width {
                     let values = self.program.values(v, &columns, start, len)?;
+                    if in_lanes {
+                        self.lanes.add(v, groups, values);
+                        continue;
+                    }
                     let block = Block::Narrow(values);
                     add_block(&mut self.sums, width, v, groups, block, self.wide_seen)?;
                 }
             } else {
-                // A step overflowed 64 bits: each tree on its own, in 128 bits where needed.
+                // A step overflowed 64 bits: each tree on its own, in 128 bits where
+                // needed, and every sum from now on in `sums`, checked.
+                self.lanes.drain_into(&mut self.sums);
+                in_lanes = false;
                 for (v, expr) in self.spec.values.iter().enumerate() {
                     let values = value::eval_block(expr, &columns, start, len, &mut self.wide)?;
                     let block = match &values {
@@ -205,7 +218,9 @@ impl GroupedSums {
     /// Value `v`'s sum for every group.
     pub fn sums(&self, v: usize) -> impl Iterator<Item = i128> + '_ {
         let width = self.spec.values.len();
-        (1..=self.groups()).map(move |g| self.sums[g * width + v])
+        // Exact: the lanes hold only sums of 64-bit values (see `lanes.rs`).
+        (1..=self.groups())
+            .map(move |g| self.sums[g * width + v].wrapping_add(self.lanes.total(g, v)))
     }
 }
 
@@ -379,6 +394,75 @@ mod tests {
             })
             .collect();
         assert_eq!(got, plain);
+    }
+
+    /// Integer keys whose groups grow past the lanes' limit between chunks, and a
+    /// chunk of values past 64 bits in the middle: every sum equals a plain loop's
+    /// (the lanes' totals moved into the sums when either happens).
+    #[test]
+    fn sums_stay_exact_when_groups_grow_and_values_widen() {
+        let schema = TableSchema::new(vec![
+            ColumnDef {
+                name: "k".into(),
+                ty: ColumnType::Int64,
+            },
+            ColumnDef {
+                name: "v".into(),
+                ty: ColumnType::Int64,
+            },
+        ])
+        .unwrap();
+        let spec = AggregateSpec {
+            groups: vec![0],
+            values: vec![
+                ValueExpr::Column(1),
+                ValueExpr::Binary {
+                    op: ArithOp::Mul,
+                    left: Box::new(ValueExpr::Column(1)),
+                    right: Box::new(ValueExpr::Literal(3)),
+                    left_factor: 1,
+                    right_factor: 1,
+                },
+            ],
+        };
+        for (keys_per_chunk, wide_chunk) in [
+            ([4, 10, 300, 8], None),
+            ([4, 10, 12, 8], Some(1)),
+            ([4, 100, 3, 5], Some(3)),
+        ] {
+            let mut sums = GroupedSums::new(spec.clone(), &schema).unwrap();
+            let mut plain: std::collections::BTreeMap<i64, (i128, i128)> = Default::default();
+            for (chunk, keys) in keys_per_chunk.iter().enumerate() {
+                let n = 3000;
+                let k: Vec<i64> = (0..n).map(|i| (i as i64 * 7919) % keys).collect();
+                let v: Vec<i64> = (0..n)
+                    .map(|i| match wide_chunk {
+                        Some(w) if w == chunk => i64::MAX - i as i64,
+                        _ => (i as i64 * 37) % 10_000 - 300,
+                    })
+                    .collect();
+                let (kc, vc) = (ColumnValues::I64(k.clone()), ColumnValues::I64(v.clone()));
+                sums.add(n, |c| [&kc, &vc].get(c).copied(), None).unwrap();
+                for i in 0..n {
+                    let e = plain.entry(k[i]).or_default();
+                    e.0 += i128::from(v[i]);
+                    e.1 += i128::from(v[i]) * 3;
+                }
+            }
+            let keys = match sums.keys(0) {
+                Some(ColumnValues::I64(k)) => k.clone(),
+                other => panic!("{other:?}"),
+            };
+            let got: std::collections::BTreeMap<i64, (i128, i128)> = (0..sums.groups())
+                .map(|g| {
+                    (
+                        keys[g],
+                        (sums.sums(0).nth(g).unwrap(), sums.sums(1).nth(g).unwrap()),
+                    )
+                })
+                .collect();
+            assert_eq!(got, plain, "{keys_per_chunk:?} {wide_chunk:?}");
+        }
     }
 
     /// A value past 128 bits is an error in a tuple the scan wants and ignored in one
