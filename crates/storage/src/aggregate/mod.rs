@@ -336,22 +336,27 @@ mod tests {
         c
     }
 
-    /// Sums over several chunks equal the sums a plain loop computes.
-    #[test]
-    fn sums_and_counts_per_group_over_chunks() {
-        let spec = AggregateSpec {
+    /// Grouped by column 0: column 1, and column 1 × `right`.
+    fn column_and_product(right: ValueExpr) -> AggregateSpec {
+        AggregateSpec {
             groups: vec![0],
             values: vec![
                 ValueExpr::Column(1),
                 ValueExpr::Binary {
                     op: ArithOp::Mul,
                     left: Box::new(ValueExpr::Column(1)),
-                    right: Box::new(ValueExpr::Column(2)),
+                    right: Box::new(right),
                     left_factor: 1,
                     right_factor: 1,
                 },
             ],
-        };
+        }
+    }
+
+    /// Sums over several chunks equal the sums a plain loop computes.
+    #[test]
+    fn sums_and_counts_per_group_over_chunks() {
+        let spec = column_and_product(ValueExpr::Column(2));
         let mut sums = GroupedSums::new(spec, &schema()).unwrap();
         let mut plain: Vec<(String, u64, i128, i128)> = Vec::new();
         for chunk in 0..3u32 {
@@ -412,19 +417,7 @@ mod tests {
             },
         ])
         .unwrap();
-        let spec = AggregateSpec {
-            groups: vec![0],
-            values: vec![
-                ValueExpr::Column(1),
-                ValueExpr::Binary {
-                    op: ArithOp::Mul,
-                    left: Box::new(ValueExpr::Column(1)),
-                    right: Box::new(ValueExpr::Literal(3)),
-                    left_factor: 1,
-                    right_factor: 1,
-                },
-            ],
-        };
+        let spec = column_and_product(ValueExpr::Literal(3));
         for (keys_per_chunk, wide_chunk) in [
             ([4, 10, 300, 8], None),
             ([4, 10, 12, 8], Some(1)),

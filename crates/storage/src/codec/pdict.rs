@@ -174,20 +174,34 @@ pub(crate) fn decode_packed_chars(
     n: usize,
     out: &mut Vec<i64>,
 ) -> DResult<()> {
+    let pack = |v: &[u8]| crate::packed_chars::pack(v, n).map(|w| w as i64);
+    per_entry(bytes, rows, keep, Some(n), pack, out)
+        .map_err(|e| DecodeError(format!("{} (packing CHAR({n}))", e.0)))
+}
+
+/// Appends, for each kept tuple of a page of strings, `f` of its dictionary entry: `f`
+/// runs once per entry and the tuples' answers are looked up by code. An entry `f`
+/// gives nothing for is an error.
+fn per_entry<T: Copy + Default>(
+    bytes: &[u8],
+    rows: usize,
+    keep: Range<usize>,
+    max_len: Option<usize>,
+    f: impl Fn(&[u8]) -> Option<T>,
+    out: &mut Vec<T>,
+) -> DResult<()> {
     check_keep(&keep, rows)?;
     let StringDict {
-        entries,
         bounds,
         body,
         packed,
-    } = string_dict(bytes, rows, Some(n))?;
-    let table = (0..entries)
-        .map(|e| {
-            let value = body.get(*bounds.get(e)?..*bounds.get(e + 1)?)?;
-            crate::packed_chars::pack(value, n).map(|w| w as i64)
-        })
-        .collect::<Option<Vec<i64>>>()
-        .ok_or_else(|| DecodeError(format!("PDICT entry that is no CHAR({n}) value")))?;
+        ..
+    } = string_dict(bytes, rows, max_len)?;
+    let table = bounds
+        .windows(2)
+        .map(|w| body.get(w[0]..w[1]).and_then(&f))
+        .collect::<Option<Vec<T>>>()
+        .ok_or_else(|| DecodeError("a PDICT entry that does not convert".into()))?;
     look_up(&packed, keep, table, out)
 }
 
@@ -271,15 +285,7 @@ pub(crate) fn test_bytes(
     test: &dyn Fn(&[u8]) -> bool,
     out: &mut Vec<bool>,
 ) -> DResult<()> {
-    check_keep(&keep, rows)?;
-    let StringDict {
-        bounds,
-        body,
-        packed,
-        ..
-    } = string_dict(bytes, rows, max_len)?;
-    let answers: Vec<bool> = bounds.windows(2).map(|w| test(&body[w[0]..w[1]])).collect();
-    look_up(&packed, keep, answers, out)
+    per_entry(bytes, rows, keep, max_len, |v| Some(test(v)), out)
 }
 
 /// Dictionary entries this short are copied as one fixed-size block (a few moves, where
