@@ -614,3 +614,109 @@ async fn rows_inserted_into_an_empty_table_are_read() {
         want
     );
 }
+
+/// What a pending scan of the random interleavings reads.
+const SNAPSHOT_QUERIES: [&str; 2] = [
+    "SELECT count(*), sum(l_quantity), sum(l_extendedprice), max(l_orderkey), min(l_comment) FROM lineitem WHERE l_shipdate > DATE '1995-06-01'",
+    "SELECT l_orderkey, l_linenumber, l_quantity, l_comment FROM lineitem WHERE l_suppkey < 6",
+];
+
+/// One random change: copies of some rows under new order keys (appended), a delete or
+/// an update of a random slice of the table, by its values.
+fn random_change(rng: &mut rand_chacha::ChaCha8Rng, step: usize) -> String {
+    use rand::RngExt;
+    let (m, r) = (rng.random_range(5..40), rng.random_range(0..5));
+    match rng.random_range(0..3) {
+        0 => {
+            let values = COLUMNS.replacen("l_orderkey", &format!("l_orderkey + {}", 1_000_000 * (step + 1)), 1);
+            format!("INSERT INTO lineitem ({COLUMNS}) SELECT {values} FROM lineitem WHERE l_partkey % {m} = {r} AND l_orderkey < 1000000")
+        }
+        1 => format!("DELETE FROM lineitem WHERE l_orderkey % {m} = {r} AND l_linenumber = {}", rng.random_range(1..8)),
+        _ => format!("UPDATE lineitem SET l_quantity = l_quantity + 1, l_comment = 'step {step}' WHERE l_partkey % {m} = {r}"),
+    }
+}
+
+/// Random interleavings of changes and scans planned between them: every scan, run
+/// only after later changes were committed, returns exactly the rows of the state it
+/// was planned in (DataFusion's `MemTable` after the same statements up to then), as a
+/// Scan and as CScans of 1-3 workers under several policies; at the end the whole table
+/// is the reference's, numbered 0… by `_rowid`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_planned_between_random_changes_read_their_snapshots() {
+    use rand::{RngExt, SeedableRng};
+    let configs: [(Option<PolicyKind>, usize); 4] = [
+        (None, 1),
+        (Some(PolicyKind::Relevance), 2),
+        (Some(PolicyKind::Pbm), 3),
+        (Some(PolicyKind::Normal), 1),
+    ];
+    // Scans whose state changed between their planning and their run: the test's point.
+    let mut stale = 0;
+    for (seed, (policy, workers)) in configs.into_iter().enumerate() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5a9 + seed as u64);
+        let (_dir, table) = private_table(Layout::Dsm);
+        let ctx = match policy {
+            None => session(
+                CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider"),
+                1,
+            ),
+            Some(policy) => {
+                let config = RuntimeConfig::new(FRAMES, policy);
+                let runtime = Runtime::new(table.clone(), device(), config).expect("runtime");
+                session(CoopTable::cooperative(Arc::new(runtime)), workers)
+            }
+        };
+        let reference = reference();
+        let mut pending = Vec::new();
+        for step in 0..8 {
+            if rng.random_bool(0.6) {
+                let sql = SNAPSHOT_QUERIES[rng.random_range(0..SNAPSHOT_QUERIES.len())];
+                let plan = ctx
+                    .sql(sql)
+                    .await
+                    .expect("plan")
+                    .create_physical_plan()
+                    .await;
+                let want = run(&reference, sql).await;
+                pending.push((step, sql, plan.expect("physical plan"), want));
+            }
+            let change = random_change(&mut rng, step);
+            assert_eq!(
+                run(&ctx, &change).await,
+                run(&reference, &change).await,
+                "{change}"
+            );
+            // Some pending scans run now, after later changes, the rest at the end.
+            while !pending.is_empty() && rng.random_bool(0.3) {
+                let (at, sql, plan, want) = pending.remove(rng.random_range(0..pending.len()));
+                stale += usize::from(run(&reference, sql).await != want);
+                let got = canonical(&collect(plan, ctx.task_ctx()).await.expect("run"));
+                assert!(
+                    got == want,
+                    "{policy:?} x{workers}: {sql} planned at step {at}"
+                );
+            }
+        }
+        for (at, sql, plan, want) in pending {
+            stale += usize::from(run(&reference, sql).await != want);
+            let got = canonical(&collect(plan, ctx.task_ctx()).await.expect("run"));
+            assert!(
+                got == want,
+                "{policy:?} x{workers}: {sql} planned at step {at}"
+            );
+        }
+        // An INSERT … SELECT over several partitions appends in no defined order, so
+        // the whole table is compared as a set of rows; `_rowid` is still the position.
+        let (_, ids) = in_rowid_order(&ctx).await;
+        assert_eq!(ids, (0..ids.len() as i64).collect::<Vec<_>>(), "{policy:?}");
+        let all = format!("SELECT {COLUMNS} FROM lineitem");
+        assert!(
+            run(&ctx, &all).await == run(&reference, &all).await,
+            "{policy:?} x{workers}: the whole table"
+        );
+    }
+    assert!(
+        stale >= 4,
+        "only {stale} scans ran on a state other than their own"
+    );
+}
