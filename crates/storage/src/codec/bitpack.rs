@@ -203,30 +203,6 @@ impl<'a> Packed<'a> {
         Ok(())
     }
 
-    /// Appends `map` of the values at `range`, in order, to `out`: [`Packed::unpack_to`]
-    /// a stretch at a time through a buffer that stays in the first-level cache, so
-    /// `out` is written once rather than zeroed first and then written.
-    pub fn unpack_extend<T: Copy + Default>(
-        &self,
-        range: Range<usize>,
-        out: &mut Vec<T>,
-        mut map: impl FnMut(u64) -> T,
-    ) -> DResult<()> {
-        self.check_range(&range)?;
-        out.reserve(range.len());
-        let mut stretch = [T::default(); EXTEND_STRETCH];
-        let mut at = range.start;
-        while at < range.end {
-            // Stretches after the first start at a block boundary.
-            let end = range.end.min((at / 8 * 8).saturating_add(EXTEND_STRETCH));
-            let part = &mut stretch[..end - at];
-            self.unpack_to(at..end, part, &mut map)?;
-            out.extend_from_slice(part);
-            at = end;
-        }
-        Ok(())
-    }
-
     /// `map` of the values `range` one at a time into `dst`, each from the 8 bytes at
     /// its first bit (widths up to 56: a value starts at most 7 bits into its first
     /// byte).
@@ -271,8 +247,6 @@ impl<'a> Packed<'a> {
 /// Widest value [`Packed::unpack_to`] decodes in blocks of 8 with the width a compile-time
 /// constant (so every shift and byte offset of a block is one too, and one bounds check
 /// covers the block): up to 56 bits a value lies in the 8 bytes from its first bit.
-/// Values [`Packed::unpack_extend`] unpacks at a time (a multiple of a block's 8).
-const EXTEND_STRETCH: usize = 512;
 const MAX_BLOCK_WIDTH: u32 = 56;
 
 /// `map` of the 8 values of `W` bits packed in `block[..W]` (which is `W + 8` bytes
@@ -391,21 +365,6 @@ mod tests {
             let mut got = Vec::new();
             Packed::new(&out, width, values.len()).expect("valid").unpack(lo..hi, |v| got.push(v)).expect("in range");
             prop_assert_eq!(&got[..], &values[lo..hi]);
-        }
-
-        #[test]
-        fn extending_appends_any_sub_range_across_stretches(width in 1u32..=64, raw in proptest::collection::vec(any::<u64>(), 1..2000), a in 0usize..2000, b in 0usize..2000) {
-            let values: Vec<u64> = raw.iter().map(|v| v & mask(width)).collect();
-            let (a, b) = (a.min(values.len()), b.min(values.len()));
-            let (lo, hi) = (a.min(b), a.max(b));
-            let mut out = Vec::new();
-            pack(values.iter().copied(), width, &mut out);
-            let mut got = vec![7u64];
-            let packed = Packed::new(&out, width, values.len()).expect("valid");
-            packed.unpack_extend(lo..hi, &mut got, |v| v).expect("in range");
-            prop_assert_eq!(got[0], 7);
-            prop_assert_eq!(&got[1..], &values[lo..hi]);
-            prop_assert!(packed.unpack_extend(lo..values.len() + 1, &mut got, |v| v).is_err());
         }
     }
 }

@@ -220,7 +220,9 @@ fn look_up<T: Copy + Default>(
     let index_mask = table.len() - 1;
     let mut max_code = 0u64;
     let any = !keep.is_empty();
-    packed.unpack_extend(keep, out, |c| {
+    let start = out.len();
+    out.resize(start + keep.len(), T::default());
+    packed.unpack_to(keep, &mut out[start..], |c| {
         max_code = max_code.max(c);
         table[c as usize & index_mask]
     })?;

@@ -180,10 +180,12 @@ pub(crate) fn decode<T: Int>(
     out.reserve(keep.len());
     if frame_fits::<T>(view.base, view.packed.width()) {
         // Every packed offset lands in the type: no per-value check in the hot loop,
-        // which unpacks in blocks (no capacity check per value).
-        view.packed.unpack_extend(keep.clone(), out, |u| {
-            T::wrap(view.base.wrapping_add(u as i64))
-        })?;
+        // which writes to slots instead of pushing (no capacity check per value).
+        out.resize(start + keep.len(), T::default());
+        view.packed
+            .unpack_to(keep.clone(), &mut out[start..], |u| {
+                T::wrap(view.base.wrapping_add(u as i64))
+            })?;
     } else {
         let mut fits = true;
         view.packed.unpack(keep.clone(), |u| {
