@@ -18,7 +18,7 @@ mod value;
 pub use keys::GroupIndex;
 use lanes::Lanes;
 use program::Program;
-pub use value::{ArithOp, ValueExpr, Values, Wide, BLOCK};
+pub use value::{ArithOp, ValueExpr, Wide, BLOCK};
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
@@ -104,8 +104,8 @@ pub struct GroupedSums {
     /// Narrow sums of few groups, added in copies (`lanes.rs`); `sums` holds the rest.
     lanes: Lanes,
     wide: Wide,
-    /// Whether any value so far needed 128 bits: sums may then be anywhere in `i128`,
-    /// so every addition is checked.
+    /// Whether a block so far overflowed 64 bits (and was summed from 128-bit values):
+    /// sums may then be anywhere in `i128`, so every addition is checked.
     wide_seen: bool,
 }
 
@@ -181,17 +181,14 @@ impl GroupedSums {
                     add_block(&mut self.sums, width, v, groups, block, self.wide_seen)?;
                 }
             } else {
-                // A step overflowed 64 bits: each tree on its own, in 128 bits where
-                // needed, and every sum from now on in `sums`, checked.
+                // A step overflowed 64 bits: each tree on its own in 128 bits, and every
+                // sum from now on in `sums`, checked.
                 self.lanes.drain_into(&mut self.sums);
                 in_lanes = false;
+                self.wide_seen = true;
                 for (v, expr) in self.spec.values.iter().enumerate() {
-                    let values = value::eval_block(expr, &columns, start, len, &mut self.wide)?;
-                    let block = match &values {
-                        Values::Narrow(narrow) => Block::Narrow(narrow),
-                        Values::Wide => Block::Wide(&self.wide),
-                    };
-                    self.wide_seen |= matches!(block, Block::Wide(_));
+                    value::eval_wide(expr, &columns, start, len, &mut self.wide)?;
+                    let block = Block::Wide(&self.wide);
                     add_block(&mut self.sums, width, v, groups, block, self.wide_seen)?;
                 }
             }

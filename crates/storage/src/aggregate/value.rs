@@ -2,14 +2,12 @@
 //! columns and literals, evaluated on stored integers (decimals as scaled integers,
 //! dates as days) in blocks, exactly.
 //!
-//! A block is evaluated in `i64` first, every step's overflow noted; a block where any
-//! step overflowed is evaluated again in `i128` with checked steps, and only an `i128`
-//! overflow is an error. So the results are the exact integers DataFusion's `Decimal128`
+//! A block is evaluated in `i64` first (all trees at once, `program.rs`), every step's
+//! overflow noted; a block where any step overflowed is evaluated again here, tree by
+//! tree in `i128` with checked steps, and only an `i128` overflow is an error. So the results are the exact integers DataFusion's `Decimal128`
 //! kernels compute (they compute in `i128` and fail on its overflow), at 64-bit speed
 //! where the values allow, which is nearly always (TPC-H's money columns hold at most
 //! eight digits).
-
-use std::borrow::Cow;
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
@@ -100,105 +98,19 @@ pub struct Wide {
     pub bad: Vec<bool>,
 }
 
-/// One block's values: 64-bit ones (a lone column borrowed), or those in the `Wide`
-/// scratch.
-#[derive(Debug)]
-pub enum Values<'a> {
-    Narrow(Cow<'a, [i64]>),
-    Wide,
-}
-
-/// Evaluates `expr` for tuples `start..start + len` (at most [`BLOCK`]): in `i64`
-/// where no step overflows, else in `i128` into `wide`.
-pub fn eval_block<'a>(
+/// Evaluates `expr` for tuples `start..start + len` (at most [`BLOCK`]) in `i128` into
+/// `wide`, every step checked: what a block whose 64-bit pass (`program.rs`) overflowed
+/// is computed with.
+pub fn eval_wide(
     expr: &ValueExpr,
-    columns: &Columns<'a>,
+    columns: &Columns<'_>,
     start: usize,
     len: usize,
     wide: &mut Wide,
-) -> Result<Values<'a>> {
-    let (values, over) = eval_i64(expr, columns, start, len)?;
-    if !over {
-        return Ok(Values::Narrow(values));
-    }
+) -> Result<()> {
     wide.bad.clear();
     wide.bad.resize(len, false);
-    eval_i128(expr, columns, start, len, &mut wide.values, &mut wide.bad)?;
-    Ok(Values::Wide)
-}
-
-/// Evaluates in `i64`; the flag says a step overflowed (the values are then
-/// meaningless). A lone 64-bit column is borrowed, not copied.
-fn eval_i64<'a>(
-    expr: &ValueExpr,
-    columns: &Columns<'a>,
-    start: usize,
-    len: usize,
-) -> Result<(Cow<'a, [i64]>, bool)> {
-    Ok(match expr {
-        ValueExpr::Column(c) => match column(columns, *c, start, len)? {
-            ColumnValues::I32(v) => {
-                let wide = v[start..start + len].iter().map(|&x| i64::from(x));
-                (Cow::Owned(wide.collect()), false)
-            }
-            ColumnValues::I64(v) => (Cow::Borrowed(&v[start..start + len]), false),
-            ColumnValues::Bytes { .. } => return Err(not_a_number(*c)),
-        },
-        ValueExpr::Literal(v) => (Cow::Owned(vec![*v; len]), false),
-        ValueExpr::Rescale { child, factor } => {
-            let (mut values, over) = eval_i64(child, columns, start, len)?;
-            let scaled = scale_i64(values.to_mut(), *factor);
-            (values, over | scaled)
-        }
-        ValueExpr::Binary {
-            op,
-            left,
-            right,
-            left_factor,
-            right_factor,
-        } => {
-            let (mut out, mut over) = eval_i64(left, columns, start, len)?;
-            let (mut rhs, right_over) = eval_i64(right, columns, start, len)?;
-            over |= right_over;
-            let out_values = out.to_mut();
-            over |= scale_i64(out_values, *left_factor);
-            if *right_factor != 1 {
-                over |= scale_i64(rhs.to_mut(), *right_factor);
-            }
-            over |= match op {
-                ArithOp::Add => zip_i64(out_values, &rhs, i64::overflowing_add),
-                ArithOp::Sub => zip_i64(out_values, &rhs, i64::overflowing_sub),
-                ArithOp::Mul => zip_i64(out_values, &rhs, i64::overflowing_mul),
-            };
-            (out, over)
-        }
-    })
-}
-
-/// `out[i] = step(out[i], rhs[i])`, whether any step overflowed. Generic over the step
-/// so that each operator's loop is compiled (and vectorized) on its own.
-#[inline(always)]
-fn zip_i64(out: &mut [i64], rhs: &[i64], step: impl Fn(i64, i64) -> (i64, bool)) -> bool {
-    let mut over = false;
-    for (l, &r) in out.iter_mut().zip(rhs) {
-        let (v, o) = step(*l, r);
-        *l = v;
-        over |= o;
-    }
-    over
-}
-
-fn scale_i64(values: &mut [i64], factor: i64) -> bool {
-    if factor == 1 {
-        return false;
-    }
-    let mut over = false;
-    for v in values {
-        let (r, o) = v.overflowing_mul(factor);
-        *v = r;
-        over |= o;
-    }
-    over
+    eval_i128(expr, columns, start, len, &mut wide.values, &mut wide.bad)
 }
 
 /// Evaluates in `i128`, marking in `bad` every tuple where a step overflowed.
@@ -213,10 +125,16 @@ fn eval_i128(
     out.clear();
     match expr {
         // Leaves never overflow: their 64-bit values, widened.
-        ValueExpr::Column(_) | ValueExpr::Literal(_) => {
-            let (leaf, _) = eval_i64(expr, columns, start, len)?;
-            out.extend(leaf.iter().map(|&x| i128::from(x)));
-        }
+        ValueExpr::Column(c) => match column(columns, *c, start, len)? {
+            ColumnValues::I32(v) => {
+                out.extend(v[start..start + len].iter().map(|&x| i128::from(x)))
+            }
+            ColumnValues::I64(v) => {
+                out.extend(v[start..start + len].iter().map(|&x| i128::from(x)))
+            }
+            ColumnValues::Bytes { .. } => return Err(not_a_number(*c)),
+        },
+        ValueExpr::Literal(v) => out.resize(len, i128::from(*v)),
         ValueExpr::Rescale { child, factor } => {
             eval_i128(child, columns, start, len, out, bad)?;
             scale_i128(out, *factor, bad);
@@ -302,8 +220,7 @@ mod tests {
         };
         let columns = |c: usize| (c == 0).then_some(&big);
         let mut out = Wide::default();
-        let values = eval_block(&expr, &columns, 0, 2, &mut out).unwrap();
-        assert!(matches!(values, Values::Wide));
+        eval_wide(&expr, &columns, 0, 2, &mut out).unwrap();
         assert_eq!(
             out.values,
             vec![i128::from(i64::MAX) * i128::from(i64::MAX), 9]
@@ -329,8 +246,9 @@ mod tests {
             _ => None,
         };
         let mut out = Wide::default();
-        let values = eval_block(&expr, &columns, 0, 2, &mut out).unwrap();
-        assert!(matches!(values, Values::Narrow(v) if v.as_ref() == [5 - 200, -7 - 400]));
+        eval_wide(&expr, &columns, 0, 2, &mut out).unwrap();
+        assert_eq!(out.values, vec![5 - 200, -7 - 400]);
+        assert_eq!(out.bad, vec![false, false]);
         let huge = ColumnValues::I64(vec![i64::MAX, 2]);
         let cube = ValueExpr::Binary {
             op: ArithOp::Mul,
@@ -352,7 +270,7 @@ mod tests {
             right_factor: 1,
         };
         let columns = |c: usize| (c == 0).then_some(&huge);
-        eval_block(&cube, &columns, 0, 2, &mut out).unwrap();
+        eval_wide(&cube, &columns, 0, 2, &mut out).unwrap();
         assert_eq!(out.bad, vec![true, false]);
         assert_eq!(out.values[1], 16);
     }
