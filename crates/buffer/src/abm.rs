@@ -1,6 +1,7 @@
 //! The Active Buffer Manager: the event API a driver (threaded runtime or simulator)
 //! calls. Each event updates the shared [`AbmState`] and asks the policy for decisions.
 
+use crate::policy::LoadChoice;
 use crate::state::PendingScan;
 use crate::{
     AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, EvictionRequest, HolderId, Nanos,
@@ -407,14 +408,35 @@ impl<P: Policy> Abm<P> {
     /// Loader: what to read next, or `None` (nothing useful now, or `max_inflight` loads
     /// running). The pool has evicted what the policy's replacer chose and reserved the
     /// bytes; the chunk is "loading" until [`Abm::load_completed`] or
-    /// [`Abm::load_failed`].
+    /// [`Abm::load_failed`]. A load a starved scan needs comes first; with none and the
+    /// disk idle, the policy may work ahead ([`Policy::choose_prefetch`]).
     pub fn next_load(&mut self, now: Nanos) -> Option<LoadDecision> {
+        self.next_demand_load(now)
+            .or_else(|| self.next_prefetch(now))
+    }
+
+    /// [`Abm::next_load`] without working ahead: only what the policy's main loop wants.
+    pub(crate) fn next_demand_load(&mut self, now: Nanos) -> Option<LoadDecision> {
         // An empty table has nothing to load (and policies may assume chunks exist).
         let idle = self.state.chunk_count() == 0;
         if idle || self.state.inflight() >= self.state.config().max_inflight {
             return None;
         }
         let choice = self.policy.choose_load(&self.state, now)?;
+        Some(self.start_load(choice))
+    }
+
+    /// A load while no load of this table runs, evicting nothing an active scan needs
+    /// ([`Policy::choose_prefetch`]); a catalog asks only when no table loads.
+    pub(crate) fn next_prefetch(&mut self, now: Nanos) -> Option<LoadDecision> {
+        if self.state.chunk_count() == 0 || self.state.inflight() > 0 {
+            return None;
+        }
+        let choice = self.policy.choose_prefetch(&self.state, now)?;
+        Some(self.start_load(choice))
+    }
+
+    fn start_load(&mut self, choice: LoadChoice) -> LoadDecision {
         let on_behalf_of = choice
             .on_behalf_of
             .and_then(|s| self.state.scan(s))
@@ -428,7 +450,7 @@ impl<P: Policy> Abm<P> {
             Ok(reads) => reads,
             Err(e) => panic!("{} chose an impossible load: {e}", self.policy.kind()),
         };
-        Some(LoadDecision {
+        LoadDecision {
             table: self.state.table(),
             chunk: choice.chunk,
             bytes: self.state.bytes_of(choice.chunk, choice.cols),
@@ -436,7 +458,7 @@ impl<P: Policy> Abm<P> {
             reads,
             evicted: choice.victims,
             on_behalf_of,
-        })
+        }
     }
 
     /// A piece is in memory. Blocked scans that can now use its chunk are served

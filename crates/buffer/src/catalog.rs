@@ -294,20 +294,36 @@ impl<P: Policy> Catalog<P> {
         if inflight >= self.max_inflight {
             return None;
         }
-        for t in self.load_order() {
+        let order = self.load_order();
+        for &t in &order {
             self.make_room_for(t, now);
             self.rebalance();
-            let Some(mut load) = self.tables[t].next_load(now) else {
-                continue;
-            };
-            self.rebalance();
-            self.turn = (t + 1) % self.tables.len();
-            let mut evicted = std::mem::take(&mut self.evicted);
-            evicted.append(&mut load.evicted);
-            load.evicted = evicted;
-            return Some(load);
+            if let Some(load) = self.tables[t].next_demand_load(now) {
+                return Some(self.started(t, load));
+            }
+        }
+        // Working ahead only with the disk idle: it must not delay any table's demand.
+        if inflight > 0 {
+            return None;
+        }
+        self.rebalance();
+        for &t in &order {
+            if let Some(load) = self.tables[t].next_prefetch(now) {
+                return Some(self.started(t, load));
+            }
         }
         None
+    }
+
+    /// Bookkeeping of a load table `t` starts: pieces evicted for it in other tables
+    /// join its `evicted`, and the round robin moves past `t`.
+    fn started(&mut self, t: usize, mut load: LoadDecision) -> LoadDecision {
+        self.rebalance();
+        self.turn = (t + 1) % self.tables.len();
+        let mut evicted = std::mem::take(&mut self.evicted);
+        evicted.append(&mut load.evicted);
+        load.evicted = evicted;
+        load
     }
 
     /// Pieces evicted for another table's load since the last [`LoadDecision`] that

@@ -1,78 +1,37 @@
-//! The 2012 paper's example for parallel CScans (§2.2): a table of 10 chunks of which
-//! {3, 5, 6, 7, 9} are resident, and one query scanning all of it with two workers. A
-//! static split (chunks 0-4 and 5-9) leaves one worker 1 resident chunk and 4 to load,
-//! the other 4 and 1; a dynamic split lets either worker take whatever is ready.
-//! Printed for a range of CPU costs (cycles per byte),
-//! from I/O bound to CPU bound, with Table 2 at two workers for comparison.
+//! The 2012 paper's example for parallel CScans (§2.2, `coopscan_sim::split_example`):
+//! 10 chunks, {3, 5, 6, 7, 9} resident, one query over all of them with two workers,
+//! split statically (chunks 0-4 and 5-9) or dynamically. Printed for a range of CPU
+//! costs (cycles per byte), from I/O bound to CPU bound, with the lower bound no split
+//! can beat, and Table 2 at two workers for comparison.
 //!
 //! ```text
 //! cargo run --release -p coopscan-sim --example split_example
 //! ```
 
 use coopscan_buffer::{PolicyKind, Split};
-use coopscan_sim::presets::{homogeneous, run_policies, table2};
-use coopscan_sim::{simulate, QuerySpec, SimError, StreamSpec, Workload};
-
-/// The chunks the example has resident before the query starts.
-const RESIDENT: [std::ops::Range<u32>; 3] = [3..4, 5..8, 9..10];
-const CHUNKS: u32 = 10;
-
-fn query(
-    name: &str,
-    chunks: Vec<std::ops::Range<u32>>,
-    cpb: f64,
-    workers: u16,
-    split: Split,
-) -> QuerySpec {
-    QuerySpec {
-        name: name.into(),
-        kind: name.into(),
-        cycles_per_byte: cpb,
-        chunks,
-        columns: 0,
-        workers,
-        split,
-    }
-}
-
-/// The two-worker query's latency after a one-worker query made `RESIDENT` resident.
-fn example_latency(cpb: f64, split: Split, policy: PolicyKind) -> Result<(f64, u64), SimError> {
-    let (mut cfg, _) = homogeneous();
-    cfg.chunk_count = CHUNKS;
-    // Room for the resident five, a chunk per worker and one more.
-    cfg.frames = 8;
-    let warm = query("warm", RESIDENT.to_vec(), 1.0, 1, Split::Dynamic);
-    let scan = query("scan", std::iter::once(0..CHUNKS).collect(), cpb, 2, split);
-    let workload = Workload {
-        streams: vec![StreamSpec {
-            start_s: 0.0,
-            queries: vec![warm, scan],
-        }],
-    };
-    let run = simulate(&cfg, &workload, policy)?;
-    let q = run
-        .queries
-        .iter()
-        .find(|q| q.name == "scan")
-        .ok_or(SimError::Stuck {
-            policy,
-            time_s: run.total_time_s,
-            unfinished: 1,
-        })?;
-    let warm_loads = RESIDENT
-        .iter()
-        .map(|r| u64::from(r.end - r.start))
-        .sum::<u64>();
-    Ok((q.latency_s, run.chunk_loads - warm_loads))
-}
+use coopscan_sim::presets::{run_policies, table2};
+use coopscan_sim::{split_example, SimError, SPLIT_EXAMPLE_CHUNKS, SPLIT_EXAMPLE_RESIDENT};
 
 fn main() -> Result<(), SimError> {
-    println!("the paper's example: latency of the 2-worker scan (s) / its loads, relevance");
-    println!("(0.1 s per chunk read; 20 c/b = 0.05 s of CPU per chunk)");
+    println!(
+        "the paper's example: latency of the 2-worker scan (s) / loads on its behalf, relevance"
+    );
+    let absent = SPLIT_EXAMPLE_CHUNKS
+        - SPLIT_EXAMPLE_RESIDENT
+            .iter()
+            .map(|r| r.len() as u32)
+            .sum::<u32>();
     for cpb in [5.0, 20.0, 40.0, 80.0, 160.0] {
-        let (d, dl) = example_latency(cpb, Split::Dynamic, PolicyKind::Relevance)?;
-        let (s, sl) = example_latency(cpb, Split::Static, PolicyKind::Relevance)?;
-        println!("{cpb:>5} c/b: dynamic {d:.3} s / {dl}   static {s:.3} s / {sl}");
+        let d = split_example(cpb, Split::Dynamic, PolicyKind::Relevance)?;
+        let s = split_example(cpb, Split::Static, PolicyKind::Relevance)?;
+        // The absent chunks read one after another and the last one processed, or the
+        // CPU of all chunks spread over both workers, whichever is longer.
+        let bound = (f64::from(absent) * d.read_per_chunk_s + d.cpu_per_chunk_s)
+            .max(f64::from(SPLIT_EXAMPLE_CHUNKS) * d.cpu_per_chunk_s / 2.0);
+        println!(
+            "{cpb:>5} c/b ({:.4} s CPU per chunk): dynamic {:.3} s / {}   static {:.3} s / {}   bound {bound:.3} s",
+            d.cpu_per_chunk_s, d.latency_s, d.loads, s.latency_s, s.loads
+        );
     }
     println!();
     println!("Table 2 (seed 42), every query 2 workers: avg stream (s) / avg latency (s) / loads");

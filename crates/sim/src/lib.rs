@@ -23,6 +23,7 @@ pub mod experiments;
 mod fig8;
 mod mixed_pool;
 mod model;
+mod parallel_split;
 mod pbm_bandwidth;
 mod pbm_buffer;
 mod pbm_lru_hot;
@@ -50,6 +51,10 @@ pub use mixed_pool::{
     choose_scans, mixed_pool, mixed_pool_text, MixedPoint, MixedReport, MixedRun, MIXED_TARGET,
 };
 pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+pub use parallel_split::{
+    split_example, SplitExampleRun, SPLIT_EXAMPLE_CHUNKS, SPLIT_EXAMPLE_RESIDENT,
+    SPLIT_EXAMPLE_WORKERS,
+};
 pub use pbm_bandwidth::{
     pbm_bandwidth, pbm_bandwidth_text, pbm_bandwidth_with, PbmBandwidthOptions, PbmBandwidthPoint,
     PbmBandwidthReport,

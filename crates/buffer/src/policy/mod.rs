@@ -99,6 +99,14 @@ pub trait Policy {
     /// Paper: the ABM main loop body. What to load next and where, or nothing now.
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice>;
 
+    /// Asked only when [`Policy::choose_load`] wants nothing and no load runs (in any
+    /// table of a catalog): a load for a scan that is not starved yet, evicting nothing
+    /// an active scan needs, so that an idle disk works ahead. `None` (the default) keeps
+    /// the disk idle until a scan starves.
+    fn choose_prefetch(&mut self, _state: &AbmState, _now: Nanos) -> Option<LoadChoice> {
+        None
+    }
+
     /// Room for another table's load under a budget several tables share
     /// (`catalog.rs`): pieces of this table, in the order this policy evicts its own,
     /// until they free `request.bytes` or nothing more may go now (possibly none). The
@@ -303,6 +311,9 @@ impl Policy for AnyPolicy {
     }
     fn choose_load(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         dispatch!(self, p => p.choose_load(state, now))
+    }
+    fn choose_prefetch(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
+        dispatch!(self, p => p.choose_prefetch(state, now))
     }
     fn victims(&mut self, state: &AbmState, request: &EvictionRequest, now: Nanos) -> Vec<PieceId> {
         dispatch!(self, p => p.victims(state, request, now))

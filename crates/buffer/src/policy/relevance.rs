@@ -208,6 +208,55 @@ impl Policy for RelevancePolicy {
         }
         None
     }
+
+    /// Not in Figure 3, which loads only for starved scans: the 2004 report's fetch
+    /// "when no I/O is in process" (§3.2). With the disk idle, a chunk for the most
+    /// relevant scan that is short of a second window of chunks ([`wants_ahead`]),
+    /// into room that evicts nothing an active scan needs ([`spare_room`]). Without it a parallel scan that starts
+    /// with many resident chunks leaves the disk idle until its workers have eaten
+    /// them down to the threshold, and then waits for each load (the 2012 paper's
+    /// example, `coopscan-sim --example split_example`).
+    fn choose_prefetch(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
+        self.queue.clear();
+        for slot in state.active_mask().iter() {
+            if wants_ahead(state, slot) {
+                self.queue.push((query_relevance(state, slot, now), slot));
+            }
+        }
+        self.queue
+            .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.queue.iter().find_map(|&(_, q)| {
+            let (chunk, cols) = Self::choose_chunk_to_load(state, q)?;
+            choice_planned(state, chunk, cols, Some(q), Widen::PageSchema, |request| {
+                spare_room(state, request)
+            })
+        })
+    }
+}
+
+/// Room for a load that takes nothing any active scan still needs: the free bytes,
+/// then spare pieces (no scan that needs their chunk reads their column), least
+/// recently used first; `None` if they are not enough.
+fn spare_room(state: &AbmState, request: &crate::EvictionRequest) -> Option<Vec<crate::PieceId>> {
+    let pool = state.pool();
+    let mut room = pool.free_bytes();
+    let mut victims = Vec::new();
+    let mut spare = pool.spare_lru().filter(|p| Some(p.chunk) != request.chunk);
+    while room < request.bytes {
+        let piece = spare.next()?;
+        room = room.saturating_add(pool.bytes(piece)?);
+        victims.push(piece);
+    }
+    Some(victims)
+}
+
+/// Whether working ahead may load for `slot`: it has fewer chunks available or coming
+/// than twice its starvation threshold (one window it processes, one ready behind
+/// it), so an idle disk never fills the pool for a scan that is far ahead.
+fn wants_ahead(state: &AbmState, slot: ScanSlot) -> bool {
+    let scan = state.active_scan(slot);
+    let have = scan.available.saturating_add(scan.incoming);
+    have < scan.needed && have < scan.starved_below().saturating_mul(2)
 }
 
 /// chooseQueryToProcess: the starved scans into `queue`, most relevant first (ties by
