@@ -29,6 +29,10 @@
 //!    tables have many scans queued): then the others give below their shares, or its
 //!    starved scan would wait for ever.
 //!
+//! A policy's working ahead ([`Policy::choose_prefetch`]: relevance's, for parallel
+//! scans) is asked only when no table wants a load and none runs, so it never delays a
+//! load a scan of any table needs, and it takes no other table's pieces.
+//!
 //! Admission counts every table's scans against the one budget, so the papers'
 //! guarantee (room for two chunks per scan) holds across tables.
 //!

@@ -489,3 +489,80 @@ fn unknown_tables_and_scans_are_errors() {
     assert!(catalog.next_chunk(stranger, Nanos(0)).is_err());
     assert!(catalog.release_chunk(ScanId(3), Nanos(0)).is_err());
 }
+
+/// Loads until `catalog` wants none now, each completed at once; returns them.
+fn load_while_wanted(catalog: &mut Catalog, now: Nanos) -> Vec<LoadDecision> {
+    let mut loads = Vec::new();
+    while let Some(load) = catalog.next_load(now) {
+        let mut out = Vec::new();
+        for p in &load.pieces {
+            catalog.load_completed(*p, now, &mut out).unwrap();
+        }
+        assert!(out.is_empty(), "no worker waits");
+        loads.push(load);
+    }
+    loads
+}
+
+/// Relevance works ahead for a parallel scan only while no scan of any table is
+/// starved and no load runs, evicting nothing; a scan of one worker keeps Figure 3's
+/// rule (loads only while starved).
+#[test]
+fn working_ahead_yields_to_every_tables_demand() {
+    let config = AbmConfig::with_budget(BufferBudget::Bytes(4000)).with_max_inflight(2);
+    let mut catalog = Catalog::with_kind(geometries(), &config, PolicyKind::Relevance).unwrap();
+    // One worker: exactly its threshold of 2 chunks, then nothing.
+    let mut spec = ScanSpec::full(120);
+    spec.table = TableId(0);
+    let single = catalog.register_scan(&spec, Nanos(0)).unwrap().scan;
+    assert_eq!(load_while_wanted(&mut catalog, Nanos(0)).len(), 2);
+    let mut out = Vec::new();
+    catalog.unregister_scan(single, Nanos(0), &mut out).unwrap();
+
+    // Two workers over the same chunks: 2 are resident, its threshold is 3; one demand
+    // load, then it works ahead up to twice the threshold (6 available or coming).
+    let parallel = catalog
+        .register_scan(&spec.clone().with_workers(2), Nanos(1))
+        .unwrap()
+        .scan;
+    let first = catalog.next_load(Nanos(1)).expect("a starved scan loads");
+    // A demand load runs: working ahead waits for it even with a slot free.
+    assert!(
+        catalog.next_load(Nanos(1)).is_none(),
+        "nothing beside a running load"
+    );
+    let mut out = Vec::new();
+    for p in &first.pieces {
+        catalog.load_completed(*p, Nanos(1), &mut out).unwrap();
+    }
+    let ahead = load_while_wanted(&mut catalog, Nanos(2));
+    assert_eq!(ahead.len(), 3, "up to 6 chunks available");
+    assert!(ahead
+        .iter()
+        .all(|l| l.table == TableId(0) && l.evicted.is_empty()));
+
+    // Two chunks consumed: it wants ahead again (4 of 6), but a starved scan of table
+    // 1 (of one chunk) loads first, and while that load runs nothing works ahead.
+    for _ in 0..2 {
+        let got = catalog.next_chunk(parallel, Nanos(3)).unwrap();
+        assert!(matches!(got, NextChunk::Deliver(_)), "{got:?}");
+        catalog.release_chunk(parallel, Nanos(3)).unwrap();
+    }
+    let mut spec1 = ScanSpec::new(RowRanges::new(std::iter::once(0..10)), ColumnMask(0b11));
+    spec1.table = TableId(1);
+    catalog.register_scan(&spec1, Nanos(3)).unwrap();
+    let demand = catalog.next_load(Nanos(3)).expect("table 1 is starved");
+    assert_eq!(demand.table, TableId(1));
+    assert!(
+        catalog.next_load(Nanos(3)).is_none(),
+        "nothing beside a running load"
+    );
+    let mut out = Vec::new();
+    for p in &demand.pieces {
+        catalog.load_completed(*p, Nanos(4), &mut out).unwrap();
+    }
+    let ahead = load_while_wanted(&mut catalog, Nanos(4));
+    assert_eq!(ahead.len(), 2, "back up to 6 once the disk is idle");
+    assert!(ahead.iter().all(|l| l.table == TableId(0)));
+    catalog.check_invariants().unwrap();
+}

@@ -210,12 +210,14 @@ impl Policy for RelevancePolicy {
     }
 
     /// Not in Figure 3, which loads only for starved scans: the 2004 report's fetch
-    /// "when no I/O is in process" (§3.2). With the disk idle, a chunk for the most
-    /// relevant scan that is short of a second window of chunks ([`wants_ahead`]),
-    /// into room that evicts nothing an active scan needs ([`spare_room`]). Without it a parallel scan that starts
-    /// with many resident chunks leaves the disk idle until its workers have eaten
-    /// them down to the threshold, and then waits for each load (the 2012 paper's
-    /// example, `coopscan-sim --example split_example`).
+    /// "when no I/O is in process" (§3.2), for parallel scans only. With the disk idle,
+    /// a chunk for the most relevant scan of several workers that is short of a second
+    /// window of chunks ([`wants_ahead`]), into room that evicts nothing an active scan
+    /// needs ([`spare_room`]). A parallel scan's threshold (one chunk per worker plus
+    /// one) keeps its workers one chunk ahead in all, not one each: without working
+    /// ahead, a 2-worker scan that starts with many resident chunks leaves the disk idle
+    /// until its workers have eaten them down to the threshold, and then waits for each
+    /// load (the 2012 paper's example, `coopscan_sim::split_example`).
     fn choose_prefetch(&mut self, state: &AbmState, now: Nanos) -> Option<LoadChoice> {
         self.queue.clear();
         for slot in state.active_mask().iter() {
@@ -250,13 +252,16 @@ fn spare_room(state: &AbmState, request: &crate::EvictionRequest) -> Option<Vec<
     Some(victims)
 }
 
-/// Whether working ahead may load for `slot`: it has fewer chunks available or coming
-/// than twice its starvation threshold (one window it processes, one ready behind
-/// it), so an idle disk never fills the pool for a scan that is far ahead.
+/// Whether working ahead may load for `slot`: a scan of several workers with fewer
+/// chunks available or coming than twice its starvation threshold (one window it
+/// processes, one ready behind it), so an idle disk never fills the pool for a scan
+/// that is far ahead. Scans of one worker keep Figure 3's rule: on Table 2 working
+/// ahead for them read 1.18 × the chunks (prefetched chunks evicted unused) for no
+/// shorter streams (docs/performance.md, "The split again").
 fn wants_ahead(state: &AbmState, slot: ScanSlot) -> bool {
     let scan = state.active_scan(slot);
     let have = scan.available.saturating_add(scan.incoming);
-    have < scan.needed && have < scan.starved_below().saturating_mul(2)
+    scan.workers > 1 && have < scan.needed && have < scan.starved_below().saturating_mul(2)
 }
 
 /// chooseQueryToProcess: the starved scans into `queue`, most relevant first (ties by
