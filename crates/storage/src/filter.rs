@@ -263,6 +263,108 @@ impl RowFilter {
     }
 }
 
+impl RowFilter {
+    /// [`RowFilter::selection`] of the comparisons (not the string lists, which the
+    /// caller tests on its pages and passes as `initial`), decoding each filtered
+    /// column only when its comparisons come: while many tuples pass, all `n` values
+    /// (`decode(column, None)`); once fewer than one in [`SPARSE_DENOMINATOR`] do, only
+    /// the passing tuples' (`decode(column, Some(positions))`, values in the positions'
+    /// order). So TPC-H Q6's discount and quantity are decoded for the 15 % of tuples
+    /// its dates pass, not all. Returns the selection and the columns decoded whole.
+    pub fn selection_narrowing(
+        &self,
+        n: usize,
+        initial: Option<Vec<bool>>,
+        mut decode: impl FnMut(usize, Option<&[u32]>) -> Result<ColumnValues>,
+    ) -> Result<(Selection, Vec<(usize, ColumnValues)>)> {
+        let mut keep = initial.unwrap_or_else(|| vec![true; n]);
+        if keep.len() != n {
+            return Err(StorageError::Invalid(format!(
+                "{} flags for {n} tuples",
+                keep.len()
+            )));
+        }
+        let mut passing: Option<Vec<u32>> = None;
+        let mut whole = Vec::new();
+        // Each column once, its comparisons together, in the order they first come.
+        let mut columns: Vec<usize> = Vec::new();
+        for c in &self.conjuncts {
+            if !columns.contains(&c.column) {
+                columns.push(c.column);
+            }
+        }
+        for column in columns {
+            if passing.is_none() && sparse(&keep) {
+                passing = Some(positions(&keep));
+            }
+            let tests = self.conjuncts.iter().filter(|c| c.column == column);
+            match &mut passing {
+                None => {
+                    let values = decode(column, None)?;
+                    if values.len() != n {
+                        return Err(no_values(column, n));
+                    }
+                    for c in tests {
+                        match &values {
+                            ColumnValues::I32(v) => and_compare_i32(&mut keep, v, c.op, c.value),
+                            ColumnValues::I64(v) => and_compare(&mut keep, v, c.op, c.value),
+                            ColumnValues::Bytes { .. } => return Err(not_numbers(column)),
+                        }
+                    }
+                    whole.push((column, values));
+                }
+                Some(at) => {
+                    let mut values = decode(column, Some(at))?;
+                    if values.len() != at.len() {
+                        return Err(no_values(column, at.len()));
+                    }
+                    for c in tests {
+                        match &mut values {
+                            ColumnValues::I32(v) => retain_paired(at, v, c.op, c.value),
+                            ColumnValues::I64(v) => retain_paired(at, v, c.op, c.value),
+                            ColumnValues::Bytes { .. } => return Err(not_numbers(column)),
+                        }
+                    }
+                }
+            }
+        }
+        let selection = match passing {
+            Some(at) => Selection::Positions(at),
+            None => Selection::Mask(keep),
+        };
+        Ok((selection, whole))
+    }
+}
+
+fn no_values(column: usize, n: usize) -> StorageError {
+    StorageError::Invalid(format!("no {n} decoded values of column {column}"))
+}
+
+fn not_numbers(column: usize) -> StorageError {
+    StorageError::Invalid(format!(
+        "column {column} holds strings, not numbers to compare"
+    ))
+}
+
+/// Keeps the positions `at`, and their values `values` (`values[k]` is position
+/// `at[k]`'s), whose value passes `<op> value`.
+fn retain_paired<T: Copy + Into<i64>>(
+    at: &mut Vec<u32>,
+    values: &mut Vec<T>,
+    op: CmpOp,
+    value: i64,
+) {
+    let mut end = 0;
+    for k in 0..at.len() {
+        let (i, v) = (at[k], values[k]);
+        at[end] = i;
+        values[end] = v;
+        end += usize::from(op.holds(v.into(), value));
+    }
+    at.truncate(end);
+    values.truncate(end);
+}
+
 /// Which tuples a filter passes: a flag per tuple, or the passing positions, ascending.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selection {

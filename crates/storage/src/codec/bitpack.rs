@@ -152,6 +152,37 @@ impl<'a> Packed<'a> {
         Ok(())
     }
 
+    /// Calls `f` with the values at positions `at` (each below [`Packed::len`]), in the
+    /// order given: random access, for the few tuples a selection keeps.
+    pub fn unpack_at(&self, at: &[u32], mut f: impl FnMut(u64)) -> DResult<()> {
+        if let Some(&p) = at.iter().find(|&&p| p as usize >= self.n) {
+            return Err(DecodeError(format!(
+                "value {p} asked of {} packed values",
+                self.n
+            )));
+        }
+        if self.width == 0 {
+            at.iter().for_each(|_| f(0));
+            return Ok(());
+        }
+        let (width, mask) = (self.width as usize, mask(self.width));
+        for &p in at {
+            // p < n, so p * width is within the packed bits packed_len computed.
+            let bit = p as usize * width;
+            let byte = bit >> 3;
+            let window = match self.bytes.get(byte..byte + 16) {
+                Some(w) => {
+                    let mut a = [0u8; 16];
+                    a.copy_from_slice(w);
+                    u128::from_le_bytes(a)
+                }
+                None => self.tail_window(byte),
+            };
+            f((window >> (bit & 7)) as u64 & mask);
+        }
+        Ok(())
+    }
+
     /// Writes `map` of the values at `range`, in order, to `dst` (exactly as long as
     /// `range`): the hot loop of a decoder, in blocks of 8 values with the width a
     /// compile-time constant for widths up to [`MAX_BLOCK_WIDTH`].

@@ -127,6 +127,17 @@ fn check_keep(keep: &Range<usize>, rows: usize) -> DResult<()> {
 }
 
 /// Callers slice `b` so that `at + 4 <= b.len()`.
+/// Positions a caller asks for: strictly ascending, each below `rows`.
+fn check_positions(at: &[u32], rows: usize) -> DResult<()> {
+    let ascending = at.windows(2).all(|w| w[0] < w[1]);
+    match at.last() {
+        Some(&last) if !ascending || last as usize >= rows => Err(DecodeError(format!(
+            "positions up to {last} (ascending: {ascending}) asked of {rows} values"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn le_u32(b: &[u8], at: usize) -> u32 {
     let mut w = [0; 4];
     w.copy_from_slice(&b[at..at + 4]);
@@ -400,6 +411,43 @@ pub fn decode_page(
             codec.name()
         ))),
     }
+}
+
+/// Decodes the rows at positions `at` (ascending, each below the page's rows) of a
+/// DSM page, appending them to `out`, by random access where the codec allows it
+/// (PFOR and PDICT integers): `Ok(false)`, with `out` untouched, for a codec or output
+/// that must be decoded in ranges ([`decode_page`]).
+pub fn decode_page_at(page: &StoredPage, at: &[u32], out: &mut ColumnValues) -> DResult<bool> {
+    let StoredPage {
+        codec,
+        payload,
+        physical,
+        rows,
+        raw_len,
+    } = *page;
+    if matches!(physical, Physical::FixedBytes(_)) {
+        return Ok(false);
+    }
+    let positional = matches!(
+        (codec, &*out),
+        (
+            Codec::Pfor | Codec::Pdict,
+            ColumnValues::I32(_) | ColumnValues::I64(_)
+        )
+    );
+    if !positional {
+        return Ok(false);
+    }
+    check_expansion(page)?;
+    check_raw_len(physical, rows, raw_len)?;
+    match (codec, out) {
+        (Codec::Pfor, ColumnValues::I32(v)) => pfor::decode_at(payload, rows, at, v)?,
+        (Codec::Pfor, ColumnValues::I64(v)) => pfor::decode_at(payload, rows, at, v)?,
+        (Codec::Pdict, ColumnValues::I32(v)) => pdict::decode_ints_at(payload, rows, at, v)?,
+        (Codec::Pdict, ColumnValues::I64(v)) => pdict::decode_ints_at(payload, rows, at, v)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// The plain minipage an LZ4 or zstd page holds, into `raw` (`raw_len` bytes exactly).

@@ -14,7 +14,7 @@ use std::hash::Hash;
 use std::ops::Range;
 
 use super::bitpack::{bits, pack, packed_len, Packed};
-use super::{check_keep, le_u32, le_u64, Int};
+use super::{check_keep, check_positions, le_u32, le_u64, Int};
 use crate::column::{offset_u32, ColumnValues};
 use crate::encoding::DecodeError;
 
@@ -162,6 +162,41 @@ pub(crate) fn decode_ints<T: Int>(
         .ok_or_else(|| DecodeError("PDICT entry out of the column type's range".into()))?;
     let packed = codes(packed, width, rows, entries)?;
     look_up(&packed, keep, dict, out)
+}
+
+/// [`decode_ints`] for the values at positions `at` (ascending, each below `rows`).
+pub(crate) fn decode_ints_at<T: Int>(
+    bytes: &[u8],
+    rows: usize,
+    at: &[u32],
+    out: &mut Vec<T>,
+) -> DResult<()> {
+    check_positions(at, rows)?;
+    let (entries, width, rest) = header(bytes)?;
+    let dict_len = entries
+        .checked_mul(8)
+        .filter(|&l| l <= rest.len())
+        .ok_or_else(|| DecodeError(format!("PDICT dictionary of {entries} runs past the page")))?;
+    let (dict, packed) = rest.split_at(dict_len);
+    let dict = dict
+        .chunks_exact(8)
+        .map(|c| T::from_i64(le_u64(c, 0) as i64))
+        .collect::<Option<Vec<T>>>()
+        .ok_or_else(|| DecodeError("PDICT entry out of the column type's range".into()))?;
+    let packed = codes(packed, width, rows, entries)?;
+    let mut bad = None;
+    out.reserve(at.len());
+    packed.unpack_at(at, |c| match dict.get(c as usize) {
+        Some(&v) => out.push(v),
+        None => {
+            bad = Some(c);
+            out.push(T::default());
+        }
+    })?;
+    match bad {
+        Some(code) => Err(bad_code(code, entries)),
+        None => Ok(()),
+    }
 }
 
 /// Appends the kept values of a page of `CHAR(n)` strings as packed words

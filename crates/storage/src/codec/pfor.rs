@@ -16,7 +16,7 @@
 use std::ops::Range;
 
 use super::bitpack::{bits, pack, packed_len, Packed};
-use super::{check_keep, le_u32, le_u64, Int};
+use super::{check_keep, check_positions, le_u32, le_u64, Int};
 use crate::encoding::DecodeError;
 
 type DResult<T> = std::result::Result<T, DecodeError>;
@@ -200,6 +200,62 @@ pub(crate) fn decode<T: Int>(
         }
     }
     patch(&view, rows, &keep, &mut out[start..])
+}
+
+/// Decodes the values at positions `at` (ascending, each below `rows`) of a PFOR
+/// encoding of `rows` values, appending them to `out`: random access into the packed
+/// offsets, then the exceptions among `at` patched.
+pub(crate) fn decode_at<T: Int>(
+    bytes: &[u8],
+    rows: usize,
+    at: &[u32],
+    out: &mut Vec<T>,
+) -> DResult<()> {
+    check_positions(at, rows)?;
+    let view = parse(bytes, rows)?;
+    let start = out.len();
+    out.reserve(at.len());
+    let mut fits = true;
+    view.packed.unpack_at(at, |u| {
+        let v = T::from_i64(view.base.wrapping_add(u as i64));
+        fits &= v.is_some();
+        out.push(v.unwrap_or_default());
+    })?;
+    if !fits {
+        return Err(DecodeError(
+            "PFOR value out of the column type's range".into(),
+        ));
+    }
+    patch_at(&view, rows, at, &mut out[start..])
+}
+
+/// [`patch`] for the values at positions `at` (ascending): `out[i]` is position `at[i]`.
+fn patch_at<T: Int>(view: &View, rows: usize, at: &[u32], out: &mut [T]) -> DResult<()> {
+    let mut next = 0usize;
+    let mut i = 0usize;
+    for (p, o) in view
+        .positions
+        .chunks_exact(4)
+        .zip(view.offsets.chunks_exact(8))
+    {
+        let pos = le_u32(p, 0) as usize;
+        if pos < next || pos >= rows {
+            return Err(DecodeError(format!(
+                "PFOR exception at {pos} (must be at least {next} and below {rows})"
+            )));
+        }
+        next = pos + 1;
+        while i < at.len() && (at[i] as usize) < pos {
+            i += 1;
+        }
+        if i < at.len() && at[i] as usize == pos {
+            let v = view.base.wrapping_add(le_u64(o, 0) as i64);
+            out[i] = T::from_i64(v).ok_or_else(|| {
+                DecodeError("PFOR exception out of the column type's range".into())
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether `base + o` fits `T` for every offset `o` of `width` bits (so

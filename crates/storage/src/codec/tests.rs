@@ -523,3 +523,87 @@ proptest! {
         prop_assert!(held_bytes(&out) <= 2 * stored_bound + 32 * rows + 4096);
     }
 }
+
+/// Ascending positions of `rows` values picked by `picks` (cycled).
+fn picked(rows: usize, picks: &[bool]) -> Vec<u32> {
+    if picks.is_empty() {
+        return Vec::new();
+    }
+    (0..rows)
+        .filter(|&i| picks[i % picks.len()])
+        .map(|i| i as u32)
+        .collect()
+}
+
+/// Random access (`decode_page_at` and the codecs' `_at` forms) against the input.
+fn positions_decode(values: &[i64], picks: &[bool]) {
+    let at = picked(values.len(), picks);
+    let want: Vec<i64> = at.iter().map(|&p| values[p as usize]).collect();
+    let plan = pfor::plan(values);
+    let mut bytes = Vec::new();
+    pfor::encode(values, &plan, &mut bytes);
+    let mut out = vec![-1i64];
+    pfor::decode_at(&bytes, values.len(), &at, &mut out).expect("PFOR decodes");
+    assert_eq!(out[1..], want[..], "PFOR at {at:?} of {values:?}");
+    let mut bytes = Vec::new();
+    pdict::encode_ints(values, &mut bytes);
+    if pdict::int_len(values).is_some() {
+        let mut out: Vec<i64> = Vec::new();
+        pdict::decode_ints_at(&bytes, values.len(), &at, &mut out).expect("PDICT decodes");
+        assert_eq!(out, want, "PDICT at {at:?}");
+    }
+    // Through the page, for whatever codec the encoder picks; `false` only for codecs
+    // without random access, and then `out` is untouched.
+    let column = ColumnValues::I64(values.to_vec());
+    let mut enc = Encoder::default();
+    let codec = enc.encode(&column, Physical::I64, 0..values.len());
+    let page = StoredPage {
+        codec,
+        payload: &enc.out,
+        physical: Physical::I64,
+        rows: values.len(),
+        raw_len: values.len() * 8,
+    };
+    let mut out = ColumnValues::I64(Vec::new());
+    if decode_page_at(&page, &at, &mut out).expect("decodes") {
+        assert_eq!(out, ColumnValues::I64(want), "{codec:?}");
+    } else {
+        assert!(!matches!(codec, Codec::Pfor | Codec::Pdict), "{codec:?}");
+        assert_eq!(out, ColumnValues::I64(Vec::new()));
+    }
+}
+
+#[test]
+fn positions_out_of_order_or_range_are_errors() {
+    let values: Vec<i64> = (0..100).collect();
+    let mut bytes = Vec::new();
+    pfor::encode(&values, &pfor::plan(&values), &mut bytes);
+    let mut out: Vec<i64> = Vec::new();
+    assert!(pfor::decode_at(&bytes, 100, &[3, 100], &mut out).is_err());
+    assert!(pfor::decode_at(&bytes, 100, &[5, 5], &mut out).is_err());
+    assert!(pfor::decode_at(&bytes, 100, &[7, 2], &mut out).is_err());
+    let mut out: Vec<i32> = Vec::new();
+    pfor::decode_at(&bytes, 100, &[0, 99], &mut out).expect("in range");
+    assert_eq!(out, vec![0, 99]);
+}
+
+#[test]
+fn edge_cases_decode_at_positions() {
+    for values in edge_cases() {
+        for picks in [vec![true], vec![false, false, true], vec![true, false]] {
+            positions_decode(&values, &picks);
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn values_at_positions_match_the_input(values in clustered(), picks in proptest::collection::vec(any::<bool>(), 1..9)) {
+        positions_decode(&values, &picks);
+    }
+
+    #[test]
+    fn small_domains_at_positions_match_the_input(values in proptest::collection::vec(-3i64..40, 0..600), picks in proptest::collection::vec(any::<bool>(), 1..9)) {
+        positions_decode(&values, &picks);
+    }
+}

@@ -10,7 +10,7 @@ use arrow_array::RecordBatch;
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
 use crate::filter::{gather_into, positions, RowFilter, Selection, StringIn};
-use crate::manifest::{Extent, Layout};
+use crate::manifest::{ChunkMeta, Extent, Layout};
 use crate::page::PageChecks;
 use crate::read::decode::{presized, wanted_rows, Decoder};
 use crate::read::Table;
@@ -202,39 +202,25 @@ fn select(
     let tested_columns: Vec<usize> = tested.iter().map(|s| s.column).collect();
     let rest = filter.without_strings_on(&tested_columns);
     let passed = test_strings(&ctx, k, data, &tested, n)?;
-    // The other filtered columns (and, for row pages, every projected one: a row page
-    // is decoded whole anyway), all wanted tuples.
-    let filtered = rest.columns();
-    let first: Vec<usize> = match table.layout() {
-        Layout::Dsm | Layout::Csm => filtered.clone(),
-        Layout::Nsm | Layout::Pax => union(&filtered, projection),
+    let (first, decoded, selection) = if column_pages && rest.strings().is_empty() {
+        // Each filtered column decoded as the selection narrows: whole while many
+        // tuples pass, then only at the passing ones.
+        let mut spent = 0u64;
+        let (selection, whole) = rest.selection_narrowing(n, passed, |c, at| {
+            let rows = at.map_or(wanted.clone(), |at| 0..at.len() as u64);
+            let mut out = presized(table, &[c], &rows).pop().ok_or_else(|| {
+                StorageError::Invalid(format!("chunk {k}: no column {c} to decode"))
+            })?;
+            ctx.dsm_column(chunk.columns[c].extent, data, c, &mut out, spent, at)?;
+            spent = spent.saturating_add(out.decoded_bytes());
+            Ok(out)
+        })?;
+        let (first, decoded): (Vec<usize>, Vec<ColumnValues>) = whole.into_iter().unzip();
+        (first, decoded, selection)
+    } else {
+        decode_then_select(&ctx, (k, chunk), projection, data, &rest, passed, n)?
     };
-    let mut decoded = presized(table, &first, &wanted);
-    if n > 0 {
-        match table.layout() {
-            Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, &first, &mut decoded)?,
-            Layout::Dsm | Layout::Csm => {
-                let mut spent = 0u64;
-                for (out, &c) in decoded.iter_mut().zip(&first) {
-                    ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, None)?;
-                    spent = spent.saturating_add(out.decoded_bytes());
-                }
-            }
-        }
-    }
-    for (values, &c) in decoded.iter().zip(&first) {
-        if values.len() != n {
-            return Err(StorageError::Invalid(format!(
-                "chunk {k} column {c}: decoded {} of {n} tuples (pages do not cover the chunk)",
-                values.len()
-            )));
-        }
-    }
     let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
-    let mut selection = rest.selection(n, of)?;
-    if let Some(passed) = passed {
-        selection.and(&passed);
-    }
     // Counted only where marking is possible: the gathering path counts its positions.
     let dense = |s: &Selection| s.count().saturating_mul(DENSE_DENOMINATOR) >= n * DENSE_NUMERATOR;
     if mark && n > 0 && dense(&selection) {
@@ -313,6 +299,53 @@ fn select(
         columns: outs,
         tuples: Tuples::Selected(selected_rows),
     })
+}
+
+/// The filtered columns (and, for row pages, every projected one: a row page is
+/// decoded whole anyway) decoded for all `n` wanted tuples, then `rest` evaluated on
+/// them and ANDed with `passed`: the columns, their values and the selection.
+fn decode_then_select(
+    ctx: &Decoder,
+    (k, chunk): (usize, &ChunkMeta),
+    projection: &[usize],
+    data: &[(Extent, &[u8])],
+    rest: &RowFilter,
+    passed: Option<Vec<bool>>,
+    n: usize,
+) -> Result<(Vec<usize>, Vec<ColumnValues>, Selection)> {
+    let table = ctx.table;
+    let filtered = rest.columns();
+    let first: Vec<usize> = match table.layout() {
+        Layout::Dsm | Layout::Csm => filtered.clone(),
+        Layout::Nsm | Layout::Pax => union(&filtered, projection),
+    };
+    let mut decoded = presized(table, &first, &ctx.wanted);
+    if n > 0 {
+        match table.layout() {
+            Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, &first, &mut decoded)?,
+            Layout::Dsm | Layout::Csm => {
+                let mut spent = 0u64;
+                for (out, &c) in decoded.iter_mut().zip(&first) {
+                    ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, None)?;
+                    spent = spent.saturating_add(out.decoded_bytes());
+                }
+            }
+        }
+    }
+    for (values, &c) in decoded.iter().zip(&first) {
+        if values.len() != n {
+            return Err(StorageError::Invalid(format!(
+                "chunk {k} column {c}: decoded {} of {n} tuples (pages do not cover the chunk)",
+                values.len()
+            )));
+        }
+    }
+    let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
+    let mut selection = rest.selection(n, of)?;
+    if let Some(passed) = passed {
+        selection.and(&passed);
+    }
+    Ok((first, decoded, selection))
 }
 
 /// Which of chunk `k`'s `n` wanted tuples pass every list of `tested`, each tested on
