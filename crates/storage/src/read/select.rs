@@ -15,6 +15,7 @@ use crate::page::PageChecks;
 use crate::read::decode::{presized, wanted_rows, Decoder};
 use crate::read::Table;
 use crate::types::Physical;
+use crate::zonemap::Zonemap;
 
 /// The tuples of a chunk that passed a filter.
 #[derive(Debug)]
@@ -206,7 +207,11 @@ fn select(
         // Each filtered column decoded as the selection narrows: whole while many
         // tuples pass, then only at the passing ones.
         let mut spent = 0u64;
-        let (selection, whole) = rest.selection_narrowing(n, passed, |c, at| {
+        let zonemap = |c: usize| match chunk.columns.get(c)?.zonemap {
+            Some(Zonemap::Int { min, max }) => Some((min, max)),
+            _ => None,
+        };
+        let (selection, whole) = rest.selection_narrowing(n, passed, zonemap, |c, at| {
             let rows = at.map_or(wanted.clone(), |at| 0..at.len() as u64);
             let mut out = presized(table, &[c], &rows).pop().ok_or_else(|| {
                 StorageError::Invalid(format!("chunk {k}: no column {c} to decode"))
