@@ -268,7 +268,7 @@ impl RowFilter {
     /// caller tests on its pages and passes as `initial`), one column at a time, the
     /// most selective by its `zonemap` (min, max) first, each decoded only when its
     /// turn comes: while many tuples pass, all `n` values (`decode(column, None)`);
-    /// once fewer than one in [`SPARSE_DENOMINATOR`] do, only the passing tuples'
+    /// once fewer than one in [`NARROW_DENOMINATOR`] do, only the passing tuples'
     /// (`decode(column, Some(positions))`, values in the positions' order). So TPC-H
     /// Q6's discount and quantity are decoded for the 15 % of tuples its dates pass,
     /// not all. Returns the selection and the columns decoded whole.
@@ -289,7 +289,7 @@ impl RowFilter {
         let mut passing: Option<Vec<u32>> = None;
         let mut whole = Vec::new();
         for (column, (lo, hi)) in self.intervals_by_share(zonemap) {
-            if passing.is_none() && sparse(&keep) {
+            if passing.is_none() && sparse_below(&keep, NARROW_DENOMINATOR) {
                 passing = Some(positions(&keep));
             }
             match &mut passing {
@@ -471,8 +471,18 @@ impl Selection {
 const SPARSE_DENOMINATOR: usize = 8;
 
 fn sparse(keep: &[bool]) -> bool {
+    sparse_below(keep, SPARSE_DENOMINATOR)
+}
+
+/// Fewer than one tuple in this many passing makes [`RowFilter::selection_narrowing`]
+/// decode the remaining columns only at the passing tuples: a value decoded where it
+/// lies costs a few times one unpacked in a block (Q6's dates pass 15 %).
+const NARROW_DENOMINATOR: usize = 4;
+
+/// Fewer than one of `keep` in `denominator` set.
+fn sparse_below(keep: &[bool], denominator: usize) -> bool {
     let passing = keep.iter().map(|&k| usize::from(k)).sum::<usize>();
-    passing.saturating_mul(SPARSE_DENOMINATOR) < keep.len()
+    passing.saturating_mul(denominator) < keep.len()
 }
 
 /// Keeps the positions `at` whose value passes `<op> value`.
