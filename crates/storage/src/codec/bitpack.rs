@@ -137,19 +137,23 @@ impl<'a> Packed<'a> {
         }
         for _ in range {
             // Wider values span up to 71 bits: a 16-byte window.
-            let byte = bit >> 3;
-            let window = match self.bytes.get(byte..byte + 16) {
-                Some(w) => {
-                    let mut a = [0u8; 16];
-                    a.copy_from_slice(w);
-                    u128::from_le_bytes(a)
-                }
-                None => self.tail_window(byte),
-            };
-            f((window >> (bit & 7)) as u64 & mask);
+            f((self.wide_window(bit >> 3) >> (bit & 7)) as u64 & mask);
             bit += width;
         }
         Ok(())
+    }
+
+    /// The 16 bytes at `byte`, zero-extended near the end: a window that holds any
+    /// value starting in that byte.
+    fn wide_window(&self, byte: usize) -> u128 {
+        match self.bytes.get(byte..byte + 16) {
+            Some(w) => {
+                let mut a = [0u8; 16];
+                a.copy_from_slice(w);
+                u128::from_le_bytes(a)
+            }
+            None => self.tail_window(byte),
+        }
     }
 
     /// Calls `f` with the values at positions `at` (each below [`Packed::len`]), in the
@@ -169,16 +173,7 @@ impl<'a> Packed<'a> {
         for &p in at {
             // p < n, so p * width is within the packed bits packed_len computed.
             let bit = p as usize * width;
-            let byte = bit >> 3;
-            let window = match self.bytes.get(byte..byte + 16) {
-                Some(w) => {
-                    let mut a = [0u8; 16];
-                    a.copy_from_slice(w);
-                    u128::from_le_bytes(a)
-                }
-                None => self.tail_window(byte),
-            };
-            f((window >> (bit & 7)) as u64 & mask);
+            f((self.wide_window(bit >> 3) >> (bit & 7)) as u64 & mask);
         }
         Ok(())
     }

@@ -149,18 +149,7 @@ pub(crate) fn decode_ints<T: Int>(
     out: &mut Vec<T>,
 ) -> DResult<()> {
     check_keep(&keep, rows)?;
-    let (entries, width, rest) = header(bytes)?;
-    let dict_len = entries
-        .checked_mul(8)
-        .filter(|&l| l <= rest.len())
-        .ok_or_else(|| DecodeError(format!("PDICT dictionary of {entries} runs past the page")))?;
-    let (dict, packed) = rest.split_at(dict_len);
-    let dict = dict
-        .chunks_exact(8)
-        .map(|c| T::from_i64(le_u64(c, 0) as i64))
-        .collect::<Option<Vec<T>>>()
-        .ok_or_else(|| DecodeError("PDICT entry out of the column type's range".into()))?;
-    let packed = codes(packed, width, rows, entries)?;
+    let (dict, packed) = int_dictionary(bytes, rows)?;
     look_up(&packed, keep, dict, out)
 }
 
@@ -172,6 +161,25 @@ pub(crate) fn decode_ints_at<T: Int>(
     out: &mut Vec<T>,
 ) -> DResult<()> {
     check_positions(at, rows)?;
+    let (dict, packed) = int_dictionary(bytes, rows)?;
+    let mut bad = None;
+    out.reserve(at.len());
+    packed.unpack_at(at, |c| match dict.get(c as usize) {
+        Some(&v) => out.push(v),
+        None => {
+            bad = Some(c);
+            out.push(T::default());
+        }
+    })?;
+    match bad {
+        Some(code) => Err(bad_code(code, dict.len())),
+        None => Ok(()),
+    }
+}
+
+/// An integer PDICT page's dictionary, each entry in `T`, and its packed codes of
+/// `rows` values, checked.
+fn int_dictionary<T: Int>(bytes: &[u8], rows: usize) -> DResult<(Vec<T>, Packed<'_>)> {
     let (entries, width, rest) = header(bytes)?;
     let dict_len = entries
         .checked_mul(8)
@@ -183,20 +191,7 @@ pub(crate) fn decode_ints_at<T: Int>(
         .map(|c| T::from_i64(le_u64(c, 0) as i64))
         .collect::<Option<Vec<T>>>()
         .ok_or_else(|| DecodeError("PDICT entry out of the column type's range".into()))?;
-    let packed = codes(packed, width, rows, entries)?;
-    let mut bad = None;
-    out.reserve(at.len());
-    packed.unpack_at(at, |c| match dict.get(c as usize) {
-        Some(&v) => out.push(v),
-        None => {
-            bad = Some(c);
-            out.push(T::default());
-        }
-    })?;
-    match bad {
-        Some(code) => Err(bad_code(code, entries)),
-        None => Ok(()),
-    }
+    Ok((dict, codes(packed, width, rows, entries)?))
 }
 
 /// Appends the kept values of a page of `CHAR(n)` strings as packed words

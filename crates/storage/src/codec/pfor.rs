@@ -229,35 +229,6 @@ pub(crate) fn decode_at<T: Int>(
     patch_at(&view, rows, at, &mut out[start..])
 }
 
-/// [`patch`] for the values at positions `at` (ascending): `out[i]` is position `at[i]`.
-fn patch_at<T: Int>(view: &View, rows: usize, at: &[u32], out: &mut [T]) -> DResult<()> {
-    let mut next = 0usize;
-    let mut i = 0usize;
-    for (p, o) in view
-        .positions
-        .chunks_exact(4)
-        .zip(view.offsets.chunks_exact(8))
-    {
-        let pos = le_u32(p, 0) as usize;
-        if pos < next || pos >= rows {
-            return Err(DecodeError(format!(
-                "PFOR exception at {pos} (must be at least {next} and below {rows})"
-            )));
-        }
-        next = pos + 1;
-        while i < at.len() && (at[i] as usize) < pos {
-            i += 1;
-        }
-        if i < at.len() && at[i] as usize == pos {
-            let v = view.base.wrapping_add(le_u64(o, 0) as i64);
-            out[i] = T::from_i64(v).ok_or_else(|| {
-                DecodeError("PFOR exception out of the column type's range".into())
-            })?;
-        }
-    }
-    Ok(())
-}
-
 /// Whether `base + o` fits `T` for every offset `o` of `width` bits (so
 /// `base..=base + 2^width - 1` does not wrap and both ends fit).
 fn frame_fits<T: Int>(base: i64, width: u32) -> bool {
@@ -267,27 +238,51 @@ fn frame_fits<T: Int>(base: i64, width: u32) -> bool {
 
 /// Writes the exceptions that fall in `keep` over their slots; checks all positions.
 fn patch<T: Int>(view: &View, rows: usize, keep: &Range<usize>, out: &mut [T]) -> DResult<()> {
-    let mut next = 0usize; // positions must be strictly increasing
-    for (p, o) in view
-        .positions
-        .chunks_exact(4)
-        .zip(view.offsets.chunks_exact(8))
-    {
-        let pos = le_u32(p, 0) as usize;
-        if pos < next || pos >= rows {
-            return Err(DecodeError(format!(
-                "PFOR exception at {pos} (must be at least {next} and below {rows})"
-            )));
-        }
-        next = pos + 1;
+    for exception in exceptions(view, rows) {
+        let (pos, v) = exception?;
         if keep.contains(&pos) {
-            let v = view.base.wrapping_add(le_u64(o, 0) as i64);
-            out[pos - keep.start] = T::from_i64(v).ok_or_else(|| {
-                DecodeError("PFOR exception out of the column type's range".into())
-            })?;
+            out[pos - keep.start] = exception_value(v)?;
         }
     }
     Ok(())
+}
+
+/// [`patch`] for the values at positions `at` (ascending): `out[i]` is position `at[i]`.
+fn patch_at<T: Int>(view: &View, rows: usize, at: &[u32], out: &mut [T]) -> DResult<()> {
+    let mut i = 0usize;
+    for exception in exceptions(view, rows) {
+        let (pos, v) = exception?;
+        while i < at.len() && (at[i] as usize) < pos {
+            i += 1;
+        }
+        if i < at.len() && at[i] as usize == pos {
+            out[i] = exception_value(v)?;
+        }
+    }
+    Ok(())
+}
+
+/// A view's exceptions as (position, value), checked: positions strictly increasing
+/// and below `rows`.
+fn exceptions<'v>(view: &'v View, rows: usize) -> impl Iterator<Item = DResult<(usize, i64)>> + 'v {
+    let mut next = 0usize;
+    (view.positions.chunks_exact(4))
+        .zip(view.offsets.chunks_exact(8))
+        .map(move |(p, o)| {
+            let pos = le_u32(p, 0) as usize;
+            if pos < next || pos >= rows {
+                return Err(DecodeError(format!(
+                    "PFOR exception at {pos} (must be at least {next} and below {rows})"
+                )));
+            }
+            next = pos + 1;
+            Ok((pos, view.base.wrapping_add(le_u64(o, 0) as i64)))
+        })
+}
+
+fn exception_value<T: Int>(v: i64) -> DResult<T> {
+    T::from_i64(v)
+        .ok_or_else(|| DecodeError("PFOR exception out of the column type's range".into()))
 }
 
 /// The deltas PFOR-DELTA encodes: `d[0] = v[0]`, `d[i] = v[i] - v[i-1]`, wrapping.
