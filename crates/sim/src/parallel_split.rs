@@ -70,7 +70,7 @@ pub fn split_example(
     );
     let scan = query(
         "scan",
-        vec![0..SPLIT_EXAMPLE_CHUNKS],
+        std::iter::once(0..SPLIT_EXAMPLE_CHUNKS).collect(),
         cycles_per_byte,
         SPLIT_EXAMPLE_WORKERS,
         split,
