@@ -17,10 +17,6 @@ pub(super) struct Lanes {
     width: usize,
     /// `[(group × width + value) × LANES + lane]`.
     sums: Vec<i128>,
-    /// One block's sums of one value in 64 bits, `[group × LANES + lane]`, when the
-    /// block's values are small enough that no sum of them leaves 64 bits: an `i64`
-    /// addition is one instruction where an `i128` one is two and twice the memory.
-    narrow: Vec<i64>,
     on: bool,
 }
 
@@ -29,7 +25,6 @@ impl Lanes {
         Lanes {
             width,
             sums: Vec::new(),
-            narrow: Vec::new(),
             on: width > 0,
         }
     }
@@ -52,28 +47,9 @@ impl Lanes {
     /// Adds one block of value `v` (64-bit values, never checked: see the module).
     pub(super) fn add(&mut self, v: usize, groups: &[u32], values: &[i64]) {
         let width = self.width;
-        let largest = values.iter().fold(0u64, |m, &x| m.max(x.unsigned_abs()));
-        // Every partial sum of the block is at most len × largest in magnitude.
-        let fits = (largest.checked_mul(values.len() as u64)).is_some_and(|b| b <= i64::MAX as u64);
-        if !fits {
-            for (i, (&g, &x)) in groups.iter().zip(values).enumerate() {
-                let slot = &mut self.sums[(g as usize * width + v) * LANES + i % LANES];
-                *slot = slot.wrapping_add(i128::from(x));
-            }
-            return;
-        }
-        let groups_here = self.sums.len() / (width * LANES);
-        self.narrow.clear();
-        self.narrow.resize(groups_here * LANES, 0);
         for (i, (&g, &x)) in groups.iter().zip(values).enumerate() {
-            let slot = &mut self.narrow[g as usize * LANES + i % LANES];
-            *slot = slot.wrapping_add(x);
-        }
-        for (g, lanes) in self.narrow.chunks_exact(LANES).enumerate() {
-            let at = (g * width + v) * LANES;
-            for (sum, &part) in self.sums[at..at + LANES].iter_mut().zip(lanes) {
-                *sum = sum.wrapping_add(i128::from(part));
-            }
+            let slot = &mut self.sums[(g as usize * width + v) * LANES + i % LANES];
+            *slot = slot.wrapping_add(i128::from(x));
         }
     }
 
@@ -83,7 +59,6 @@ impl Lanes {
             *sum = sum.wrapping_add(self.total_at(at));
         }
         self.sums = Vec::new();
-        self.narrow = Vec::new();
         self.on = false;
     }
 
