@@ -455,6 +455,65 @@ mod tests {
         }
     }
 
+    /// Blocks whose sums come to the edge of 64 bits and past it (a lane of
+    /// `i64::MAX / 64`s would wrap in 64 bits), positive and negative: every sum
+    /// equals a plain loop's.
+    #[test]
+    fn block_sums_at_the_edge_of_64_bits_are_exact() {
+        let schema = TableSchema::new(vec![
+            ColumnDef {
+                name: "k".into(),
+                ty: ColumnType::Int64,
+            },
+            ColumnDef {
+                name: "v".into(),
+                ty: ColumnType::Int64,
+            },
+        ])
+        .unwrap();
+        let spec = AggregateSpec {
+            groups: vec![0],
+            values: vec![ValueExpr::Column(1)],
+        };
+        let edge = i64::MAX / BLOCK as i64;
+        let bases = [
+            edge,
+            edge + 1,
+            -edge,
+            -edge - 1,
+            i64::MAX / 64,
+            i64::MIN / 64,
+            i64::MIN,
+        ];
+        for base in bases {
+            let mut sums = GroupedSums::new(spec.clone(), &schema).unwrap();
+            let n = 3 * BLOCK + 17;
+            let k: Vec<i64> = (0..n).map(|i| (i % 3) as i64).collect();
+            let v: Vec<i64> = (0..n)
+                .map(|i| base - base.signum() * (i as i64 % 7))
+                .collect();
+            let (kc, vc) = (ColumnValues::I64(k.clone()), ColumnValues::I64(v.clone()));
+            sums.add(n, |c| [&kc, &vc].get(c).copied(), None).unwrap();
+            let mut plain = [0i128; 3];
+            for i in 0..n {
+                plain[k[i] as usize] += i128::from(v[i]);
+            }
+            let keys = match sums.keys(0) {
+                Some(ColumnValues::I64(k)) => k.clone(),
+                other => panic!("{other:?}"),
+            };
+            for g in 0..sums.groups() {
+                let want = plain[keys[g] as usize];
+                assert_eq!(
+                    sums.sums(0).nth(g),
+                    Some(want),
+                    "base {base}, group {}",
+                    keys[g]
+                );
+            }
+        }
+    }
+
     /// A value past 128 bits is an error in a tuple the scan wants and ignored in one
     /// its filter rejected; values past 64 bits are summed exactly.
     #[test]
