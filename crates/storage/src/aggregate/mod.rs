@@ -398,22 +398,21 @@ mod tests {
         assert_eq!(got, plain);
     }
 
+    /// An `Int64` key `k` and an `Int64` value `v`.
+    fn key_and_value() -> TableSchema {
+        let column = |name: &str| ColumnDef {
+            name: name.into(),
+            ty: ColumnType::Int64,
+        };
+        TableSchema::new(vec![column("k"), column("v")]).unwrap()
+    }
+
     /// Integer keys whose groups grow past the lanes' limit between chunks, and a
     /// chunk of values past 64 bits in the middle: every sum equals a plain loop's
     /// (the lanes' totals moved into the sums when either happens).
     #[test]
     fn sums_stay_exact_when_groups_grow_and_values_widen() {
-        let schema = TableSchema::new(vec![
-            ColumnDef {
-                name: "k".into(),
-                ty: ColumnType::Int64,
-            },
-            ColumnDef {
-                name: "v".into(),
-                ty: ColumnType::Int64,
-            },
-        ])
-        .unwrap();
+        let schema = key_and_value();
         let spec = column_and_product(ValueExpr::Literal(3));
         for (keys_per_chunk, wide_chunk) in [
             ([4, 10, 300, 8], None),
@@ -460,17 +459,7 @@ mod tests {
     /// equals a plain loop's.
     #[test]
     fn block_sums_at_the_edge_of_64_bits_are_exact() {
-        let schema = TableSchema::new(vec![
-            ColumnDef {
-                name: "k".into(),
-                ty: ColumnType::Int64,
-            },
-            ColumnDef {
-                name: "v".into(),
-                ty: ColumnType::Int64,
-            },
-        ])
-        .unwrap();
+        let schema = key_and_value();
         let spec = AggregateSpec {
             groups: vec![0],
             values: vec![ValueExpr::Column(1)],

@@ -418,36 +418,35 @@ pub fn decode_page(
 /// (PFOR and PDICT integers): `Ok(false)`, with `out` untouched, for a codec or output
 /// that must be decoded in ranges ([`decode_page`]).
 pub fn decode_page_at(page: &StoredPage, at: &[u32], out: &mut ColumnValues) -> DResult<bool> {
-    let StoredPage {
-        codec,
-        payload,
-        physical,
-        rows,
-        raw_len,
-    } = *page;
-    if matches!(physical, Physical::FixedBytes(_)) {
-        return Ok(false);
-    }
-    let positional = matches!(
-        (codec, &*out),
-        (
-            Codec::Pfor | Codec::Pdict,
-            ColumnValues::I32(_) | ColumnValues::I64(_)
-        )
-    );
-    if !positional {
-        return Ok(false);
-    }
-    check_expansion(page)?;
-    check_raw_len(physical, rows, raw_len)?;
-    match (codec, out) {
-        (Codec::Pfor, ColumnValues::I32(v)) => pfor::decode_at(payload, rows, at, v)?,
-        (Codec::Pfor, ColumnValues::I64(v)) => pfor::decode_at(payload, rows, at, v)?,
-        (Codec::Pdict, ColumnValues::I32(v)) => pdict::decode_ints_at(payload, rows, at, v)?,
-        (Codec::Pdict, ColumnValues::I64(v)) => pdict::decode_ints_at(payload, rows, at, v)?,
+    // A `CHAR(n)` page asked for as packed words is strings, not integers.
+    let ints = !matches!(page.physical, Physical::FixedBytes(_));
+    let (payload, rows) = (page.payload, page.rows);
+    match (page.codec, out) {
+        (Codec::Pfor, ColumnValues::I32(v)) if ints => {
+            check_int_page(page)?;
+            pfor::decode_at(payload, rows, at, v)?
+        }
+        (Codec::Pfor, ColumnValues::I64(v)) if ints => {
+            check_int_page(page)?;
+            pfor::decode_at(payload, rows, at, v)?
+        }
+        (Codec::Pdict, ColumnValues::I32(v)) if ints => {
+            check_int_page(page)?;
+            pdict::decode_ints_at(payload, rows, at, v)?
+        }
+        (Codec::Pdict, ColumnValues::I64(v)) if ints => {
+            check_int_page(page)?;
+            pdict::decode_ints_at(payload, rows, at, v)?
+        }
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// [`decode_page`]'s checks of a PFOR or PDICT page's declared sizes.
+fn check_int_page(page: &StoredPage) -> DResult<()> {
+    check_expansion(page)?;
+    check_raw_len(page.physical, page.rows, page.raw_len)
 }
 
 /// The plain minipage an LZ4 or zstd page holds, into `raw` (`raw_len` bytes exactly).

@@ -187,19 +187,30 @@ pub(crate) fn decode<T: Int>(
                 T::wrap(view.base.wrapping_add(u as i64))
             })?;
     } else {
-        let mut fits = true;
-        view.packed.unpack(keep.clone(), |u| {
-            let v = T::from_i64(view.base.wrapping_add(u as i64));
-            fits &= v.is_some();
-            out.push(v.unwrap_or_default());
-        })?;
-        if !fits {
-            return Err(DecodeError(
-                "PFOR value out of the column type's range".into(),
-            ));
-        }
+        push_checked(view.base, out, |f| view.packed.unpack(keep.clone(), f))?;
     }
     patch(&view, rows, &keep, &mut out[start..])
+}
+
+/// Appends `base + u` for each offset `u` that `unpack` yields, each checked against
+/// `T`'s range (an error after the last if any did not fit).
+fn push_checked<T: Int>(
+    base: i64,
+    out: &mut Vec<T>,
+    unpack: impl FnOnce(&mut dyn FnMut(u64)) -> DResult<()>,
+) -> DResult<()> {
+    let mut fits = true;
+    unpack(&mut |u| {
+        let v = T::from_i64(base.wrapping_add(u as i64));
+        fits &= v.is_some();
+        out.push(v.unwrap_or_default());
+    })?;
+    if !fits {
+        return Err(DecodeError(
+            "PFOR value out of the column type's range".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Decodes the values at positions `at` (ascending, each below `rows`) of a PFOR
@@ -215,17 +226,7 @@ pub(crate) fn decode_at<T: Int>(
     let view = parse(bytes, rows)?;
     let start = out.len();
     out.reserve(at.len());
-    let mut fits = true;
-    view.packed.unpack_at(at, |u| {
-        let v = T::from_i64(view.base.wrapping_add(u as i64));
-        fits &= v.is_some();
-        out.push(v.unwrap_or_default());
-    })?;
-    if !fits {
-        return Err(DecodeError(
-            "PFOR value out of the column type's range".into(),
-        ));
-    }
+    push_checked(view.base, out, |f| view.packed.unpack_at(at, f))?;
     patch_at(&view, rows, at, &mut out[start..])
 }
 

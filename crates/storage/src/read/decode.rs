@@ -441,6 +441,8 @@ impl<'a> Decoder<'a> {
         let mut scratch = Scratch::default();
         // Of `out`'s kind: a `CHAR(n)` column may be asked for as packed words.
         let mut page_values = out.empty_like();
+        // A page's kept rows as its own positions, for `decode_page_at`.
+        let mut at: Vec<u32> = Vec::new();
         self.each_dsm_page(extent, data, column, |page| {
             let DsmPage {
                 stored,
@@ -472,9 +474,8 @@ impl<'a> Decoder<'a> {
             };
             if kept.len().saturating_mul(AT_DENOMINATOR) < local.len() {
                 // Few kept: each decoded where it lies, where the codec allows.
-                let at: Vec<u32> = (kept.iter())
-                    .map(|&p| p - first as u32 + local.start as u32)
-                    .collect();
+                at.clear();
+                at.extend(kept.iter().map(|&p| p - first as u32 + local.start as u32));
                 if decode_page_at(&stored, &at, out).map_err(|DecodeError(r)| corrupt(r))? {
                     return Ok(());
                 }

@@ -203,7 +203,8 @@ fn select(
     let tested_columns: Vec<usize> = tested.iter().map(|s| s.column).collect();
     let rest = filter.without_strings_on(&tested_columns);
     let passed = test_strings(&ctx, k, data, &tested, n)?;
-    let (first, decoded, selection) = if column_pages && rest.strings().is_empty() {
+    // On DSM/CSM every string list was tested on the pages: `rest` holds comparisons.
+    let (first, decoded, selection) = if column_pages {
         // Each filtered column decoded as the selection narrows: whole while many
         // tuples pass, then only at the passing ones.
         let mut spent = 0u64;
@@ -223,7 +224,7 @@ fn select(
         let (first, decoded): (Vec<usize>, Vec<ColumnValues>) = whole.into_iter().unzip();
         (first, decoded, selection)
     } else {
-        decode_then_select(&ctx, (k, chunk), projection, data, &rest, passed, n)?
+        decode_row_pages_then_select(&ctx, (k, chunk), projection, data, &rest, n)?
     };
     let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
     // Counted only where marking is possible: the gathering path counts its positions.
@@ -306,36 +307,21 @@ fn select(
     })
 }
 
-/// The filtered columns (and, for row pages, every projected one: a row page is
-/// decoded whole anyway) decoded for all `n` wanted tuples, then `rest` evaluated on
-/// them and ANDed with `passed`: the columns, their values and the selection.
-fn decode_then_select(
+/// NSM/PAX: the filtered and projected columns (a row page is decoded whole anyway)
+/// for all `n` wanted tuples, then `rest` evaluated on them: the columns, their values
+/// and the selection.
+fn decode_row_pages_then_select(
     ctx: &Decoder,
     (k, chunk): (usize, &ChunkMeta),
     projection: &[usize],
     data: &[(Extent, &[u8])],
     rest: &RowFilter,
-    passed: Option<Vec<bool>>,
     n: usize,
 ) -> Result<(Vec<usize>, Vec<ColumnValues>, Selection)> {
-    let table = ctx.table;
-    let filtered = rest.columns();
-    let first: Vec<usize> = match table.layout() {
-        Layout::Dsm | Layout::Csm => filtered.clone(),
-        Layout::Nsm | Layout::Pax => union(&filtered, projection),
-    };
-    let mut decoded = presized(table, &first, &ctx.wanted);
+    let first = union(&rest.columns(), projection);
+    let mut decoded = presized(ctx.table, &first, &ctx.wanted);
     if n > 0 {
-        match table.layout() {
-            Layout::Nsm | Layout::Pax => ctx.row_pages(chunk, data, &first, &mut decoded)?,
-            Layout::Dsm | Layout::Csm => {
-                let mut spent = 0u64;
-                for (out, &c) in decoded.iter_mut().zip(&first) {
-                    ctx.dsm_column(chunk.columns[c].extent, data, c, out, spent, None)?;
-                    spent = spent.saturating_add(out.decoded_bytes());
-                }
-            }
-        }
+        ctx.row_pages(chunk, data, &first, &mut decoded)?;
     }
     for (values, &c) in decoded.iter().zip(&first) {
         if values.len() != n {
@@ -346,10 +332,7 @@ fn decode_then_select(
         }
     }
     let of = |column: usize| first.iter().position(|&c| c == column).map(|i| &decoded[i]);
-    let mut selection = rest.selection(n, of)?;
-    if let Some(passed) = passed {
-        selection.and(&passed);
-    }
+    let selection = rest.selection(n, of)?;
     Ok((first, decoded, selection))
 }
 
