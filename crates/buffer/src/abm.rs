@@ -3,10 +3,12 @@
 
 use crate::policy::LoadChoice;
 use crate::state::PendingScan;
+use std::ops::Range;
+
 use crate::{
-    AbmConfig, AbmState, AnyPolicy, BufferError, ChunkId, EvictionRequest, HolderId, Nanos,
-    PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec, TableGeometry,
-    TableId,
+    AbmConfig, AbmState, AnyPolicy, AppendedChunk, BufferError, ChunkId, EvictionRequest, HolderId,
+    Nanos, PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec,
+    TableGeometry, TableId,
 };
 
 /// A chunk handed to one worker of a scan (pinned for it). The worker must call
@@ -149,7 +151,11 @@ impl<P: Policy> Abm<P> {
                 max: crate::MAX_WORKERS,
             });
         }
-        let chunks = self.geometry.chunk_ranges(&spec.ranges)?;
+        let snapshot = match &spec.snapshot {
+            Some(snapshot) => snapshot.clone(),
+            None => self.state.base_snapshot(),
+        };
+        let chunks = self.geometry.snapshot_chunks(&snapshot, &spec.ranges)?;
         let cols = self.state.scan_cols(spec.columns);
         let needed = self.state.footprint(cols, spec.workers);
         let capacity = self.state.admission_bytes;
@@ -164,11 +170,13 @@ impl<P: Policy> Abm<P> {
             cols,
             order: spec.order,
             chunks,
+            snapshot,
+            footprint: needed,
             workers: spec.workers,
             registered_at: now,
             waiting: Vec::new(),
         };
-        if self.state.pending.is_empty() && self.state.admission_open(cols, spec.workers) {
+        if self.state.pending.is_empty() && self.state.admission_open(needed) {
             self.admit(pending);
             return Ok(Registration {
                 scan: id,
@@ -180,6 +188,21 @@ impl<P: Policy> Abm<P> {
             scan: id,
             admitted: false,
         })
+    }
+
+    /// A bulk append (2012 §2.1): `chunks` are new chunks after every chunk there is;
+    /// returns their ids, for the snapshot of the transaction that appended them
+    /// ([`crate::Snapshot::appended`]). Scans that do not name that snapshot never see
+    /// them.
+    pub fn append_chunks(
+        &mut self,
+        chunks: &[AppendedChunk],
+    ) -> Result<Range<ChunkId>, BufferError> {
+        let mut geometry = self.geometry.clone();
+        let added = geometry.append(chunks)?;
+        self.state.append_chunks(&geometry)?;
+        self.geometry = geometry;
+        Ok(ChunkId(added.start)..ChunkId(added.end))
     }
 
     fn admit(&mut self, pending: PendingScan) -> ScanSlot {
@@ -393,8 +416,8 @@ impl<P: Policy> Abm<P> {
     /// Admits queued scans, first come first served, while admission allows; each is
     /// served at once if it can be (appended to `out`).
     pub(crate) fn admit_queued(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
-        while let Some((cols, workers)) = self.state.pending.front().map(|p| (p.cols, p.workers)) {
-            if !self.state.admission_open(cols, workers) {
+        while let Some(footprint) = self.state.pending.front().map(|p| p.footprint) {
+            if !self.state.admission_open(footprint) {
                 break;
             }
             let Some(pending) = self.state.pending.pop_front() else {

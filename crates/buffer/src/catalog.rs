@@ -237,6 +237,15 @@ impl<P: Policy> Catalog<P> {
         registration
     }
 
+    /// A bulk append to `table` (see [`Abm::append_chunks`]).
+    pub fn append_chunks(
+        &mut self,
+        table: TableId,
+        chunks: &[crate::AppendedChunk],
+    ) -> Result<std::ops::Range<ChunkId>, BufferError> {
+        self.table_mut(table)?.append_chunks(chunks)
+    }
+
     /// See [`Abm::next_chunk`]; `holder` may be a [`ScanId`] (its first worker).
     pub fn next_chunk(
         &mut self,

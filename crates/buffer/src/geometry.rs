@@ -3,8 +3,17 @@
 //! The buffer crate knows nothing about the storage format; the storage layer hands it
 //! the first row of every chunk. A scan's tuple ranges then map to chunk ranges.
 
-use crate::{BufferError, ChunkId, ChunkRanges, ColumnMask, RowRanges};
+use crate::{BufferError, ChunkId, ChunkRanges, ColumnMask, RowRanges, Snapshot};
 use std::ops::Range;
+
+/// A chunk a bulk append adds (2012 §2.1): its rows, and its bytes — one size for an
+/// NSM/PAX chunk, one per column for a columnar one. Its pages are new, so it shares
+/// none with its neighbours.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppendedChunk {
+    pub rows: u64,
+    pub bytes: Vec<u64>,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableGeometry {
@@ -274,6 +283,109 @@ impl TableGeometry {
         start..end
     }
 
+    /// Adds chunks after every chunk there is (a bulk append's new pages); returns
+    /// their ids. The geometry's rows run on through them, so rows of the table as
+    /// opened keep their numbers; a snapshot's rows are its chunks' rows in order
+    /// ([`TableGeometry::snapshot_chunks`]).
+    pub fn append(&mut self, chunks: &[AppendedChunk]) -> Result<Range<u32>, BufferError> {
+        let invalid = |why: &str| Err(BufferError::InvalidGeometry(why.to_string()));
+        let per_chunk = if self.columns == 0 {
+            1
+        } else {
+            self.columns as usize
+        };
+        if chunks.iter().any(|c| c.rows == 0) {
+            return invalid("an appended chunk needs at least one row");
+        }
+        if chunks
+            .iter()
+            .any(|c| c.bytes.len() != per_chunk || c.bytes.contains(&0))
+        {
+            return invalid("an appended chunk needs one non-zero size per piece");
+        }
+        let first = self.chunk_count();
+        let count = u32::try_from(chunks.len()).ok();
+        let Some(end) = count.and_then(|n| first.checked_add(n)) else {
+            return invalid("too many chunks for a u32 ChunkId");
+        };
+        let rows = chunks
+            .iter()
+            .try_fold(self.row_count, |r, c| r.checked_add(c.rows));
+        let Some(row_count) = rows else {
+            return invalid("more rows than a u64 counts");
+        };
+        for chunk in chunks {
+            self.chunk_starts.push(self.row_count);
+            self.row_count += chunk.rows;
+            self.chunk_bytes.push(chunk.bytes.iter().sum());
+            if self.columns > 0 {
+                for (max, b) in self.max_column_bytes.iter_mut().zip(&chunk.bytes) {
+                    *max = (*max).max(*b);
+                }
+                self.column_bytes.extend_from_slice(&chunk.bytes);
+                if !self.shared_pages.is_empty() {
+                    let none = SharedPages::default();
+                    self.shared_pages
+                        .extend(std::iter::repeat_n(none, per_chunk));
+                }
+            }
+        }
+        debug_assert_eq!(self.row_count, row_count);
+        Ok(first..end)
+    }
+
+    /// Rows of a snapshot: its chunks' rows.
+    pub fn snapshot_rows(&self, snapshot: &Snapshot) -> Result<u64, BufferError> {
+        let mut rows = 0u64;
+        for r in snapshot.chunks().ranges() {
+            let geo = self.segment_rows(r)?;
+            rows = rows.saturating_add(geo.end - geo.start);
+        }
+        Ok(rows)
+    }
+
+    /// Geometry rows of the chunk range `chunks`, an error past the last chunk.
+    fn segment_rows(&self, chunks: &Range<u32>) -> Result<Range<u64>, BufferError> {
+        if chunks.end > self.chunk_count() {
+            return Err(BufferError::InvalidGeometry(format!(
+                "a snapshot names chunk {} of a table of {} chunks",
+                chunks.end - 1,
+                self.chunk_count()
+            )));
+        }
+        Ok(self.rows_of_chunks(chunks.clone()))
+    }
+
+    /// The chunks a scan of `rows` of `snapshot` touches (row `r` of a snapshot is
+    /// the `r`-th row of its chunks in order).
+    pub fn snapshot_chunks(
+        &self,
+        snapshot: &Snapshot,
+        rows: &RowRanges,
+    ) -> Result<ChunkRanges, BufferError> {
+        let total = self.snapshot_rows(snapshot)?;
+        if rows.end() > total {
+            let last = rows.ranges().last().cloned().unwrap_or_default();
+            return Err(BufferError::RangeOutOfTable {
+                start: last.start,
+                end: last.end,
+                row_count: total,
+            });
+        }
+        let mut chunks = Vec::new();
+        let mut offset = 0u64;
+        for segment in snapshot.chunks().ranges() {
+            let geo = self.segment_rows(segment)?;
+            let len = geo.end - geo.start;
+            for r in rows.within(&(offset..offset + len)) {
+                let moved = r.start - offset + geo.start..r.end - offset + geo.start;
+                chunks.push(self.chunks_of_rows(&moved)?);
+            }
+            offset += len;
+        }
+        Ok(ChunkRanges::from_ranges(chunks))
+    }
+
     /// Chunks overlapping the row range `rows` (empty for an empty range).
     pub fn chunks_of_rows(&self, rows: &Range<u64>) -> Result<Range<u32>, BufferError> {
         if rows.end > self.row_count || rows.start > rows.end {
@@ -326,6 +438,38 @@ mod tests {
         assert!(TableGeometry::from_chunk_starts(vec![1, 5], 10).is_err());
         assert!(TableGeometry::from_chunk_starts(vec![0, 5, 5], 10).is_err());
         assert!(TableGeometry::from_chunk_starts(vec![0, 10], 10).is_err());
+    }
+
+    /// The paper's Figure 6 in chunks: a table of 4, T1 appends 2 (ids 4, 5), T2
+    /// appends 2 more (6, 7) to the same master; T2's snapshot reads 0-3 then 6-7.
+    #[test]
+    fn appended_chunks_map_rows_of_their_snapshot() {
+        let mut g = TableGeometry::uniform(4, 10).unwrap();
+        let chunk = |rows| AppendedChunk {
+            rows,
+            bytes: vec![1],
+        };
+        assert_eq!(g.append(&[chunk(5), chunk(5)]).unwrap(), 4..6);
+        assert_eq!(g.append(&[chunk(3), chunk(7)]).unwrap(), 6..8);
+        let t2 = Snapshot::first(4).appended(6..8);
+        assert_eq!(g.snapshot_rows(&t2).unwrap(), 50);
+        // Rows 38..45 of T2's snapshot: the end of chunk 3, all of 6 (40..43), the
+        // start of 7 (43..50).
+        let r = g.snapshot_chunks(&t2, &RowRanges::from(38..45)).unwrap();
+        assert_eq!(r.ranges(), &[3..4, 6..8]);
+        let r = g.snapshot_chunks(&t2, &RowRanges::from(43..44)).unwrap();
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![ChunkId(7)]);
+        assert!(g.snapshot_chunks(&t2, &RowRanges::from(49..51)).is_err());
+        let bad = Snapshot::first(9);
+        assert!(g.snapshot_chunks(&bad, &RowRanges::from(0..1)).is_err());
+        assert!(g.append(&[chunk(0)]).is_err());
+        assert!(g
+            .append(&[AppendedChunk {
+                rows: 1,
+                bytes: vec![1, 1]
+            }])
+            .is_err());
+        assert_eq!(g.chunk_count(), 8, "a refused append adds nothing");
     }
 
     #[test]

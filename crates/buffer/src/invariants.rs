@@ -23,6 +23,9 @@
 //!    columns lie in one of them, and they hold no other columns (Clotho's Figure 4).
 //!    Pieces stay one per column of a chunk, so (by 1) each attribute of a chunk is
 //!    buffered at most once however the schemas group the loads.
+//! 9. snapshots (`sharing.rs`): each chunk's count of active scans whose snapshot holds
+//!    it, and the shared and local totals, equal a recount; a scan's chunks lie in its
+//!    snapshot, which names only chunks of the table.
 
 use crate::config::MAX_SCANS;
 use crate::index::Place;
@@ -47,7 +50,45 @@ impl AbmState {
         self.check_interest()?;
         self.check_classes()?;
         self.check_limits()?;
-        self.check_page_schemas()
+        self.check_page_schemas()?;
+        self.check_sharing()
+    }
+
+    fn check_sharing(&self) -> Result<(), BufferError> {
+        let counts = self.snapshot_counts();
+        for (c, count) in counts.iter().enumerate() {
+            let kept = self.chunks[c].snapshots;
+            ensure!(
+                kept == *count,
+                "chunk {c} in {kept} snapshots, recounted {count}"
+            );
+        }
+        let local = counts.iter().filter(|n| **n == 1).count();
+        let shared = counts.iter().filter(|n| **n >= 2).count();
+        ensure!(
+            (self.local_chunks as usize, self.shared_chunks as usize) == (local, shared),
+            "local/shared chunks {}/{}, recounted {local}/{shared}",
+            self.local_chunks,
+            self.shared_chunks
+        );
+        for slot in self.active_slots() {
+            let scan = self.active_scan(slot);
+            let snapshot = scan.snapshot.chunks();
+            ensure!(
+                snapshot
+                    .ranges()
+                    .last()
+                    .is_none_or(|r| r.end <= self.chunk_count()),
+                "{}: a snapshot past the table's chunks",
+                scan.id
+            );
+            ensure!(
+                scan.chunks.iter().all(|c| snapshot.contains(c)),
+                "{}: a chunk outside its snapshot",
+                scan.id
+            );
+        }
+        Ok(())
     }
 
     fn check_page_schemas(&self) -> Result<(), BufferError> {

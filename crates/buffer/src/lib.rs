@@ -87,6 +87,7 @@ pub mod policy;
 pub mod pool;
 mod replacer;
 mod scan_set;
+mod sharing;
 mod spec;
 mod split;
 mod state;
@@ -103,7 +104,7 @@ pub use config::{
 };
 pub use driver::{Answer, Driver, Mail, OnLoadFailure};
 pub use error::BufferError;
-pub use geometry::{SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
+pub use geometry::{AppendedChunk, SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
 pub use ids::{ChunkId, HolderId, Nanos, ScanId, ScanSlot};
 pub use index::ChunkClass;
 pub use next_consumption::Paces;
@@ -120,7 +121,7 @@ pub use replacer::{
     KeepRanking, KeepRelevanceReplacer, LruReplacer, OrderReplacer, Replacer,
 };
 pub use scan_set::ScanSet;
-pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec};
+pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec, Snapshot};
 pub use split::{static_slices, Split};
 pub use state::{AbmState, AbmStats, Residency, ScanState};
 pub use straddle::ReadPlan;

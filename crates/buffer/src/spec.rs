@@ -145,6 +145,11 @@ pub struct ScanSpec {
     /// Workers that process its chunks at once, each holding one (1..=`MAX_WORKERS`).
     #[serde(default = "one_worker")]
     pub workers: u16,
+    /// The table version it reads, as chunks in order (2012 §2.1, "Bulk Appends"):
+    /// `ranges` are rows of this snapshot. `None`: the chunks the table was opened
+    /// with.
+    #[serde(default)]
+    pub snapshot: Option<Snapshot>,
 }
 
 fn one_worker() -> u16 {
@@ -160,6 +165,7 @@ impl ScanSpec {
             columns,
             order: ScanOrder::Any,
             workers: 1,
+            snapshot: None,
         }
     }
 
@@ -178,10 +184,61 @@ impl ScanSpec {
         self.workers = workers;
         self
     }
+
+    /// A scan of `snapshot`'s rows (see [`ScanSpec::snapshot`]).
+    pub fn on_snapshot(mut self, snapshot: Snapshot) -> Self {
+        self.snapshot = Some(snapshot);
+        self
+    }
+}
+
+/// A storage-level snapshot of a table (2012 §2.1, "Bulk Appends"): the chunks of one
+/// table version, in order. A bulk append writes new pages into new chunks and adds
+/// them to a copy of the snapshot it appends to, so snapshots of one table share a
+/// prefix of chunks. Chunk ids are never reused and an append's are above every id
+/// before it, so ascending ids are the snapshot's row order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "Vec<Range<u32>>", into = "Vec<Range<u32>>")]
+pub struct Snapshot(ChunkRanges);
+
+impl Snapshot {
+    /// The snapshot of the chunks `ranges` (normalized).
+    pub fn new(ranges: impl IntoIterator<Item = Range<u32>>) -> Snapshot {
+        Snapshot(ChunkRanges::from_ranges(ranges.into_iter().collect()))
+    }
+
+    /// The snapshot of chunks `0..count`: a table as written, before any append.
+    pub fn first(count: u32) -> Snapshot {
+        Snapshot::new(std::iter::once(0..count))
+    }
+
+    /// Its chunks, ascending.
+    pub fn chunks(&self) -> &ChunkRanges {
+        &self.0
+    }
+
+    /// This snapshot with `appended` after its chunks: what a bulk append to it sees.
+    pub fn appended(&self, appended: Range<u32>) -> Snapshot {
+        let mut ranges = self.0.ranges().to_vec();
+        ranges.push(appended);
+        Snapshot::new(ranges)
+    }
+}
+
+impl From<Vec<Range<u32>>> for Snapshot {
+    fn from(ranges: Vec<Range<u32>>) -> Self {
+        Snapshot::new(ranges)
+    }
+}
+
+impl From<Snapshot> for Vec<Range<u32>> {
+    fn from(snapshot: Snapshot) -> Self {
+        snapshot.0.ranges().to_vec()
+    }
 }
 
 /// A sorted set of disjoint, non-adjacent, non-empty chunk ranges.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ChunkRanges {
     ranges: Vec<Range<u32>>,
     /// `offsets[i]`: chunks in `ranges[..i]`, for `nth` by binary search.

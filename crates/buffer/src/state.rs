@@ -9,7 +9,7 @@ use crate::page_schema::PageSchemas;
 use crate::pool::{PieceId, Pool, TableId, TableVersion};
 use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
-    TableGeometry,
+    Snapshot, TableGeometry,
 };
 use std::collections::{BTreeSet, VecDeque};
 
@@ -36,6 +36,9 @@ pub(crate) struct ChunkEntry {
     /// Columns whose pieces are resident / being loaded (NSM/PAX: [`WHOLE_CHUNK`]).
     pub(crate) resident_cols: u64,
     pub(crate) loading_cols: u64,
+    /// Active scans whose snapshot holds the chunk (`sharing.rs`): 2 or more makes it
+    /// *shared*, 1 *local*.
+    pub(crate) snapshots: u32,
 }
 
 /// An admitted scan.
@@ -48,6 +51,10 @@ pub struct ScanState {
     pub order: ScanOrder,
     /// All chunks the scan's ranges touch.
     pub chunks: ChunkRanges,
+    /// The table version it reads (`ScanSpec::snapshot`, resolved).
+    pub snapshot: Snapshot,
+    /// The budget it reserves (`AbmState::footprint` at its registration).
+    pub footprint: u64,
     /// Workers that process its chunks at once (`ScanSpec::workers`).
     pub workers: u16,
     /// Chunks not yet released (paper: chunksNeeded), including those in process.
@@ -155,6 +162,8 @@ pub(crate) struct PendingScan {
     pub(crate) cols: u64,
     pub(crate) order: ScanOrder,
     pub(crate) chunks: ChunkRanges,
+    pub(crate) snapshot: Snapshot,
+    pub(crate) footprint: u64,
     pub(crate) workers: u16,
     pub(crate) registered_at: Nanos,
     /// Its workers that already asked for a chunk, with since when.
@@ -186,6 +195,11 @@ pub struct AbmState {
     /// The version its pieces are of (one per ABM until checkpoints bring several).
     pub(crate) version: TableVersion,
     pub(crate) chunks: Vec<ChunkEntry>,
+    /// The chunks the table was opened with: a scan's snapshot unless it names one.
+    pub(crate) base_chunks: u32,
+    /// Chunks in the snapshots of exactly one / at least two active scans.
+    pub(crate) local_chunks: u32,
+    pub(crate) shared_chunks: u32,
     /// Sizes of chunks and pieces.
     pub(crate) geometry: TableGeometry,
     pub(crate) classes: ClassIndex,

@@ -65,6 +65,7 @@ impl AbmState {
                 place: Place::Absent,
                 resident_cols: 0,
                 loading_cols: 0,
+                snapshots: 0,
             })
             .collect();
         Ok(AbmState {
@@ -72,6 +73,9 @@ impl AbmState {
             table: Default::default(),
             version: Default::default(),
             chunks,
+            base_chunks: geometry.chunk_count(),
+            local_chunks: 0,
+            shared_chunks: 0,
             geometry: geometry.clone(),
             classes,
             pool,
@@ -142,21 +146,19 @@ impl AbmState {
     /// Admission rule (docs/abm.md): the footprints of the active scans plus this one's
     /// fit in the budget (with a catalog: with every table's active scans), and at most
     /// [`MAX_SCANS`] scans are active.
-    pub(crate) fn admission_open(&self, cols: u64, workers: u16) -> bool {
+    pub(crate) fn admission_open(&self, footprint: u64) -> bool {
         let reserved = self
             .reserved_bytes()
             .saturating_add(self.reserved_elsewhere)
-            .saturating_add(self.footprint(cols, workers));
+            .saturating_add(footprint);
         (self.active_count() as usize) < MAX_SCANS && self.admission_bytes >= reserved
     }
 
-    /// The footprints of this table's admitted scans.
+    /// The footprints of this table's admitted scans (each as at its registration: a
+    /// bulk append of larger chunks later is not in its snapshot).
     pub fn reserved_bytes(&self) -> u64 {
         self.active_slots()
-            .map(|s| {
-                let scan = self.active_scan(s);
-                self.footprint(scan.cols, scan.workers)
-            })
+            .map(|s| self.active_scan(s).footprint)
             .fold(0, u64::saturating_add)
     }
 
@@ -189,6 +191,8 @@ impl AbmState {
             order: pending.order,
             needed: pending.chunks.len(),
             chunks: pending.chunks,
+            snapshot: pending.snapshot,
+            footprint: pending.footprint,
             workers: pending.workers,
             available: 0,
             incoming: 0,
@@ -210,6 +214,7 @@ impl AbmState {
         if self.geometry.tiled() {
             self.page_schemas.admit(self.active_scan(slot).cols);
         }
+        self.refresh_sharing();
         slot
     }
 
@@ -242,6 +247,7 @@ impl AbmState {
         if self.geometry.tiled() {
             self.rebuild_page_schemas();
         }
+        self.refresh_sharing();
         retired
     }
 

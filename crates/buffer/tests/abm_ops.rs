@@ -6,7 +6,10 @@
 //! its ranges, and an in-order scan gets its chunks ascending; finally the remaining
 //! scans are drained and each must have received exactly the chunks of its ranges.
 //! Scans have 1 to 3 workers (holders), each asking for and releasing its own chunk:
-//! a scan still gets every chunk exactly once.
+//! a scan still gets every chunk exactly once. With appends on, bulk appends add
+//! chunks of random row counts to a random snapshot (2012 §2.1), and scans read rows
+//! of any snapshot: the chunks they must get come from the model's own walk of that
+//! snapshot's chunks and rows.
 #![allow(clippy::unwrap_used)] // test code: an unwrap that fails is a failed test
 
 use coopscan_buffer::*;
@@ -30,6 +33,30 @@ struct Model {
     now: u64,
     /// The most chunks one scan's workers held at once.
     most_held: usize,
+    /// Bulk appends and scans of snapshots are drawn.
+    appends: bool,
+    /// Pieces per chunk (NSM/PAX 1, else the columns) and the sizes to draw from.
+    pieces: usize,
+    sizes: Vec<u64>,
+    /// Every snapshot made so far (the first: the table as opened), as its chunks in
+    /// order with their rows.
+    snapshots: Vec<Vec<(u32, u64)>>,
+}
+
+/// The chunks of `snapshot` that rows `ranges` of it touch: a walk of its chunks.
+fn snapshot_chunks(snapshot: &[(u32, u64)], ranges: &[std::ops::Range<u64>]) -> BTreeSet<u32> {
+    let mut wanted = BTreeSet::new();
+    let mut start = 0;
+    for &(chunk, rows) in snapshot {
+        if ranges
+            .iter()
+            .any(|r| r.start < start + rows && start < r.end)
+        {
+            wanted.insert(chunk);
+        }
+        start += rows;
+    }
+    wanted
 }
 
 impl Model {
@@ -80,6 +107,8 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
     let mut out = Vec::new();
     let pick = |v: usize| usize::from(a) % v.max(1);
     match kind % 7 {
+        0 if m.appends && c % 5 == 4 && m.snapshots.len() < 8 => append(abm, m, a, b),
+        0 if m.appends && m.scans.len() < 12 => register_on_snapshot(abm, m, a, b, c, now),
         0 if m.scans.len() < 12 => {
             let start = u32::from(a) % chunks;
             let end = start + 1 + u32::from(b) % (chunks - start);
@@ -149,6 +178,69 @@ fn step(abm: &mut Abm, m: &mut Model, op: Op, chunks: u32) -> Result<(), TestCas
     abm.check_invariants()
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     Ok(())
+}
+
+/// A bulk append of 1 or 2 chunks to a snapshot the model picks: a new snapshot.
+fn append(abm: &mut Abm, m: &mut Model, a: u16, b: u16) {
+    let base = usize::from(a) % m.snapshots.len();
+    let count = 1 + usize::from(b % 2);
+    let added: Vec<AppendedChunk> = (0..count)
+        .map(|k| AppendedChunk {
+            rows: 1 + u64::from((a >> 4).wrapping_add(k as u16 * 7) % 20),
+            bytes: (0..m.pieces)
+                .map(|p| m.sizes[(usize::from(b) + k * 3 + p * 5) % m.sizes.len()])
+                .collect(),
+        })
+        .collect();
+    let ids = abm.append_chunks(&added).unwrap();
+    let mut snapshot = m.snapshots[base].clone();
+    for (k, chunk) in (ids.start.0..ids.end.0).enumerate() {
+        snapshot.push((chunk, added[k].rows));
+    }
+    m.snapshots.push(snapshot);
+}
+
+/// A scan of rows of a snapshot the model picks (one range and one single row).
+fn register_on_snapshot(abm: &mut Abm, m: &mut Model, a: u16, b: u16, c: u16, now: Nanos) {
+    let pick = usize::from(b / 7) % m.snapshots.len();
+    let snapshot = &m.snapshots[pick];
+    let rows: u64 = snapshot.iter().map(|(_, r)| r).sum();
+    if rows == 0 {
+        return;
+    }
+    let start = u64::from(a) % rows;
+    let end = start + 1 + u64::from(b) % (rows - start);
+    let single = u64::from(c) * 13 % rows;
+    let ranges = vec![start..end, single..single + 1];
+    let wanted = snapshot_chunks(snapshot, &ranges);
+    let chunks: Vec<std::ops::Range<u32>> = snapshot.iter().map(|(ch, _)| *ch..*ch + 1).collect();
+    let mut spec = ScanSpec::new(ranges, ColumnMask(u64::from(b % 15 + 1)))
+        .with_workers((c / 3) % 3 + 1)
+        .on_snapshot(Snapshot::new(chunks));
+    let in_order = c.is_multiple_of(3);
+    if in_order {
+        spec = spec.in_order();
+    }
+    // Appended chunks may be larger than the budget's unit: a scan reading them may
+    // not fit even with one worker, and is refused.
+    let registered = match abm.register_scan(&spec, now) {
+        Err(BufferError::ScanTooLarge { .. }) if spec.workers > 1 => {
+            spec.workers = 1;
+            abm.register_scan(&spec, now)
+        }
+        registered => registered,
+    };
+    let scan = match registered {
+        Err(BufferError::ScanTooLarge { .. }) => return,
+        registered => registered.unwrap().scan,
+    };
+    if in_order {
+        m.in_order.insert(scan);
+    }
+    m.wanted.insert(scan, wanted);
+    m.got.insert(scan, BTreeSet::new());
+    m.workers.insert(scan, spec.workers);
+    m.scans.push(scan);
 }
 
 /// Completes every remaining scan; each must end with exactly its wanted chunks.
@@ -240,6 +332,7 @@ fn run_case(
     sizes: &[u64],
     shape: Shape,
     ops: &[Op],
+    appends: bool,
 ) -> Result<usize, TestCaseError> {
     let geometry = TableGeometry::uniform(chunks, ROWS_PER_CHUNK).unwrap();
     // 4 columns whose sizes differ per chunk: pieces straddle no page here, but
@@ -261,7 +354,13 @@ fn run_case(
             .unwrap(),
     };
     let mut abm = Abm::with_kind(geometry, config, kind).unwrap();
-    let mut model = Model::default();
+    let mut model = Model {
+        appends,
+        pieces: if matches!(shape, Shape::Rows) { 1 } else { 4 },
+        sizes: sizes.to_vec(),
+        snapshots: vec![(0..chunks).map(|c| (c, ROWS_PER_CHUNK)).collect()],
+        ..Model::default()
+    };
     for &op in ops {
         step(&mut abm, &mut model, op, chunks)?;
     }
@@ -287,7 +386,7 @@ fn every_policy_and_layout_with_several_workers_per_scan() {
                 let ops: Vec<Op> = (0..250).map(|_| rng.random()).collect();
                 let chunks = rng.random_range(4..40);
                 let config = config(10, 2, seed as usize % 4);
-                let held = run_case(kind, chunks, config, &sizes, shape, &ops)
+                let held = run_case(kind, chunks, config, &sizes, shape, &ops, false)
                     .unwrap_or_else(|e| panic!("{kind} {shape:?} seed {seed}: {e}"));
                 most_held = most_held.max(held);
             }
@@ -309,7 +408,42 @@ proptest! {
         tune in 0usize..4,
         ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
     ) {
-        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, SHAPES[shape], &ops)?;
+        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, SHAPES[shape], &ops, false)?;
+    }
+
+    /// The same with bulk appends and scans of several snapshots sharing a prefix.
+    #[test]
+    fn random_appends_and_snapshot_scans_keep_invariants(
+        policy in 0..PolicyKind::ALL.len(),
+        chunks in 1u32..30,
+        frames in 2u32..12,
+        inflight in 1u32..3,
+        sizes in proptest::collection::vec(1u64..4, 40),
+        shape in 0..SHAPES.len(),
+        tune in 0usize..4,
+        ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
+    ) {
+        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, SHAPES[shape], &ops, true)?;
+    }
+}
+
+/// Seeded runs with bulk appends of every policy and layout: scans of snapshots with
+/// a common prefix each get exactly their snapshot's chunks, once.
+#[test]
+fn every_policy_and_layout_with_appends_and_snapshots() {
+    use rand::{RngExt, SeedableRng};
+    for kind in PolicyKind::ALL {
+        for shape in SHAPES {
+            for seed in 0..6u64 {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+                let sizes: Vec<u64> = (0..40).map(|_| rng.random_range(1..4)).collect();
+                let ops: Vec<Op> = (0..300).map(|_| rng.random()).collect();
+                let chunks = rng.random_range(4..30);
+                let config = config(10, 2, seed as usize % 4);
+                run_case(kind, chunks, config, &sizes, shape, &ops, true)
+                    .unwrap_or_else(|e| panic!("{kind} {shape:?} seed {seed}: {e}"));
+            }
+        }
     }
 }
 
@@ -348,6 +482,7 @@ fn relevance_dsm_drains_a_found_case() {
             &sizes,
             Shape::Columns,
             &ops,
+            false,
         )
         .unwrap();
     }
@@ -703,6 +838,7 @@ fn elevator_in_order_dsm_scan_on_a_tiny_buffer_finishes() {
         &sizes,
         Shape::Columns,
         &ops,
+        false,
     )
     .unwrap();
 }

@@ -172,4 +172,12 @@ impl<'a> KeepRanking for RelevanceRanking<'a> {
     fn column(&self, piece: PieceId) -> u32 {
         self.state.col_bit(piece).trailing_zeros()
     }
+
+    fn favours_shared(&self) -> bool {
+        self.state.sharing_differs()
+    }
+
+    fn local(&self, chunk: ChunkId) -> bool {
+        self.state.is_local(chunk)
+    }
 }

@@ -39,14 +39,12 @@ type Cached = BTreeMap<u32, (u32, ChunkId)>;
 #[derive(Clone, Debug)]
 pub struct PbmOpportunisticPolicy {
     pbm: PbmPolicy,
-    chunk_count: u32,
 }
 
 impl PbmOpportunisticPolicy {
     pub fn new(geometry: &TableGeometry, config: &AbmConfig) -> Self {
         PbmOpportunisticPolicy {
             pbm: PbmPolicy::new(geometry, config),
-            chunk_count: geometry.chunk_count(),
         }
     }
 
@@ -85,7 +83,8 @@ impl PbmOpportunisticPolicy {
         }
         let cached = Self::cached(state, slot);
         let here = cached.get(&region(next)).map_or(0, |e| e.0);
-        let n = self.chunk_count;
+        // The table's chunks now: a bulk append may have added some.
+        let n = state.chunk_count();
         let best = cached.values().max_by_key(|(count, first)| {
             (*count, std::cmp::Reverse(cyclic_distance(next, *first, n)))
         });

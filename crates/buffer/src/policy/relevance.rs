@@ -87,7 +87,9 @@ impl RelevancePolicy {
     }
 
     /// Paper: chooseChunkToLoad. Highest loadRelevance among chunks `q` needs that are
-    /// neither resident nor loading; for an in-order scan, its next absent chunk.
+    /// neither resident nor loading, shared chunks before local ones when the active
+    /// scans read different snapshots (2012 §2.1, `sharing.rs`); for an in-order scan,
+    /// its next absent chunk.
     /// Returns the chunk and the columns to load: those of the starved scans it serves.
     pub(crate) fn choose_chunk_to_load(state: &AbmState, q: ScanSlot) -> Option<(ChunkId, u64)> {
         let q_cols = state.active_scan(q).cols;
@@ -99,12 +101,18 @@ impl RelevancePolicy {
         }
         let (head, n) = (disk_head(state), state.chunk_count());
         let starved = state.starved_mask();
+        let favour_shared = state.sharing_differs();
         state
             .classes()
             .filter(|c| c.mask().contains(q))
             .filter_map(|c| {
                 let needs_q = |ch: ChunkId| state.missing_cols(ch, q_cols) != 0;
-                let chunk = next_cyclic_where(c.absent(), head, needs_q)?;
+                let shared_for_q = |ch: ChunkId| needs_q(ch) && state.is_shared(ch);
+                let chunk = favour_shared
+                    .then(|| next_cyclic_where(c.absent(), head, shared_for_q))
+                    .flatten()
+                    .or_else(|| next_cyclic_where(c.absent(), head, needs_q))?;
+                let shared = favour_shared && state.is_shared(chunk);
                 let served: Vec<ScanSlot> =
                     overlapping(state, c.mask() & starved, q_cols).collect();
                 let cols = served
@@ -114,12 +122,13 @@ impl RelevancePolicy {
                 let missing = nonzero(state.missing_cols(chunk, cols))?;
                 let l = served.len().max(1) as f64;
                 let pl = state.bytes_of(chunk, missing).max(1) as f64;
-                Some(((l / pl, c.mask().len()), chunk, missing))
+                Some(((shared, l / pl, c.mask().len()), chunk, missing))
             })
             .max_by(|a, b| {
                 let near = |c: ChunkId| std::cmp::Reverse(cyclic_distance(head, c, n));
-                let ((la, ia), (lb, ib)) = (a.0, b.0);
-                la.total_cmp(&lb)
+                let ((sa, la, ia), (sb, lb, ib)) = (a.0, b.0);
+                sa.cmp(&sb)
+                    .then(la.total_cmp(&lb))
                     .then(ia.cmp(&ib))
                     .then(near(a.1).cmp(&near(b.1)))
             })

@@ -88,6 +88,17 @@ pub trait KeepRanking {
 
     /// The column bit number of `piece`, counted as [`Self::scans`] counts them.
     fn column(&self, piece: PieceId) -> u32;
+
+    /// Whether pieces no scan needs go local chunks' first (relevance: while the
+    /// active scans read different snapshots, `sharing.rs`).
+    fn favours_shared(&self) -> bool {
+        false
+    }
+
+    /// Whether `chunk` is local: in only one active scan's snapshot.
+    fn local(&self, _chunk: ChunkId) -> bool {
+        false
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -176,8 +187,20 @@ impl<K: KeepRanking> Context<'_, K> {
     /// keeps those pieces in LRU order). (The first version took the lowest chunk's:
     /// the chunks nobody needs any more, all spare, then left lowest first, not least
     /// recently used first, `tests/keep_relevance_ties.rs`.)
+    ///
+    /// When the ranking favours shared chunks, a local chunk's piece goes first: no
+    /// scan of another snapshot can want it again. That walks every spare piece when
+    /// none is local's, so only while snapshots differ.
     pub(super) fn unneeded_piece(&self) -> Option<PieceId> {
-        self.pool.spare_lru().find(|p| self.evictable(*p))
+        let mut spare = self.pool.spare_lru().filter(|p| self.evictable(*p));
+        if !self.ranking.favours_shared() {
+            return spare.next();
+        }
+        let first = spare.next()?;
+        if self.ranking.local(first.chunk) {
+            return Some(first);
+        }
+        Some(spare.find(|p| self.ranking.local(p.chunk)).unwrap_or(first))
     }
 
     /// Lowest `E / Pe`, then fewest interested scans, then least recently used. A group
