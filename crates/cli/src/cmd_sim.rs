@@ -15,9 +15,10 @@ use coopscan_sim::experiments::{
     bandwidth_points, buffer_points, defs, in_order_points, stream_points,
 };
 use coopscan_sim::{
-    fig8, fig8_default_chunks, mixed_pool, mixed_pool_text, pbm_bandwidth, pbm_bandwidth_text,
-    pbm_buffer, pbm_buffer_text, pbm_sharing, pbm_sharing_text, pbm_streams, pbm_streams_text,
-    run_preset_traced, run_sweep, svg, sweep_text, table4, table4_text, PresetName,
+    common_prefix, common_prefix_text, fig8, fig8_default_chunks, mixed_pool, mixed_pool_text,
+    pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text, pbm_sharing, pbm_sharing_text,
+    pbm_streams, pbm_streams_text, run_preset_traced, run_sweep, svg, sweep_text, table4,
+    table4_text, PresetName,
 };
 use std::path::{Path, PathBuf};
 
@@ -29,8 +30,9 @@ pub struct SimArgs {
     /// (2012 paper Figure 11: I/O against the buffer size, OPT replayed on the PBM run's
     /// trace), pbm-bandwidth (Figure 12: against the disk's bandwidth), pbm-streams
     /// (Figure 13: against the number of streams), pbm-sharing (Figure 17: data wanted
-    /// by 1, 2, 3, ≥ 4 scans) or mixed-pool (Scans and CScans in one pool; runs its own
-    /// policies).
+    /// by 1, 2, 3, ≥ 4 scans), mixed-pool (Scans and CScans in one pool; runs its own
+    /// policies) or common-prefix (2012 §2.1: scans of snapshots that share 90 % of
+    /// their chunks, against one snapshot and disjoint versions).
     #[arg(long, default_value = "heterogeneous")]
     pub preset: PresetName,
     /// Policies to compare, comma separated.
@@ -140,6 +142,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             )?,
             pbm_streams_text,
         )?
+    } else if args.preset == PresetName::CommonPrefix {
+        without_picture(&common_prefix(&args.policies)?, common_prefix_text)?
     } else if args.preset == PresetName::PbmSharing {
         without_picture(&pbm_sharing(&args.policies, args.seed)?, pbm_sharing_text)?
     } else if args.preset == PresetName::MixedPool {

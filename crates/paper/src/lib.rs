@@ -20,6 +20,7 @@
 //!   (S-scan against SI-scan) and point queries over four layouts.
 
 pub mod clotho;
+pub mod common_prefix;
 pub mod experiment;
 pub mod experiments;
 pub mod mixed_pool;

@@ -19,12 +19,13 @@ use coopscan_buffer::static_slices;
 use coopscan_buffer::{
     Abm, AbmConfig, AbmState, Answer, AnyPolicy, BufferError, Catalog, ChunkId, ChunkRanges,
     ColumnMask, ColumnOrder, Driver, EvictionStrategy, HolderId, Mail, OnLoadFailure, PieceId,
-    Policy, PolicyKind, ScanId, ScanSpec, Split, TableGeometry, TableId,
+    Policy, PolicyKind, RowRanges, ScanId, ScanSpec, Snapshot, Split, TableGeometry, TableId,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 /// Rows per chunk of the simulated table; only the chunk mapping matters here.
@@ -316,6 +317,43 @@ fn table(driver: &Driver<AnyPolicy, ()>) -> &Abm<AnyPolicy> {
     }
 }
 
+/// Each chunk of `snapshot` with its first row in the snapshot's rows.
+fn snapshot_starts(geometry: &TableGeometry, snapshot: &Snapshot) -> Vec<(ChunkId, u64)> {
+    let mut row = 0;
+    snapshot
+        .chunks()
+        .iter()
+        .filter(|c| c.0 < geometry.chunk_count())
+        .map(|c| {
+            let start = row;
+            let rows = geometry.chunk_rows(c);
+            row += rows.end - rows.start;
+            (c, start)
+        })
+        .collect()
+}
+
+/// The rows of the chunks `chunks` in the row numbering of `starts` (a snapshot's, or
+/// the table's); a chunk outside it is a setup error.
+fn rows_of(
+    starts: &[(ChunkId, u64)],
+    chunks: &[Range<u32>],
+    geometry: &TableGeometry,
+) -> Result<RowRanges, SimError> {
+    let mut rows = Vec::new();
+    for k in chunks.iter().flat_map(|r| r.clone()) {
+        let Ok(i) = starts.binary_search_by_key(&ChunkId(k), |(c, _)| *c) else {
+            return Err(SimError::InvalidSetup(format!(
+                "a query reads chunk {k}, which is not in its snapshot"
+            )));
+        };
+        let len = geometry.chunk_rows(ChunkId(k));
+        let start = starts[i].1;
+        rows.push(start..start + (len.end - len.start));
+    }
+    Ok(RowRanges::new(rows))
+}
+
 fn setup(e: BufferError) -> SimError {
     SimError::InvalidSetup(e.to_string())
 }
@@ -464,34 +502,42 @@ impl Sim<'_> {
         };
         let spec = self.workload.streams[stream].queries[k].clone();
         let geometry = table(&self.driver).geometry();
-        let rows: coopscan_buffer::RowRanges = spec
-            .chunks
-            .iter()
-            .map(|r| geometry.rows_of_chunks(r.clone()))
-            .collect();
+        let snapshot = spec.snapshot.clone().map(Snapshot::new);
+        // The first row of each chunk the query may read, in its snapshot's rows.
+        let starts: Vec<(ChunkId, u64)> = match &snapshot {
+            None => (0..self.cfg.chunk_count)
+                .map(|k| (ChunkId(k), geometry.rows_of_chunks(k..k + 1).start))
+                .collect(),
+            Some(s) => snapshot_starts(geometry, s),
+        };
+        let rows = rows_of(&starts, &spec.chunks, geometry)?;
         let columns = match spec.columns {
             0 => ColumnMask::ALL,
             bits => ColumnMask(bits),
         };
         let in_order = self.in_order.contains(&spec.name);
-        let scan_spec = match in_order {
+        let on_snapshot = |spec: ScanSpec| match &snapshot {
+            Some(s) => spec.on_snapshot(s.clone()),
+            None => spec,
+        };
+        let scan_spec = on_snapshot(match in_order {
             true => ScanSpec::new(rows, columns).in_order(),
             false => ScanSpec::new(rows, columns),
-        };
+        });
         let (scan_specs, workers) = match spec.split {
             // 0 or too many workers: the ABM refuses the registration below.
             Split::Dynamic => (vec![scan_spec.with_workers(spec.workers)], spec.workers),
             Split::Static => {
-                let starts: Vec<u64> = (0..self.cfg.chunk_count)
-                    .map(|k| geometry.rows_of_chunks(k..k + 1).start)
-                    .collect();
+                let starts: Vec<u64> = starts.iter().map(|(_, row)| *row).collect();
                 let slices = static_slices(&scan_spec.ranges, &starts, usize::from(spec.workers));
                 let specs: Vec<ScanSpec> = slices
                     .into_iter()
                     .filter(|s| !s.is_empty())
-                    .map(|s| match in_order {
-                        true => ScanSpec::new(s, scan_spec.columns).in_order(),
-                        false => ScanSpec::new(s, scan_spec.columns),
+                    .map(|s| {
+                        on_snapshot(match in_order {
+                            true => ScanSpec::new(s, scan_spec.columns).in_order(),
+                            false => ScanSpec::new(s, scan_spec.columns),
+                        })
                     })
                     .collect();
                 match specs.len() {

@@ -200,9 +200,9 @@ const TABLE2_FRAMES: u32 = table2::BUFFER_CHUNKS;
 /// 2 CPUs 93.94% busy for 238.16 s = 447 core-s; the paper's SLOW queries (13×1%, 6×10%,
 /// 6×50%, 8×100% = 3003 chunks at 35.27 s / 256 = 0.138 s each) account for 414 of
 /// them, leaving 33 core-s for 3274 FAST chunks: 0.01 s per 80 ms chunk read.
-const FAST_CPU_PER_IO: f64 = 0.125;
+pub(crate) const FAST_CPU_PER_IO: f64 = 0.125;
 /// SLOW (Q1 + arithmetic) is CPU bound at 1.75x the read time (paper: 35.27 / 20.37).
-const SLOW_CPU_PER_IO: f64 = table2::SLOW_CPU_OVER_READ;
+pub(crate) const SLOW_CPU_PER_IO: f64 = table2::SLOW_CPU_OVER_READ;
 
 /// Table 2's machine: the 2007 paper's (200 MiB/s, 80 ms per 16 MiB chunk, a full scan
 /// in 20.5 s; two 2 GHz CPUs) with its 256 chunks and 64-chunk buffer.
@@ -242,6 +242,7 @@ pub(crate) fn random_range_query(
         columns: 0,
         workers: 1,
         split: coopscan_buffer::Split::Dynamic,
+        snapshot: None,
     }
 }
 

@@ -16,6 +16,7 @@
 //! `mixed-pool` (Scans and CScans in one pool with one temperature, §2.3/§5).
 
 mod boundaries;
+mod common_prefix;
 mod dsm_variants;
 mod engine;
 mod error;
@@ -40,6 +41,7 @@ mod timeline;
 mod workload;
 
 pub use boundaries::Boundaries;
+pub use common_prefix::{common_prefix, common_prefix_text, CommonPrefixReport, CommonPrefixRun};
 pub use dsm_variants::{table4_variants, variants_text, VARIANTS};
 pub use engine::{
     abm_config, geometry, simulate, simulate_ordered, simulate_policy, SimConfig, SimFaults,

@@ -45,6 +45,7 @@ fn query(
         columns: 0,
         workers,
         split,
+        snapshot: None,
     }
 }
 

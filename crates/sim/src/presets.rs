@@ -31,10 +31,12 @@ pub enum PresetName {
     PbmSharing,
     MixedPool,
     PbmStreams,
+    /// Scans of snapshots with a common prefix (2012 §2.1, `common_prefix.rs`).
+    CommonPrefix,
 }
 
 impl PresetName {
-    pub const ALL: [PresetName; 14] = [
+    pub const ALL: [PresetName; 15] = [
         PresetName::Homogeneous,
         PresetName::Heterogeneous,
         PresetName::Table2,
@@ -49,6 +51,7 @@ impl PresetName {
         PresetName::PbmSharing,
         PresetName::MixedPool,
         PresetName::PbmStreams,
+        PresetName::CommonPrefix,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,6 +70,7 @@ impl PresetName {
             PresetName::PbmSharing => "pbm-sharing",
             PresetName::MixedPool => "mixed-pool",
             PresetName::PbmStreams => "pbm-streams",
+            PresetName::CommonPrefix => "common-prefix",
         }
     }
 }
@@ -120,6 +124,7 @@ fn full_scan(name: &str, cycles_per_byte: f64) -> QuerySpec {
         columns: 0,
         workers: 1,
         split: coopscan_buffer::Split::Dynamic,
+        snapshot: None,
     }
 }
 
@@ -289,6 +294,9 @@ pub fn run_preset_traced(
         )),
         PresetName::PbmStreams => Err(SimError::InvalidSetup(
             "pbm-streams has its own report: call coopscan_sim::pbm_streams".into(),
+        )),
+        PresetName::CommonPrefix => Err(SimError::InvalidSetup(
+            "common-prefix has its own report: call coopscan_sim::common_prefix".into(),
         )),
     }
 }

@@ -95,6 +95,7 @@ pub fn table4_workload(cfg: &SimConfig, family: &[&str], seed: u64) -> Workload 
                         columns: column_bits(kind),
                         workers: 1,
                         split: coopscan_buffer::Split::Dynamic,
+                        snapshot: None,
                     }
                 })
                 .collect();

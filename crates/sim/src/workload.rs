@@ -21,6 +21,10 @@ pub struct QuerySpec {
     /// How its workers share its chunks: one ABM scan (dynamic, the default) or one
     /// scan per worker over a fixed run of the chunks (the 2012 paper's static split).
     pub split: Split,
+    /// The table version it reads, as chunk ranges (2012 §2.1, bulk appends: a shared
+    /// prefix and chunks of its own); `chunks` must lie in it. `None`: every chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Vec<Range<u32>>>,
 }
 
 /// Queries run one after another; the stream starts at `start_s`.

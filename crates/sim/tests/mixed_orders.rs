@@ -79,6 +79,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
                         columns: cols,
                         workers: 1,
                         split: coopscan_buffer::Split::Dynamic,
+                        snapshot: None,
                     }
                 })
                 .collect(),

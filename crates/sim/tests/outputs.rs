@@ -63,6 +63,7 @@ fn lone_scan_time_matches_the_device_and_cpu_models() {
             columns: 0,
             workers: 1,
             split: coopscan_buffer::Split::Dynamic,
+            snapshot: None,
         };
         simulate(
             &cfg,

@@ -17,6 +17,7 @@ fn query(name: &str, chunks: std::ops::Range<u32>) -> QuerySpec {
         columns: 0,
         workers: 1,
         split: coopscan_buffer::Split::Dynamic,
+        snapshot: None,
     }
 }
 

@@ -56,6 +56,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                         columns: rng.random_range(1..1u64 << columns),
                         workers: 1,
                         split: coopscan_buffer::Split::Dynamic,
+                        snapshot: None,
                     }
                 })
                 .collect(),

@@ -83,6 +83,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                     columns: 0,
                     workers: 1,
                     split: coopscan_buffer::Split::Dynamic,
+                    snapshot: None,
                 })
                 .collect(),
         })
