@@ -9,6 +9,11 @@ pub enum BenchError {
     Mix(#[from] MixError),
     #[error("unknown preset {0:?} (known: {known})", known = coopscan_paper::experiments::names().join(", "))]
     UnknownPreset(String),
+    #[error(
+        "preset {0:?} runs only in the simulator so far (coopscan sim --preset {0}): \
+         the real engine's tables take no bulk appends yet"
+    )]
+    SimulatorOnly(String),
     #[error("calibration {origin}: {reason}")]
     Calibration { origin: String, reason: String },
     #[error("bad parameter: {0}")]

@@ -222,13 +222,19 @@ const FIG8_TABLE_MB: f64 = 512.0;
 /// 16384 chunks) would be chunks of a few pages, which only the simulator runs.
 const MIN_CHUNK_MB: f64 = 0.25;
 
-/// The names [`preset`] accepts: every experiment of `coopscan_paper::experiments`.
+/// The names [`preset`] accepts: every experiment of `coopscan_paper::experiments` but
+/// those only the simulator runs.
 pub fn preset_names() -> Vec<&'static str> {
-    defs::names()
+    let mut names = defs::names();
+    names.retain(|n| !defs::SIMULATOR_ONLY.contains(n));
+    names
 }
 
 /// The runs of preset `name` with `overrides` applied to each.
 pub fn preset(name: &str, overrides: &Overrides) -> Result<Vec<Params>, BenchError> {
+    if defs::SIMULATOR_ONLY.contains(&name) {
+        return Err(BenchError::SimulatorOnly(name.to_string()));
+    }
     let experiment =
         defs::by_name(name).ok_or_else(|| BenchError::UnknownPreset(name.to_string()))?;
     let mut runs = runs(experiment)?;
@@ -511,6 +517,10 @@ mod tests {
         assert!(matches!(
             preset("fig9", &none),
             Err(BenchError::UnknownPreset(_))
+        ));
+        assert!(matches!(
+            preset("common-prefix", &none),
+            Err(BenchError::SimulatorOnly(_))
         ));
     }
 

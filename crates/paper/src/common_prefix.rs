@@ -72,6 +72,11 @@ impl Snapshots {
     }
 }
 
+/// The buffer as % of a snapshot.
+pub const fn buffer_pct() -> f64 {
+    BUFFER_CHUNKS as f64 * 100.0 / SNAPSHOT_CHUNKS as f64
+}
+
 /// Chunks the two snapshots of [`Snapshots::CommonPrefix`] share.
 pub const fn shared_chunks() -> u32 {
     SNAPSHOT_CHUNKS * SHARED_PCT / 100
