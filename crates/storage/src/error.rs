@@ -75,6 +75,12 @@ pub enum StorageError {
     TooLarge { path: PathBuf, limit: u64 },
     #[error("{}: another writer holds this table's lock (a concurrent `gen` into the same directory?)", path.display())]
     Locked { path: PathBuf },
+    #[error(
+        "{}: another append (or a new table) committed since this append began; only \
+         one of two appends to the same snapshot commits",
+        path.display()
+    )]
+    AppendConflict { path: PathBuf },
     #[error("schema: {0}")]
     Schema(String),
     #[error("invalid argument: {0}")]

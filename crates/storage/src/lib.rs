@@ -39,4 +39,4 @@ pub use read::{
     TableFiles, Tuples, ValueColumns,
 };
 pub use types::{ColumnDef, ColumnType, TableSchema};
-pub use write::{TableWriter, WriteOptions};
+pub use write::{AppendCrash, TableAppender, TableWriter, WriteOptions};

@@ -26,7 +26,7 @@ use crate::page::PageHeader;
 use crate::types::{Physical, TableSchema};
 use crate::write::dsm::sanitize;
 use crate::write::pack::{rows_per_chunk, PagePacker};
-use crate::write::{rows_u32, PageFile, WriteOptions};
+use crate::write::{rows_u32, Origin, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
 
 /// The single data file of a CSM table.
@@ -55,9 +55,10 @@ impl CsmWriter {
         dir: &Path,
         schema: &TableSchema,
         opts: &WriteOptions,
-        table_id: u64,
+        origin: &Origin,
     ) -> Result<Self> {
-        let file = PageFile::create(dir, CSM_FILE.to_string(), opts.page_bytes)?;
+        let first_page = origin.first_page(0);
+        let file = PageFile::create(dir, CSM_FILE.to_string(), opts.page_bytes, first_page)?;
         let capacity = file.payload_capacity();
         let columns = schema
             .columns
@@ -73,12 +74,12 @@ impl CsmWriter {
             })
             .collect();
         Ok(CsmWriter {
-            table_id,
+            table_id: origin.table_id,
             file,
             columns,
             chunk_bytes: opts.chunk_bytes,
-            rows_per_chunk: None,
-            next_row: 0,
+            rows_per_chunk: origin.rows_per_chunk,
+            next_row: origin.first_row,
             chunks: Vec::new(),
         })
     }

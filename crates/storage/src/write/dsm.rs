@@ -14,7 +14,7 @@ use crate::manifest::{ChunkMeta, ColumnChunk, DataFile, Extent, Layout};
 use crate::page::PageHeader;
 use crate::types::{Physical, TableSchema};
 use crate::write::pack::{rows_per_chunk, PagePacker, DSM_MAX_PAGE_ROWS};
-use crate::write::{rows_u32, PageFile, WriteOptions};
+use crate::write::{rows_u32, Origin, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
 
 /// Most threads packing one table's columns at once.
@@ -25,6 +25,11 @@ pub(crate) struct DsmWriter {
     chunk_bytes: u64,
     page_bytes: u64,
     rows_per_chunk: Option<u64>,
+    /// The first row and, per column file, the pages before this writer's (both 0 but
+    /// for a bulk append, `Origin`).
+    first_row: u64,
+    first_pages: Vec<u64>,
+    /// Rows received, counted from `first_row`.
     next_row: u64,
     chunks: Vec<ChunkStats>,
     /// Threads packing columns at once ([`WriteOptions::threads`]).
@@ -52,7 +57,7 @@ impl DsmWriter {
         dir: &Path,
         schema: &TableSchema,
         opts: &WriteOptions,
-        table_id: u64,
+        origin: &Origin,
     ) -> Result<Self> {
         let streams = schema
             .columns
@@ -60,16 +65,17 @@ impl DsmWriter {
             .enumerate()
             .map(|(i, c)| {
                 let name = format!("c{i:03}_{}.dsm", sanitize(&c.name));
-                let file = PageFile::create(dir, name.clone(), opts.page_bytes)?;
+                let first_page = origin.first_page(i);
+                let file = PageFile::create(dir, name.clone(), opts.page_bytes, first_page)?;
                 let packer = PagePacker::new(c.ty.physical(), file.payload_capacity(), name);
                 Ok(ColumnStream {
-                    table_id,
+                    table_id: origin.table_id,
                     // The schema has at most MAX_COLUMNS columns.
                     column: u32::try_from(i).unwrap_or(u32::MAX),
                     physical: c.ty.physical(),
                     file,
                     pending: ColumnValues::empty(c.ty.physical()),
-                    pending_row_start: 0,
+                    pending_row_start: origin.first_row,
                     page_row_starts: Vec::new(),
                     packer,
                 })
@@ -79,7 +85,11 @@ impl DsmWriter {
             streams,
             chunk_bytes: opts.chunk_bytes,
             page_bytes: u64::from(opts.page_bytes),
-            rows_per_chunk: None,
+            rows_per_chunk: origin.rows_per_chunk,
+            first_row: origin.first_row,
+            first_pages: (0..schema.columns.len())
+                .map(|i| origin.first_page(i))
+                .collect(),
             next_row: 0,
             chunks: Vec::new(),
             threads: opts.threads.clamp(1, MAX_PACK_THREADS),
@@ -167,22 +177,25 @@ impl DsmWriter {
             .into_iter()
             .enumerate()
             .map(|(k, stats)| {
-                let row_start = k as u64 * per_chunk;
-                let row_count = per_chunk.min(total - row_start);
+                let row_count = per_chunk.min(total - k as u64 * per_chunk);
+                let row_start = self.first_row + k as u64 * per_chunk;
                 let columns = stats
                     .bytes
                     .into_iter()
                     .zip(stats.zonemaps)
                     .enumerate()
                     .map(|(c, (bytes, z))| {
+                        // Indexes into this writer's pages, which follow the file's
+                        // `first_pages[c]` pages.
                         let pages = dsm_page_range(
                             &self.streams[c].page_row_starts,
-                            total,
+                            self.first_row + total,
                             row_start..row_start + row_count,
                         );
+                        let first = pages.start + self.first_pages[c];
                         let extent = Extent {
                             file: c as u32,
-                            offset: pages.start * self.page_bytes,
+                            offset: first * self.page_bytes,
                             len: (pages.end - pages.start) * self.page_bytes,
                         };
                         ColumnChunk {

@@ -6,8 +6,10 @@
 //! table is written beside its directory and swapped in (`staging`), under a lock that
 //! keeps other writers out (`lock`).
 
+mod append;
 mod csm;
 mod dsm;
+pub use append::{AppendCrash, TableAppender};
 mod pack;
 pub use pack::{DSM_MAX_PAGE_ROWS, MAX_VARCHAR_PAGE_RAW};
 pub use row_pages::PAX_DIR_ENTRY_BYTES;
@@ -23,7 +25,7 @@ use arrow_array::RecordBatch;
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
-use crate::manifest::{Layout, Manifest, MANIFEST_FORMAT, MANIFEST_VERSION};
+use crate::manifest::{ChunkMeta, DataFile, Layout, Manifest, MANIFEST_FORMAT, MANIFEST_VERSION};
 use crate::types::TableSchema;
 
 pub const MIB: u64 = 1 << 20;
@@ -116,6 +118,61 @@ enum LayoutWriter {
     Csm(Box<csm::CsmWriter>),
 }
 
+impl LayoutWriter {
+    /// The writer of `opts.layout`, its files in `dir`, its rows and pages from `origin`.
+    fn create(
+        dir: &Path,
+        schema: &TableSchema,
+        opts: &WriteOptions,
+        origin: &Origin,
+    ) -> Result<Self> {
+        Ok(match opts.layout {
+            Layout::Nsm | Layout::Pax => LayoutWriter::Rows(Box::new(
+                row_pages::RowPagesWriter::create(dir, schema, opts, origin)?,
+            )),
+            Layout::Dsm => LayoutWriter::Dsm(dsm::DsmWriter::create(dir, schema, opts, origin)?),
+            Layout::Csm => {
+                LayoutWriter::Csm(Box::new(csm::CsmWriter::create(dir, schema, opts, origin)?))
+            }
+        })
+    }
+
+    fn append(&mut self, columns: Vec<ColumnValues>) -> Result<()> {
+        match self {
+            LayoutWriter::Rows(w) => w.append(columns),
+            LayoutWriter::Dsm(w) => w.append(columns),
+            LayoutWriter::Csm(w) => w.append(columns),
+        }
+    }
+
+    /// The data files (pages counted from the data file's start; DSM: the page row
+    /// starts of this writer's pages) and the chunks written.
+    fn finish(self) -> Result<(Vec<DataFile>, Vec<ChunkMeta>)> {
+        match self {
+            LayoutWriter::Rows(w) => w.finish(),
+            LayoutWriter::Dsm(w) => w.finish(),
+            LayoutWriter::Csm(w) => w.finish(),
+        }
+    }
+}
+
+/// A batch's columns as the table's values, checked against its schema.
+fn batch_columns(schema: &TableSchema, batch: &RecordBatch) -> Result<Vec<ColumnValues>> {
+    if batch.num_columns() != schema.len() {
+        return Err(StorageError::Schema(format!(
+            "batch has {} columns, table has {}",
+            batch.num_columns(),
+            schema.len()
+        )));
+    }
+    schema
+        .columns
+        .iter()
+        .zip(batch.columns())
+        .map(|(def, array)| ColumnValues::from_arrow(array.as_ref(), def.ty, &def.name))
+        .collect()
+}
+
 impl TableWriter {
     /// Starts writing a table that will appear at `dir` when [`TableWriter::finish`]
     /// succeeds; until then `dir` keeps its old content (see `staging`). Fails if
@@ -126,18 +183,8 @@ impl TableWriter {
         schema.validate()?;
         let staging = staging::Staging::begin(dir, opts.overwrite)?;
         let table_id = new_table_id(dir);
-        let work = staging.dir();
-        let inner = match opts.layout {
-            Layout::Nsm | Layout::Pax => LayoutWriter::Rows(Box::new(
-                row_pages::RowPagesWriter::create(work, &schema, &opts, table_id)?,
-            )),
-            Layout::Dsm => {
-                LayoutWriter::Dsm(dsm::DsmWriter::create(work, &schema, &opts, table_id)?)
-            }
-            Layout::Csm => LayoutWriter::Csm(Box::new(csm::CsmWriter::create(
-                work, &schema, &opts, table_id,
-            )?)),
-        };
+        let inner =
+            LayoutWriter::create(staging.dir(), &schema, &opts, &Origin::new_table(table_id))?;
         Ok(TableWriter {
             dir: dir.to_path_buf(),
             name: name.to_string(),
@@ -155,34 +202,13 @@ impl TableWriter {
     }
 
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
-        if batch.num_columns() != self.schema.len() {
-            return Err(StorageError::Schema(format!(
-                "batch has {} columns, table has {}",
-                batch.num_columns(),
-                self.schema.len()
-            )));
-        }
-        let columns = self
-            .schema
-            .columns
-            .iter()
-            .zip(batch.columns())
-            .map(|(def, array)| ColumnValues::from_arrow(array.as_ref(), def.ty, &def.name))
-            .collect::<Result<Vec<_>>>()?;
+        let columns = batch_columns(&self.schema, batch)?;
         self.rows += batch.num_rows() as u64;
-        match &mut self.inner {
-            LayoutWriter::Rows(w) => w.append(columns),
-            LayoutWriter::Dsm(w) => w.append(columns),
-            LayoutWriter::Csm(w) => w.append(columns),
-        }
+        self.inner.append(columns)
     }
 
     pub fn finish(self) -> Result<Manifest> {
-        let (files, chunks) = match self.inner {
-            LayoutWriter::Rows(w) => w.finish()?,
-            LayoutWriter::Dsm(w) => w.finish()?,
-            LayoutWriter::Csm(w) => w.finish()?,
-        };
+        let (files, chunks) = self.inner.finish()?;
         let manifest = Manifest {
             format: MANIFEST_FORMAT.to_string(),
             version: MANIFEST_VERSION,
@@ -209,17 +235,52 @@ impl TableWriter {
     }
 }
 
+/// Where a layout writer's rows and pages begin: a new table at row 0 and page 0 of
+/// each file, or a bulk append after an existing table's rows and pages (`append.rs`).
+#[derive(Clone, Debug)]
+pub(crate) struct Origin {
+    /// Every page names it: the table's own id, appended pages included.
+    pub table_id: u64,
+    pub first_row: u64,
+    /// Pages already in data file `i` (in the writer's file order); missing: 0.
+    pub first_pages: Vec<u64>,
+    /// DSM and CSM: tuples per chunk, so appended chunks are the size of the table's;
+    /// `None`: derived from the first batch.
+    pub rows_per_chunk: Option<u64>,
+}
+
+impl Origin {
+    /// A table of its own.
+    pub fn new_table(table_id: u64) -> Origin {
+        Origin {
+            table_id,
+            first_row: 0,
+            first_pages: Vec::new(),
+            rows_per_chunk: None,
+        }
+    }
+
+    /// Pages already in data file `i`.
+    pub fn first_page(&self, i: usize) -> u64 {
+        self.first_pages.get(i).copied().unwrap_or(0)
+    }
+}
+
 /// A data file written page by page.
 pub(crate) struct PageFile {
     pub path: PathBuf,
     pub name: String,
     out: BufWriter<File>,
     page: Vec<u8>,
+    /// Pages of the data file this one's pages follow (0 for a new table): page
+    /// numbers, headers and extents count from the data file's start.
     pub pages: u64,
 }
 
 impl PageFile {
-    pub fn create(dir: &Path, name: String, page_bytes: u32) -> Result<Self> {
+    /// A file of pages numbered from `first_page` (the pages written before them are
+    /// another file's: the table's, for a bulk append).
+    pub fn create(dir: &Path, name: String, page_bytes: u32, first_page: u64) -> Result<Self> {
         let path = dir.join(&name);
         let file = File::create(&path).map_err(|e| StorageError::io(&path, e))?;
         Ok(PageFile {
@@ -227,7 +288,7 @@ impl PageFile {
             name,
             out: BufWriter::with_capacity(4 * page_bytes as usize, file),
             page: vec![0; page_bytes as usize],
-            pages: 0,
+            pages: first_page,
         })
     }
 

@@ -13,7 +13,7 @@ use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, ColumnChunk, DataFile, Extent, Layout};
 use crate::page::{PageHeader, ALL_COLUMNS};
 use crate::types::{Physical, TableSchema};
-use crate::write::{rows_u32, PageFile, WriteOptions};
+use crate::write::{rows_u32, Origin, PageFile, WriteOptions};
 use crate::zonemap::ZonemapBuilder;
 
 /// Bytes of one PAX directory entry: `u32` offset and `u32` length.
@@ -46,18 +46,19 @@ impl RowPagesWriter {
         dir: &Path,
         schema: &TableSchema,
         opts: &WriteOptions,
-        table_id: u64,
+        origin: &Origin,
     ) -> Result<Self> {
         let physicals: Vec<Physical> = schema.columns.iter().map(|c| c.ty.physical()).collect();
-        let file = PageFile::create(dir, format!("data.{}", opts.layout), opts.page_bytes)?;
+        let name = format!("data.{}", opts.layout);
+        let file = PageFile::create(dir, name, opts.page_bytes, origin.first_page(0))?;
         Ok(RowPagesWriter {
             layout: opts.layout,
-            table_id,
+            table_id: origin.table_id,
             pending: physicals.iter().map(|&p| ColumnValues::empty(p)).collect(),
             physicals,
             file,
             pages_per_chunk: (opts.chunk_bytes / u64::from(opts.page_bytes)).max(1),
-            next_row: 0,
+            next_row: origin.first_row,
             chunk: None,
             chunks: Vec::new(),
             payload: Vec::new(),
