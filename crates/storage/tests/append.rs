@@ -320,3 +320,77 @@ fn appends_survive_kills_at_every_stage() {
         "no random kill hit a run in progress"
     );
 }
+
+const FULL_ENV: &str = "COOPSCAN_APPEND_FULL_CHILD";
+
+/// The disk-full child: appends to the table named in `FULL_ENV` (`DIR|SEED`) until a
+/// commit fails, printing "acked i" after each commit and "failed i: ERROR" then.
+#[test]
+fn disk_full_child() {
+    let Ok(spec) = std::env::var(FULL_ENV) else {
+        return;
+    };
+    let (dir, seed) = spec.split_once('|').expect("spec");
+    let seed: u64 = seed.parse().expect("seed");
+    for i in 0..4 * APPENDS {
+        match append(Path::new(dir), &appended(seed, i)) {
+            Ok(_) => println!("acked {i}"),
+            Err(e) => {
+                println!("failed {i}: {e}");
+                return;
+            }
+        }
+    }
+}
+
+/// An append that cannot be written (the file-size limit of `prlimit`, as a full disk
+/// would) fails with the system's error, and the table keeps every append before it
+/// and takes the next one.
+#[test]
+fn a_failed_append_keeps_the_appends_before_it() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: no prlimit on this machine");
+        return;
+    }
+    for (seed, layout) in [(1u64, Layout::Pax), (2, Layout::Dsm), (3, Layout::Csm)] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("t");
+        let base = batches(0, BASE_ROWS);
+        let table = write_table(
+            &dir,
+            &sample_schema(),
+            layout,
+            PAGE_BYTES,
+            CHUNK_PAGES,
+            &base,
+        );
+        // Room for a few appends' pages after the largest file's: a staged append
+        // fits, and the table's file outgrows the limit after some commits.
+        let pages = table.manifest().files.iter().map(|f| f.pages).max();
+        let limit = (pages.unwrap_or(0) + 12) * u64::from(PAGE_BYTES);
+        let exe = std::env::current_exe().expect("test binary");
+        // SIGXFSZ ignored (inherited through exec): the write fails with EFBIG instead.
+        let script = format!(
+            "trap '' XFSZ; exec prlimit --fsize={limit} -- '{}' disk_full_child --exact --nocapture --test-threads=1",
+            exe.display()
+        );
+        let out = Command::new("sh")
+            .args(["-c", &script])
+            .env(FULL_ENV, format!("{}|{seed}", dir.display()))
+            .output()
+            .expect("run the child");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("File too large"), "{layout}: {stdout}");
+        let acked = stdout.matches("acked ").count() as u64;
+        assert!(acked > 0, "{layout}: no append fitted: {stdout}");
+        // The commit failed writing the table's own file, not the staged pages.
+        let in_table = format!("{}/", dir.display());
+        assert!(stdout.contains(&in_table), "{layout}: {stdout}");
+        let table = Table::open(&dir).expect("open");
+        assert_eq!(all_rows(&table), expected(seed, acked), "{layout}");
+        append(&dir, &appended(seed, acked)).expect("an append after the failure");
+        let table = Table::open(&dir).expect("open");
+        assert_eq!(all_rows(&table), expected(seed, acked + 1), "{layout}");
+        only_the_table(tmp.path());
+    }
+}
