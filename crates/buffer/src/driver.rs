@@ -112,6 +112,16 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         self.catalog.register_scan(spec, now)
     }
 
+    /// A bulk append to `table` (see [`Catalog::append_chunks`]): no scan is waiting
+    /// for chunks that did not exist, so nothing is posted.
+    pub fn append_chunks(
+        &mut self,
+        table: crate::TableId,
+        chunks: &[crate::AppendedChunk],
+    ) -> Result<std::ops::Range<ChunkId>, BufferError> {
+        self.catalog.append_chunks(table, chunks)
+    }
+
     /// A worker wants its next chunk: its posted answer if there is one, else the
     /// ABM's (`paced`: the policy may hold the scan, for a driver that can wait on
     /// time). A worker already waiting is told `Wait` again without asking the ABM.

@@ -291,8 +291,8 @@ fn feed_from_pool(
                         .register_parallel(pooled.table, ranges, projection, count, tag)
                         .map_err(external),
                     Split::Static => {
-                        let table = runtime.tables().nth(pooled.table.0 as usize);
-                        let starts = table.map(chunk_starts).unwrap_or_default();
+                        let table = runtime.table_at(pooled.table);
+                        let starts = table.map(|t| chunk_starts(&t)).unwrap_or_default();
                         static_slices(&ranges, &starts, usize::from(count))
                             .into_iter()
                             .map(|slice| {

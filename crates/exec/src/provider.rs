@@ -122,8 +122,9 @@ impl CoopTable {
                 }))
             }
             ScanMode::CScan(runtime) => {
-                let same = |t: &Table| t.dir() == table.dir() && t.manifest() == table.manifest();
-                let Some(i) = runtime.tables().position(same) else {
+                let same =
+                    |t: &Arc<Table>| t.dir() == table.dir() && t.manifest() == table.manifest();
+                let Some(i) = runtime.tables().iter().position(same) else {
                     return Err(ExecError::Invalid(format!(
                         "the runtime does not serve {}",
                         table.dir().display()
@@ -168,7 +169,7 @@ impl CoopTable {
 
     /// A cooperative provider over the (first) table `runtime` serves.
     pub fn cooperative(runtime: Arc<Runtime>) -> CoopTable {
-        let table = runtime.table().clone();
+        let table = Table::clone(&runtime.table());
         let pooled = Pooled {
             runtime,
             table: TableId(0),
@@ -178,9 +179,10 @@ impl CoopTable {
 
     /// A cooperative provider over table `table` of `runtime`.
     pub fn cooperative_of(runtime: Arc<Runtime>, table: TableId) -> Result<CoopTable> {
-        let served = runtime.tables().nth(table.0 as usize).cloned();
+        let served = runtime.table_at(table);
         let served = served
             .ok_or_else(|| ExecError::Invalid(format!("the runtime has no table {}", table.0)))?;
+        let served = Table::clone(&served);
         let pooled = Pooled { runtime, table };
         Ok(CoopTable::with_source(
             served,

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use coopscan_buffer::{
-    AbmConfig, AbmStats, Catalog, ChunkId, ColumnMask, Driver, Nanos, OnLoadFailure, PolicyKind,
-    RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, TableGeometry, TableId,
+    AbmConfig, AbmStats, AppendedChunk, Catalog, ChunkId, ColumnMask, Driver, Nanos, OnLoadFailure,
+    PolicyKind, RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, Snapshot, TableGeometry,
+    TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
@@ -18,7 +19,7 @@ use coopscan_storage::{Layout, Table};
 use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};
 use crate::scan::{CScan, Registration};
-use crate::shared::{Inner, Served, Shared};
+use crate::shared::{Inner, Served, ServedSlot, Shared};
 use crate::stats::{Counters, RuntimeStats, Scheduling};
 use crate::sync::{Builder, JoinHandle, Mutex};
 
@@ -97,11 +98,11 @@ impl Runtime {
             let load_projection: Vec<usize> = (0..table.schema().len()).collect();
             geometries.push(geometry(&table, &load_projection)?);
             let files = table.open_files(&device)?;
-            served.push(Served {
-                table,
+            served.push(ServedSlot::new(Served {
+                table: Arc::new(table),
                 files,
                 load_projection,
-            });
+            }));
         }
         let loader_count = config.abm.max_inflight;
         let catalog = Catalog::with_kind(geometries, &config.abm, config.policy)?;
@@ -250,9 +251,9 @@ impl Runtime {
                 },
             ));
         }
-        let served = (self.shared.tables.get(table.0 as usize))
-            .ok_or(coopscan_buffer::BufferError::UnknownTable(table.0))?;
-        served.table.check_projection(&projection)?;
+        if self.shared.tables.get(table.0 as usize).is_none() {
+            return Err(coopscan_buffer::BufferError::UnknownTable(table.0).into());
+        }
         let mut spec = ScanSpec::new(ranges.clone(), ColumnMask::of(&projection));
         spec.order = order;
         spec.table = table;
@@ -261,15 +262,17 @@ impl Runtime {
         if inner.shutdown {
             return Err(inner.stop_error());
         }
+        // The table's newest version, under the lock an append replaces it under: the
+        // scan's snapshot is its chunks, and its ranges are rows of it.
+        let served = self.shared.served(table);
+        served.table.check_projection(&projection)?;
+        let chunks = u32::try_from(served.table.chunk_count()).unwrap_or(u32::MAX);
+        spec.snapshot = Some(Snapshot::first(chunks));
         let now = self.shared.now();
         // A scan touching no chunk never enters the ABM: it is finished at once.
         let id = if ranges.is_empty() {
-            inner
-                .driver
-                .catalog()
-                .table(table)?
-                .geometry()
-                .chunk_ranges(&spec.ranges)?;
+            let geometry = inner.driver.catalog().table(table)?.geometry();
+            geometry.snapshot_chunks(&Snapshot::first(chunks), &spec.ranges)?;
             None
         } else {
             Some(inner.decide(|driver| driver.register(&spec, now))?.scan)
@@ -291,20 +294,58 @@ impl Runtime {
             .map(|w| {
                 let worker = registration.as_ref().map(|r| (Arc::clone(r), w));
                 let (ranges, projection) = (ranges.clone(), projection.clone());
-                CScan::new(Arc::clone(&self.shared), table, worker, ranges, projection)
+                let served = Arc::clone(&served);
+                CScan::new(Arc::clone(&self.shared), served, worker, ranges, projection)
             })
             .collect();
         Ok(handles)
     }
 
-    /// Table 0: the table of a runtime built by [`Runtime::new`].
-    pub fn table(&self) -> &Table {
-        &self.shared.tables[0].table
+    /// Table 0 (the table of a runtime built by [`Runtime::new`]), its newest version.
+    pub fn table(&self) -> Arc<Table> {
+        Arc::clone(&self.shared.served(TableId(0)).table)
     }
 
-    /// Every table, in [`TableId`] order.
-    pub fn tables(&self) -> impl Iterator<Item = &Table> + '_ {
-        self.shared.tables.iter().map(|s| &s.table)
+    /// Table `table`'s newest version, if the runtime serves it.
+    pub fn table_at(&self, table: TableId) -> Option<Arc<Table>> {
+        let slot = self.shared.tables.get(table.0 as usize)?;
+        Some(Arc::clone(&slot.get().table))
+    }
+
+    /// Every table's newest version, in [`TableId`] order.
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        let tables = &self.shared.tables;
+        tables.iter().map(|s| Arc::clone(&s.get().table)).collect()
+    }
+
+    /// A bulk append to table `table` committed (2012 §2.1): `appended` is the table's
+    /// new version, the old one's chunks followed by new ones
+    /// (`coopscan_storage::TableAppender`). Scans registered from now on read the new
+    /// version; those registered before keep their snapshot. The ABM adds the new
+    /// chunks (`Catalog::append_chunks`), and the chunks both versions have stay one
+    /// chunk of the buffer, shared by the scans of either. Returns the new chunks.
+    pub fn append(&self, table: TableId, appended: Table) -> Result<Range<ChunkId>> {
+        let slot = (self.shared.tables.get(table.0 as usize))
+            .ok_or(coopscan_buffer::BufferError::UnknownTable(table.0))?;
+        let mut inner = self.shared.inner.lock();
+        if inner.shutdown {
+            return Err(inner.stop_error());
+        }
+        let old = slot.get();
+        let (first, chunks) = appended_chunks(&old, &appended)?;
+        let files = appended.open_files(&self.shared.device)?;
+        // The new version first: a load of a new chunk, which the ABM can decide only
+        // after `append_chunks`, always finds it.
+        slot.replace(Served {
+            table: Arc::new(appended),
+            files,
+            load_projection: old.load_projection.clone(),
+        });
+        let added = inner.decide(|driver| driver.append_chunks(table, &chunks));
+        debug_assert!(added.as_ref().is_ok_and(|r| r.start.0 as usize == first));
+        drop(inner);
+        self.shared.wake_loaders();
+        Ok(added?)
     }
 
     pub fn stats(&self) -> RuntimeStats {
@@ -446,10 +487,7 @@ impl Drop for Runtime {
 /// DSM and CSM: one piece per column of a chunk, its column's pages (CSM: its run in
 /// the chunk's tile, never shared), so a scan loads only its columns.
 fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
-    let extent_bytes = |k: usize, projection: &[usize]| {
-        let extents = table.chunk_extents(k, projection);
-        extents.iter().map(|e| e.len).sum::<u64>().max(1)
-    };
+    let extent_bytes = |k: usize, projection: &[usize]| extent_bytes(table, k, projection);
     let geometry =
         TableGeometry::from_chunk_starts(table.chunk_row_starts().to_vec(), table.rows())?;
     let columnar = table.layout().columnar() && table.chunk_count() > 0;
@@ -476,6 +514,46 @@ fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
         .map(|k| extent_bytes(k, load_projection))
         .collect();
     Ok(geometry.with_chunk_bytes(bytes)?)
+}
+
+/// The chunks `new` adds to `old`'s (a bulk append of the same table: the same table
+/// id, layout and schema, and `old`'s chunks unchanged at its start) as the ABM sizes
+/// pieces ([`geometry`]), and the first new chunk's number.
+fn appended_chunks(old: &Served, new: &Table) -> Result<(usize, Vec<AppendedChunk>)> {
+    let (was, now) = (old.table.manifest(), new.manifest());
+    let n = was.chunks.len();
+    let extends = was.table_id == now.table_id
+        && was.layout == now.layout
+        && was.schema == now.schema
+        && now.chunks.get(..n) == Some(&was.chunks[..]);
+    if !extends {
+        let why = format!(
+            "{} is not an append to the table the runtime serves",
+            new.dir().display()
+        );
+        return Err(coopscan_buffer::BufferError::InvalidGeometry(why).into());
+    }
+    let projection = &old.load_projection;
+    let columnar = new.layout().columnar() && projection.len() <= ColumnMask::BITS;
+    let chunks = (n..new.chunk_count())
+        .map(|k| AppendedChunk {
+            rows: new.chunk(k).row_count,
+            bytes: match columnar {
+                true => projection
+                    .iter()
+                    .map(|&c| extent_bytes(new, k, &[c]))
+                    .collect(),
+                false => vec![extent_bytes(new, k, projection)],
+            },
+        })
+        .collect();
+    Ok((n, chunks))
+}
+
+/// Bytes a load of chunk `k`'s `projection` reads (at least 1: the ABM sizes no piece 0).
+fn extent_bytes(table: &Table, k: usize, projection: &[usize]) -> u64 {
+    let extents = table.chunk_extents(k, projection);
+    extents.iter().map(|e| e.len).sum::<u64>().max(1)
 }
 
 /// DSM: per piece, the bytes of its first and last page when the neighbouring chunk's

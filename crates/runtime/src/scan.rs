@@ -21,7 +21,7 @@ use coopscan_storage::{ChunkBytes, Table};
 
 use crate::error::{Result, RuntimeError};
 use crate::guard::{ChunkGuard, GuardedScan};
-use crate::shared::{Inner, Shared};
+use crate::shared::{Inner, Served, Shared};
 use crate::stats::ScanStats;
 
 /// A scan's registration with the driver, shared by its workers' handles: the last
@@ -64,8 +64,8 @@ enum Phase {
 /// A registered cooperative scan. See the module doc for its rules.
 pub struct CScan {
     shared: Arc<Shared>,
-    /// The table it scans, of the runtime's tables.
-    table_id: TableId,
+    /// The table it scans, as it was when the scan registered: its snapshot's chunks.
+    served: Arc<Served>,
     phase: Phase,
     /// The scan's tuple ranges.
     ranges: RowRanges,
@@ -83,7 +83,7 @@ enum Woken {
 impl CScan {
     pub(crate) fn new(
         shared: Arc<Shared>,
-        table_id: TableId,
+        served: Arc<Served>,
         worker: Option<(Arc<Registration>, u16)>,
         ranges: RowRanges,
         projection: Vec<usize>,
@@ -91,7 +91,7 @@ impl CScan {
         let phase = worker.map_or(Phase::Finished, |(r, w)| Phase::Active(r, w));
         CScan {
             shared,
-            table_id,
+            served,
             phase,
             ranges,
             projection,
@@ -137,7 +137,7 @@ impl CScan {
     }
 
     pub(crate) fn table(&self) -> &Table {
-        &self.shared.served(self.table_id).table
+        &self.served.table
     }
 
     /// The next chunk of the scan's ranges, blocking until one is resident; `None` when

@@ -7,7 +7,7 @@
 //! chunk's bytes after dropping it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use coopscan_buffer::{AnyPolicy, ChunkId, ColumnMask, Driver, Nanos, PieceId, ScanId, TableId};
@@ -99,8 +99,9 @@ pub(crate) struct Shared {
     /// Scans park here in `next_chunk`; notified after every event that posts a
     /// delivery or a failure, and at shutdown.
     pub(crate) scan_wakeup: Condvar,
-    /// The tables, indexed by `TableId`.
-    pub(crate) tables: Vec<Served>,
+    /// The tables, indexed by `TableId`: each its newest version (a bulk append
+    /// replaces it, `Runtime::append`).
+    pub(crate) tables: Vec<ServedSlot>,
     pub(crate) device: Arc<Device>,
     /// Origin of the runtime's clock; the ABM only ever sees `Nanos` since then.
     pub(crate) started: Instant,
@@ -109,17 +110,36 @@ pub(crate) struct Shared {
 
 /// One table of the runtime: its files, open on the device.
 pub(crate) struct Served {
-    pub(crate) table: Table,
+    pub(crate) table: Arc<Table>,
     pub(crate) files: TableFiles,
     /// Projection the loader reads: every column, so one resident chunk serves every
     /// scan's projection (NSM/PAX read the same pages whatever the projection).
     pub(crate) load_projection: Vec<usize>,
 }
 
+/// A table's newest version. Versions only grow (a bulk append adds chunks after the
+/// old ones, which stay as they were), so whichever version a reader holds reads every
+/// chunk it knows of the same.
+pub(crate) struct ServedSlot(RwLock<Arc<Served>>);
+
+impl ServedSlot {
+    pub(crate) fn new(served: Served) -> ServedSlot {
+        ServedSlot(RwLock::new(Arc::new(served)))
+    }
+
+    pub(crate) fn get(&self) -> Arc<Served> {
+        Arc::clone(&self.0.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    pub(crate) fn replace(&self, served: Served) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(served);
+    }
+}
+
 impl Shared {
-    /// Table `table` (the ABM names only tables of this runtime).
-    pub(crate) fn served(&self, table: TableId) -> &Served {
-        &self.tables[table.0 as usize]
+    /// Table `table`'s newest version (the ABM names only tables of this runtime).
+    pub(crate) fn served(&self, table: TableId) -> Arc<Served> {
+        self.tables[table.0 as usize].get()
     }
 
     /// The runtime clock: the policy never reads one, it is handed this value.

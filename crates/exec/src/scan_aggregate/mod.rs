@@ -237,7 +237,7 @@ impl<'a> Chain<'a> {
     ) -> Result<Option<(ScanAggregation, OutputShape)>> {
         let core = self.scan.core();
         let pooled = &self.scan.source().pooled;
-        let Some(table) = pooled.runtime.tables().nth(pooled.table.0 as usize) else {
+        let Some(table) = pooled.runtime.table_at(pooled.table) else {
             return Ok(None);
         };
         let table_schema = table.schema();
@@ -283,7 +283,7 @@ impl<'a> Chain<'a> {
                 None => return Ok(None),
             }
         }
-        if estimated_groups(table, &groups).is_none_or(|g| g > MAX_GROUPS) {
+        if estimated_groups(&table, &groups).is_none_or(|g| g > MAX_GROUPS) {
             return Ok(None);
         }
         let Some(filter) = self.row_filter(&scan) else {
