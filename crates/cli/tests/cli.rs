@@ -488,3 +488,33 @@ fn clotho_presets_run_every_layout_and_mode() {
     assert!(!peers.status.success());
     assert!(String::from_utf8_lossy(&peers.stderr).contains("coopscan alone"));
 }
+
+/// `coopscan sim --preset common-prefix` prints each way of snapshots with its loads
+/// against the one-snapshot run's; `bench` refuses it by name, saying why.
+#[test]
+fn common_prefix_runs_in_the_simulator_only() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let out = coopscan(
+        &[
+            "sim",
+            "--preset",
+            "common-prefix",
+            "--policies",
+            "relevance",
+        ],
+        data.path(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for way in ["one snapshot", "common prefix", "disjoint versions"] {
+        assert!(text.contains(way), "{way}: {text}");
+    }
+    let out = coopscan(&["bench", "--preset", "common-prefix"], data.path());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("only in the simulator"), "{err}");
+}
