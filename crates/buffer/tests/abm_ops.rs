@@ -396,7 +396,8 @@ fn every_policy_and_layout_with_several_workers_per_scan() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+    /// With `appends`, also bulk appends and scans of several snapshots sharing a prefix.
     #[test]
     fn random_event_sequences_keep_invariants(
         policy in 0..PolicyKind::ALL.len(),
@@ -407,23 +408,9 @@ proptest! {
         shape in 0..SHAPES.len(),
         tune in 0usize..4,
         ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
+        appends in any::<bool>(),
     ) {
-        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, SHAPES[shape], &ops, false)?;
-    }
-
-    /// The same with bulk appends and scans of several snapshots sharing a prefix.
-    #[test]
-    fn random_appends_and_snapshot_scans_keep_invariants(
-        policy in 0..PolicyKind::ALL.len(),
-        chunks in 1u32..30,
-        frames in 2u32..12,
-        inflight in 1u32..3,
-        sizes in proptest::collection::vec(1u64..4, 40),
-        shape in 0..SHAPES.len(),
-        tune in 0usize..4,
-        ops in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>()), 0..300),
-    ) {
-        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, SHAPES[shape], &ops, true)?;
+        run_case(PolicyKind::ALL[policy], chunks, config(frames, inflight, tune), &sizes, SHAPES[shape], &ops, appends)?;
     }
 }
 

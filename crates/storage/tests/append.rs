@@ -56,6 +56,14 @@ fn append(dir: &Path, batches: &[RecordBatch]) -> Result<coopscan_storage::Manif
     appender.commit()
 }
 
+/// A table of `rows` rows in `layout` at `dir`, and the batches it was written from.
+fn base_table(dir: &Path, layout: Layout, rows: usize) -> (Table, Vec<RecordBatch>) {
+    let written = batches(0, rows);
+    let schema = sample_schema();
+    let table = write_table(dir, &schema, layout, PAGE_BYTES, CHUNK_PAGES, &written);
+    (table, written)
+}
+
 /// Nothing beside the table but the table: no staging directory, no lock file.
 fn only_the_table(parent: &Path) {
     let names: Vec<String> = std::fs::read_dir(parent)
@@ -70,15 +78,7 @@ fn appended_rows_follow_the_tables_in_every_layout() {
     for layout in Layout::ALL {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("t");
-        let first = batches(0, 1000);
-        let before = write_table(
-            &dir,
-            &sample_schema(),
-            layout,
-            PAGE_BYTES,
-            CHUNK_PAGES,
-            &first,
-        );
+        let (before, first) = base_table(&dir, layout, 1000);
         let (old_chunks, old_pages) = (before.chunk_count(), before.manifest().files[0].pages);
         let second = batches(1000, 700);
         let manifest = append(&dir, &second).expect("append");
@@ -110,15 +110,7 @@ fn appended_rows_follow_the_tables_in_every_layout() {
 fn of_two_appends_to_one_snapshot_only_the_first_commits() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("t");
-    let first = batches(0, 300);
-    write_table(
-        &dir,
-        &sample_schema(),
-        Layout::Dsm,
-        PAGE_BYTES,
-        CHUNK_PAGES,
-        &first,
-    );
+    let (_, first) = base_table(&dir, Layout::Dsm, 300);
     let mut a = TableAppender::begin(&dir).expect("begin a");
     let mut b = TableAppender::begin(&dir).expect("begin b");
     a.write_batch(&sample_batch(300, 50)).expect("write a");
@@ -140,15 +132,7 @@ fn of_two_appends_to_one_snapshot_only_the_first_commits() {
 fn an_append_not_committed_leaves_nothing() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("t");
-    let first = batches(0, 300);
-    write_table(
-        &dir,
-        &sample_schema(),
-        Layout::Pax,
-        PAGE_BYTES,
-        CHUNK_PAGES,
-        &first,
-    );
+    let (_, first) = base_table(&dir, Layout::Pax, 300);
     let manifest = std::fs::read(dir.join("manifest.json")).expect("manifest");
     let mut a = TableAppender::begin(&dir).expect("begin");
     a.write_batch(&sample_batch(300, 500)).expect("write");
@@ -249,15 +233,7 @@ fn appends_survive_kills_at_every_stage() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("t");
         let layout = Layout::ALL[rng.random_range(0..Layout::ALL.len())];
-        let base = batches(0, BASE_ROWS);
-        write_table(
-            &dir,
-            &sample_schema(),
-            layout,
-            PAGE_BYTES,
-            CHUNK_PAGES,
-            &base,
-        );
+        base_table(&dir, layout, BASE_ROWS);
         let planned = rng
             .random_bool(0.75)
             .then(|| (rng.random_range(0..APPENDS), STAGES[rng.random_range(0..4)]));
@@ -355,15 +331,7 @@ fn a_failed_append_keeps_the_appends_before_it() {
     for (seed, layout) in [(1u64, Layout::Pax), (2, Layout::Dsm), (3, Layout::Csm)] {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("t");
-        let base = batches(0, BASE_ROWS);
-        let table = write_table(
-            &dir,
-            &sample_schema(),
-            layout,
-            PAGE_BYTES,
-            CHUNK_PAGES,
-            &base,
-        );
+        let (table, _) = base_table(&dir, layout, BASE_ROWS);
         // Room for a few appends' pages after the largest file's: a staged append
         // fits, and the table's file outgrows the limit after some commits.
         let pages = table.manifest().files.iter().map(|f| f.pages).max();

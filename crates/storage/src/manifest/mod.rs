@@ -176,6 +176,14 @@ impl Manifest {
         dir.join(MANIFEST_FILE)
     }
 
+    /// [`Manifest::validate`], its failure named as the manifest of the table in `dir`.
+    pub fn validate_for(&self, dir: &Path) -> Result<()> {
+        self.validate().map_err(|reason| StorageError::Manifest {
+            path: Manifest::path(dir),
+            reason,
+        })
+    }
+
     /// Expected size of data file `i` (0 if there is no such file; saturating, which a
     /// validated manifest never needs).
     pub fn file_len(&self, i: usize) -> u64 {

@@ -151,12 +151,7 @@ impl TableAppender {
                 self.die_at(AppendCrash::MidCopy);
             }
         }
-        manifest
-            .validate()
-            .map_err(|reason| StorageError::Manifest {
-                path: Manifest::path(&self.dir),
-                reason,
-            })?;
+        manifest.validate_for(&self.dir)?;
         self.die_at(AppendCrash::BeforeManifest);
         manifest.save(&self.dir)?;
         self.die_at(AppendCrash::AfterManifest);

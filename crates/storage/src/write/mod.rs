@@ -223,12 +223,7 @@ impl TableWriter {
             files,
             chunks,
         };
-        manifest
-            .validate()
-            .map_err(|reason| StorageError::Manifest {
-                path: Manifest::path(&self.dir),
-                reason,
-            })?;
+        manifest.validate_for(&self.dir)?;
         manifest.save(self.staging.dir())?;
         self.staging.commit()?;
         Ok(manifest)
