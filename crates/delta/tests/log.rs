@@ -8,7 +8,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use coopscan_delta::log::{replay, CrashStage, DeltaLog, LogError, LogIdentity, Op, ValueCodec};
+use coopscan_delta::log::{
+    replay, settle, successor_path, write_successor, CrashStage, DeltaLog, LogError, LogIdentity,
+    Op, ValueCodec,
+};
 use coopscan_delta::{Pdt, Rid, Step};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -79,7 +82,7 @@ fn model(seed: u64, commits: u64) -> Pdt<u32> {
 
 /// The table's rows (stable values are `sid * 10 + column`).
 fn rows(pdt: &Pdt<u32>) -> Vec<Vec<u32>> {
-    let merged = pdt.merge_steps(0..STABLE_ROWS).expect("merge");
+    let merged = pdt.merge_steps(0..pdt.stable_rows()).expect("merge");
     let stable = |sid: u64| {
         (0..COLUMNS)
             .map(|c| sid as u32 * 10 + c as u32)
@@ -393,4 +396,82 @@ fn a_failed_append_keeps_the_commits_before_it() {
         log.append(&[Op::Delete { rid: Rid(0) }], &U32Codec)
             .expect("append after the failure");
     }
+}
+
+/// A bulk append's image: 7 stable rows more at the end, another fingerprint.
+const APPENDED: LogIdentity = LogIdentity {
+    stable_rows: STABLE_ROWS + 7,
+    columns: COLUMNS,
+    fingerprint: 0x0bad_cafe,
+};
+
+/// A log carried to an appended image replays to the old rows followed by the appended
+/// stable rows (rows inserted at the end before the append come before them), and
+/// takes further commits; settled for the old image instead (the append did not
+/// commit), the successor is dropped and the log is as before.
+#[test]
+fn a_successor_carries_the_commits_to_an_appended_image() {
+    for seed in 0..8u64 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("delta.log");
+        commit_all(&path, seed, COMMITS, None);
+        let old = replay(&path, IDENTITY, &U32Codec).expect("replay");
+        let appended_rows = (STABLE_ROWS..APPENDED.stable_rows).map(|sid| {
+            (0..COLUMNS)
+                .map(|c| sid as u32 * 10 + c as u32)
+                .collect::<Vec<_>>()
+        });
+        let mut want = rows(&old.pdt);
+        want.extend(appended_rows);
+
+        // The append did not commit: the table keeps its image and its log.
+        write_successor(&path, IDENTITY, APPENDED).expect("successor");
+        settle(&path, IDENTITY).expect("settle");
+        assert!(!successor_path(&path).exists());
+        let kept = replay(&path, IDENTITY, &U32Codec).expect("replay");
+        assert_eq!(rows(&kept.pdt), rows(&old.pdt), "seed {seed}");
+
+        // It did: the log moves to the new image.
+        write_successor(&path, IDENTITY, APPENDED).expect("successor");
+        settle(&path, APPENDED).expect("settle");
+        assert!(
+            replay(&path, IDENTITY, &U32Codec).is_err(),
+            "the old image's no more"
+        );
+        let carried = replay(&path, APPENDED, &U32Codec).expect("replay");
+        assert_eq!(carried.records, old.records);
+        assert_eq!(rows(&carried.pdt), want, "seed {seed}");
+        let mut grown = old.pdt.clone();
+        grown.grow_stable(APPENDED.stable_rows).expect("grow");
+        assert_eq!(rows(&grown), want, "seed {seed}: the tree grown in memory");
+        let mut log = DeltaLog::open(&path, APPENDED, carried.records).expect("open");
+        log.append(&[Op::Delete { rid: Rid(0) }], &U32Codec)
+            .expect("a commit after");
+    }
+}
+
+#[test]
+fn a_successor_is_only_for_an_append() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("delta.log");
+    assert!(write_successor(&path, IDENTITY, APPENDED)
+        .expect("no log")
+        .is_none());
+    commit_all(&path, 1, 3, None);
+    let shrunk = LogIdentity {
+        stable_rows: STABLE_ROWS - 1,
+        ..IDENTITY
+    };
+    let wider = LogIdentity {
+        columns: COLUMNS + 1,
+        ..APPENDED
+    };
+    for bad in [shrunk, wider] {
+        assert!(matches!(
+            write_successor(&path, IDENTITY, bad),
+            Err(LogError::Mismatch { .. })
+        ));
+    }
+    let mut pdt = Pdt::<u32>::new(STABLE_ROWS, COLUMNS);
+    assert!(pdt.grow_stable(STABLE_ROWS - 1).is_err());
 }

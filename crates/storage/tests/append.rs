@@ -162,6 +162,39 @@ fn an_append_not_committed_leaves_nothing() {
     assert_eq!(Table::open(&dir).expect("open").rows(), 303);
 }
 
+/// What must appear with the new image is prepared in `commit_with`'s hook, which sees
+/// the new manifest; its error aborts the commit and leaves the table as it was.
+#[test]
+fn a_commit_runs_its_hook_before_publishing_and_stops_on_its_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("t");
+    let (_, first) = base_table(&dir, Layout::Csm, 300);
+    let mut a = TableAppender::begin(&dir).expect("begin");
+    a.write_batch(&sample_batch(300, 40)).expect("write");
+    let refused = a.commit_with(|m| {
+        assert_eq!(m.rows, 340);
+        Err(StorageError::Invalid("the log could not be carried".into()))
+    });
+    assert!(
+        matches!(refused, Err(StorageError::Invalid(_))),
+        "{refused:?}"
+    );
+    assert_eq!(all_rows(&Table::open(&dir).expect("open")), concat(&first));
+    only_the_table(tmp.path());
+    let mut a = TableAppender::begin(&dir).expect("begin");
+    a.write_batch(&sample_batch(300, 40)).expect("write");
+    let mut seen = None;
+    let manifest = a
+        .commit_with(|m| {
+            // The old manifest is still the table's while the hook runs.
+            seen = Some((m.rows, Table::open(&dir).expect("open").rows()));
+            Ok(())
+        })
+        .expect("commit");
+    assert_eq!(seen, Some((340, 300)));
+    assert_eq!(manifest.rows, 340);
+}
+
 /// The crash child: appends [`APPENDS`] times to the table named in `CHILD_ENV`
 /// (`DIR|SEED|STAGE|APPEND`: die at STAGE of append number APPEND; `none`: run until
 /// killed or done), printing "acked i" after each commit returns.

@@ -14,6 +14,7 @@
 //! `flock` on the log, released when the process dies).
 
 mod op;
+mod successor;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -24,6 +25,7 @@ use thiserror::Error;
 use crate::Pdt;
 use op::{decode_ops, encode_ops, put_u32, take, take_array, take_u32};
 pub use op::{Op, ValueCodec};
+pub use successor::{settle, successor_path, write_successor};
 
 const MAGIC: &[u8; 8] = b"CSDLOG01";
 const HEADER_BYTES: usize = 8 + 8 + 4 + 8 + 4;

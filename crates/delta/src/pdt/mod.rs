@@ -101,6 +101,26 @@ impl<T: Clone> Pdt<T> {
         self.stable_rows
     }
 
+    /// The stable image grew to `rows` tuples at its end (a bulk append, 2012 §2.1).
+    /// Tuples inserted after the last old stable tuple (`Sid(old stable_rows)`) now sit
+    /// before the first appended one: rows inserted before the append come before the
+    /// appended rows, and every RID the tree's changes address is unchanged. A smaller
+    /// image is refused.
+    pub fn grow_stable(&mut self, rows: u64) -> Result<(), DeltaError> {
+        if rows < self.stable_rows {
+            return Err(DeltaError::SidOutOfRange {
+                sid: self.stable_rows,
+                stable_rows: rows,
+            });
+        }
+        let visible = i128::from(rows) + i128::from(self.delta);
+        if u64::try_from(visible).is_err() {
+            return Err(DeltaError::TooManyRows { max: u64::MAX });
+        }
+        self.stable_rows = rows;
+        Ok(())
+    }
+
     pub fn columns(&self) -> usize {
         self.columns
     }

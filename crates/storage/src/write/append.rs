@@ -124,7 +124,20 @@ impl TableAppender {
     /// manifest. [`StorageError::AppendConflict`] if another append (or a new table)
     /// committed since [`TableAppender::begin`]; [`StorageError::Locked`] while another
     /// writer holds the table. On any error the table is as it was.
-    pub fn commit(mut self) -> Result<Manifest> {
+    pub fn commit(self) -> Result<Manifest> {
+        self.commit_with(|_| Ok(()))
+    }
+
+    /// [`TableAppender::commit`], running `before_publish` with the new manifest once
+    /// the pages are in place and synced, under the table's writer lock, just before
+    /// the manifest is renamed in: what must appear with the new image (the successor
+    /// of the table's delta log, `coopscan_delta::log::write_successor`) is prepared
+    /// there. Its error aborts the commit with the table as it was. Not called when
+    /// nothing was appended.
+    pub fn commit_with(
+        mut self,
+        before_publish: impl FnOnce(&Manifest) -> Result<()>,
+    ) -> Result<Manifest> {
         let inner = self.inner.take().ok_or_else(finished)?;
         let (files, chunks) = inner.finish()?;
         if self.rows == 0 {
@@ -152,6 +165,7 @@ impl TableAppender {
             }
         }
         manifest.validate_for(&self.dir)?;
+        before_publish(&manifest)?;
         self.die_at(AppendCrash::BeforeManifest);
         manifest.save(&self.dir)?;
         self.die_at(AppendCrash::AfterManifest);
