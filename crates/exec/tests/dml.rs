@@ -320,6 +320,34 @@ async fn changes_outlive_their_session() {
     );
 }
 
+/// A log's successor left by a crashed bulk append is settled when the table is opened:
+/// moved over the log when it belongs to the table's image (the append committed), else
+/// dropped (it did not); either way the committed changes are read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_appends_log_successor_is_settled_on_open() {
+    let reference = reference();
+    change(&reference).await;
+    let want = answers(&reference).await;
+    let (_dir, table) = private_table(Layout::Pax);
+    let first = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+    change(&session(first, 1)).await;
+    let log = table.dir().join(coopscan_exec::delta::LOG_FILE);
+    let next = coopscan_delta::log::successor_path(&log);
+    // The image's own successor: the log moved there, as between the manifest's
+    // rename and the move.
+    std::fs::rename(&log, &next).expect("move");
+    let opened = CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider");
+    assert_eq!(answers(&session(opened, 1)).await, want, "moved back");
+    assert!(log.exists() && !next.exists());
+    // Another image's successor (its header names other stable rows): dropped.
+    let mut foreign = std::fs::read(&log).expect("read log");
+    foreign[8] ^= 0x01;
+    std::fs::write(&next, foreign).expect("write");
+    let opened = CoopTable::new(table, device(), ScanMode::Scan).expect("provider");
+    assert_eq!(answers(&session(opened, 1)).await, want, "kept");
+    assert!(log.exists() && !next.exists());
+}
+
 /// A checkpoint writes the table with its changes merged as the new stable image: no
 /// log left, the same answers and order as the reference, zonemaps that describe the new
 /// data; a second checkpoint has nothing to do.

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError, RwLock};
 
 use coopscan_buffer::RowRanges;
-use coopscan_delta::log::{replay, DeltaLog, LogIdentity, Op};
+use coopscan_delta::log::{replay, settle, DeltaLog, LogIdentity, Op};
 use coopscan_delta::translate::RidLedger;
 use coopscan_delta::Pdt;
 use coopscan_storage::Table;
@@ -140,7 +140,11 @@ impl TableDelta {
             },
         };
         let mut delta = TableDelta::in_memory(table.rows(), table.schema().len());
-        match replay(&spec.path, spec.identity, &spec.codec) {
+        // A bulk append that crashed left the log's successor beside it: it is this
+        // image's log if the append committed, else nobody's (`log::settle`).
+        let replayed = settle(&spec.path, spec.identity)
+            .and_then(|()| replay(&spec.path, spec.identity, &spec.codec));
+        match replayed {
             Ok(replayed) => {
                 delta.committed = RwLock::new(Committed::new(replayed.pdt, replayed.records));
             }
