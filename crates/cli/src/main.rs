@@ -1,5 +1,6 @@
 //! `coopscan`: generate, inspect, verify and simulate cooperative scans.
 
+mod cmd_append;
 mod cmd_checkpoint;
 mod cmd_gen;
 mod cmd_index;
@@ -49,6 +50,9 @@ enum Command {
     Index(cmd_index::IndexArgs),
     /// Merge tables' committed changes (INSERT, UPDATE, DELETE) into new stable images.
     Checkpoint(cmd_checkpoint::CheckpointArgs),
+    /// Append a query's rows to a table as new pages (a bulk append), its committed
+    /// changes kept.
+    Append(Box<cmd_append::AppendArgs>),
     /// Run the 22 TPC-H queries over a database, timed, optionally checked against the
     /// kit's answer set.
     Tpch(cmd_tpch::TpchArgs),
@@ -69,6 +73,7 @@ fn main() -> std::process::ExitCode {
         Command::Sql(a) => cmd_sql::run(&a),
         Command::Index(a) => cmd_index::run(&a),
         Command::Checkpoint(a) => cmd_checkpoint::run(&a),
+        Command::Append(a) => cmd_append::run(&a),
         Command::Tpch(a) => cmd_tpch::run(&a),
         Command::Bench(a) if cmd_tpch::bench::is_preset(&a.preset) => cmd_tpch::bench::run(&a),
         Command::Bench(a) if cmd_tpch::clotho::is_preset(&a.preset) => cmd_tpch::clotho::run(&a),

@@ -518,3 +518,105 @@ fn common_prefix_runs_in_the_simulator_only() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("only in the simulator"), "{err}");
 }
+
+/// `coopscan append` writes a query's rows as new pages after the table's: sessions
+/// after it see them beside the changes committed before (a delete, an inserted row),
+/// under a Scan and under CScans, further changes commit, and the table verifies.
+#[test]
+fn append_adds_a_querys_rows_and_keeps_the_changes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().to_str().expect("utf8");
+    let gen = coopscan(
+        &["gen", "--sf", "0.01", "--chunk-mb", "1", "--out", out],
+        tmp.path(),
+    );
+    assert!(
+        gen.status.success(),
+        "gen: {}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let spec = format!("lineitem={}", tmp.path().join("lineitem").display());
+    let sql = |policy: &str, statement: &str| {
+        let out = coopscan(
+            &["sql", "--table", &spec, "--policy", policy, statement],
+            tmp.path(),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{statement}: {stderr}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    sql("scan", "DELETE FROM lineitem WHERE l_orderkey < 100");
+    sql(
+        "scan",
+        "INSERT INTO lineitem SELECT 999999, l_partkey, l_suppkey, l_linenumber, l_quantity, \
+         l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, \
+         l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, 'new' FROM lineitem \
+         WHERE l_orderkey = 100 AND l_linenumber = 1",
+    );
+    let appended = lines_below(1000) - lines_below(100);
+    let done = coopscan(
+        &[
+            "append",
+            "--table",
+            &spec,
+            "--into",
+            "lineitem",
+            "--sql",
+            "SELECT * FROM lineitem WHERE l_orderkey < 1000",
+        ],
+        tmp.path(),
+    );
+    let said = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        done.status.success() && said.contains(&format!("{appended} rows appended")),
+        "append: {said} {}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let rows = 60175 - lines_below(100) + 1 + appended;
+    let count =
+        "SELECT count(*) AS n, sum(CASE WHEN l_orderkey = 999999 THEN 1 ELSE 0 END) AS new, \
+                 sum(CASE WHEN l_orderkey < 100 THEN 1 ELSE 0 END) AS deleted FROM lineitem";
+    for policy in ["scan", "relevance"] {
+        let out = sql(policy, count);
+        assert!(
+            out.lines().any(|l| {
+                let cells: Vec<&str> = l
+                    .split('|')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .collect();
+                cells == [rows.to_string().as_str(), "1", "0"]
+            }),
+            "{policy}: want {rows} rows, 1 new, 0 deleted: {out}"
+        );
+    }
+    sql(
+        "relevance",
+        "DELETE FROM lineitem WHERE l_orderkey = 999999",
+    );
+    let out = sql("scan", "SELECT count(*) FROM lineitem");
+    assert!(
+        out.contains(&format!("{}", rows - 1)),
+        "after a change: {out}"
+    );
+    let dir = tmp.path().join("lineitem");
+    let verify = coopscan(&["verify", dir.to_str().expect("utf8")], tmp.path());
+    assert!(
+        verify.status.success(),
+        "verify: {}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let refused = coopscan(
+        &[
+            "append",
+            "--table",
+            &spec,
+            "--into",
+            "lineitem",
+            "--sql",
+            "DELETE FROM lineitem",
+        ],
+        tmp.path(),
+    );
+    assert!(!refused.status.success(), "a change is not a query");
+}

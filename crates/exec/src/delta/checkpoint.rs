@@ -76,7 +76,11 @@ pub async fn checkpoint(table: Table, device: Arc<Device>) -> Result<Checkpointe
 /// Builds again, over the new image in `dir`, the indexes `columns` had over the old
 /// one (the old image's files went with the old image); what could not be built, each
 /// with why.
-fn rebuild_indexes(dir: &std::path::Path, device: &Device, columns: &[usize]) -> Vec<String> {
+pub(super) fn rebuild_indexes(
+    dir: &std::path::Path,
+    device: &Device,
+    columns: &[usize],
+) -> Vec<String> {
     if columns.is_empty() {
         return Vec::new();
     }

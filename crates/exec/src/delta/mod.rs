@@ -8,6 +8,7 @@
 //! (`coopscan_delta::log`) and only then publishes the clone, so a failing statement
 //! changes nothing and a reported one survives a crash. Opening a table replays its log.
 
+pub mod append;
 pub mod checkpoint;
 mod codec;
 pub mod dml;
@@ -97,6 +98,15 @@ impl LogSpec {
     /// Whether the log file exists (a table never changed has none).
     pub fn exists(&self) -> bool {
         self.path.exists()
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The stable image the log's changes apply to.
+    pub fn identity(&self) -> LogIdentity {
+        self.identity
     }
 
     /// Opens (and locks) the log for appending after its first `records` records.
@@ -236,7 +246,12 @@ impl TableDelta {
 
 /// What tells this stable image from another: its manifest's checksum.
 fn fingerprint(table: &Table) -> u64 {
-    let checksum = table.manifest().checksum().unwrap_or_default();
+    fingerprint_of(table.manifest())
+}
+
+/// [`fingerprint`] of the image `manifest` describes.
+fn fingerprint_of(manifest: &coopscan_storage::Manifest) -> u64 {
+    let checksum = manifest.checksum().unwrap_or_default();
     let hex = checksum.rsplit(':').next().unwrap_or_default();
     u64::from_str_radix(hex, 16).unwrap_or(0)
 }
