@@ -748,3 +748,57 @@ async fn scans_planned_between_random_changes_read_their_snapshots() {
         "only {stale} scans ran on a state other than their own"
     );
 }
+
+/// A bulk append to a table never changed (no delta log yet) makes its log, carried
+/// to the new image: the appended rows are read after it, under a Scan and CScans, and
+/// a later change commits to that log and outlives its session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_append_to_an_unchanged_table_reads_back_and_takes_changes() {
+    use coopscan_exec::delta::append::bulk_append;
+    let (_dir, table) = private_table(Layout::Pax);
+    let before = table.rows();
+    let copied = "SELECT * FROM lineitem WHERE l_orderkey < 50";
+    let source = session(
+        CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider"),
+        1,
+    );
+    let n = run(&source, &copied.replace('*', "count(*)")).await[0][0]
+        .parse::<u64>()
+        .expect("count");
+    assert!(n > 0);
+    let rows = source
+        .sql(copied)
+        .await
+        .expect("plan")
+        .execute_stream()
+        .await
+        .expect("stream");
+    let done = bulk_append(table.clone(), device(), rows)
+        .await
+        .expect("append");
+    assert_eq!((done.rows_before, done.rows_after), (before, before + n));
+    let log = table.dir().join(coopscan_exec::delta::LOG_FILE);
+    assert!(
+        log.exists(),
+        "the log that locked out other writers stays, carried"
+    );
+    let reopened = Table::open(table.dir()).expect("reopen");
+    let count = "SELECT count(*), sum(CASE WHEN l_orderkey < 50 THEN 1 ELSE 0 END) FROM lineitem";
+    let want = vec![vec![(before + n).to_string(), (2 * n).to_string()]];
+    let scan = CoopTable::new(reopened.clone(), device(), ScanMode::Scan).expect("provider");
+    assert_eq!(run(&session(scan, 1), count).await, want, "Scan");
+    assert_eq!(
+        run(&relevance_session(reopened.clone(), 2), count).await,
+        want,
+        "CScans"
+    );
+    let scan = CoopTable::new(reopened.clone(), device(), ScanMode::Scan).expect("provider");
+    run(
+        &session(scan, 1),
+        "DELETE FROM lineitem WHERE l_orderkey < 50",
+    )
+    .await;
+    let scan = CoopTable::new(reopened, device(), ScanMode::Scan).expect("provider");
+    let after = run(&session(scan, 1), count).await;
+    assert_eq!(after, vec![vec![(before - n).to_string(), "0".to_string()]]);
+}

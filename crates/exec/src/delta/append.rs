@@ -49,8 +49,11 @@ pub async fn bulk_append(
     let provider = CoopTable::new(table.clone(), device, ScanMode::Scan)?;
     let delta = Arc::clone(provider.delta());
     let _writer = delta.writer().await;
-    let spec = delta.log_spec().filter(|spec| spec.exists());
     // Held until the new image is in place: no other process commits to the old one.
+    // Opened (made, if the table has none yet) even when empty: a commit another
+    // process made meanwhile to a log this append did not carry would name the old
+    // image and be refused when the table is read.
+    let spec = delta.log_spec();
     let _log = spec.map(|spec| spec.open(delta.records())).transpose()?;
     let stored = table.schema().len();
     let mut appender = TableAppender::begin(table.dir())?;
