@@ -332,7 +332,9 @@ impl Runtime {
             return Err(inner.stop_error());
         }
         let old = slot.get();
-        let (first, chunks) = appended_chunks(&old, &appended)?;
+        // Sized as the running ABM keeps the table: by column or by whole chunk.
+        let columnar = inner.driver.catalog().table(table)?.geometry().columns() > 0;
+        let (first, chunks) = appended_chunks(&old, &appended, columnar)?;
         let files = appended.open_files(&self.shared.device)?;
         // The new version first: a load of a new chunk, which the ABM can decide only
         // after `append_chunks`, always finds it.
@@ -342,7 +344,8 @@ impl Runtime {
             load_projection: old.load_projection.clone(),
         });
         let added = inner.decide(|driver| driver.append_chunks(table, &chunks));
-        debug_assert!(added.as_ref().is_ok_and(|r| r.start.0 as usize == first));
+        // The ABM numbers the new chunks after the old ones, as the table does.
+        debug_assert!(added.as_ref().map_or(true, |r| r.start.0 as usize == first));
         drop(inner);
         self.shared.wake_loaders();
         Ok(added?)
@@ -487,21 +490,13 @@ impl Drop for Runtime {
 /// DSM and CSM: one piece per column of a chunk, its column's pages (CSM: its run in
 /// the chunk's tile, never shared), so a scan loads only its columns.
 fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
-    let extent_bytes = |k: usize, projection: &[usize]| extent_bytes(table, k, projection);
     let geometry =
         TableGeometry::from_chunk_starts(table.chunk_row_starts().to_vec(), table.rows())?;
-    let columnar = table.layout().columnar() && table.chunk_count() > 0;
-    if columnar && load_projection.len() <= ColumnMask::BITS {
-        let columns = (0..table.chunk_count())
-            .map(|k| {
-                load_projection
-                    .iter()
-                    .map(|&c| extent_bytes(k, &[c]))
-                    .collect()
-            })
-            .collect();
+    let columnar = loads_columns(table, load_projection);
+    let pieces = (0..table.chunk_count()).map(|k| piece_bytes(table, k, load_projection, columnar));
+    if columnar {
         let geometry = geometry
-            .with_column_bytes(columns)?
+            .with_column_bytes(pieces.collect())?
             .with_shared_pages(shared_pages(table, load_projection)?)?;
         // CSM: a chunk's columns are runs of one tile, read together; loads follow
         // Clotho's page schemas.
@@ -510,16 +505,38 @@ fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
             _ => geometry,
         });
     }
-    let bytes = (0..table.chunk_count())
-        .map(|k| extent_bytes(k, load_projection))
-        .collect();
-    Ok(geometry.with_chunk_bytes(bytes)?)
+    Ok(geometry.with_chunk_bytes(pieces.flatten().collect())?)
+}
+
+/// Whether the ABM keeps `table`'s chunks as one piece per column of `load_projection`
+/// (DSM, CSM) rather than one piece of all its pages. Decided when the runtime starts
+/// (`Runtime::append` sizes an append's chunks as the running geometry does).
+fn loads_columns(table: &Table, load_projection: &[usize]) -> bool {
+    table.layout().columnar()
+        && table.chunk_count() > 0
+        && load_projection.len() <= ColumnMask::BITS
+}
+
+/// The bytes of chunk `k`'s pieces: one per column of `projection` when `columnar`,
+/// else one of all of them.
+fn piece_bytes(table: &Table, k: usize, projection: &[usize], columnar: bool) -> Vec<u64> {
+    match columnar {
+        true => projection
+            .iter()
+            .map(|&c| extent_bytes(table, k, &[c]))
+            .collect(),
+        false => vec![extent_bytes(table, k, projection)],
+    }
 }
 
 /// The chunks `new` adds to `old`'s (a bulk append of the same table: the same table
-/// id, layout and schema, and `old`'s chunks unchanged at its start) as the ABM sizes
-/// pieces ([`geometry`]), and the first new chunk's number.
-fn appended_chunks(old: &Served, new: &Table) -> Result<(usize, Vec<AppendedChunk>)> {
+/// id, layout and schema, and `old`'s chunks unchanged at its start), their pieces
+/// sized per column when `columnar` ([`piece_bytes`]), and the first new chunk's number.
+fn appended_chunks(
+    old: &Served,
+    new: &Table,
+    columnar: bool,
+) -> Result<(usize, Vec<AppendedChunk>)> {
     let (was, now) = (old.table.manifest(), new.manifest());
     let n = was.chunks.len();
     let extends = was.table_id == now.table_id
@@ -534,17 +551,10 @@ fn appended_chunks(old: &Served, new: &Table) -> Result<(usize, Vec<AppendedChun
         return Err(coopscan_buffer::BufferError::InvalidGeometry(why).into());
     }
     let projection = &old.load_projection;
-    let columnar = new.layout().columnar() && projection.len() <= ColumnMask::BITS;
     let chunks = (n..new.chunk_count())
         .map(|k| AppendedChunk {
             rows: new.chunk(k).row_count,
-            bytes: match columnar {
-                true => projection
-                    .iter()
-                    .map(|&c| extent_bytes(new, k, &[c]))
-                    .collect(),
-                false => vec![extent_bytes(new, k, projection)],
-            },
+            bytes: piece_bytes(new, k, projection, columnar),
         })
         .collect();
     Ok((n, chunks))

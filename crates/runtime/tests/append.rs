@@ -113,3 +113,29 @@ fn only_an_append_to_the_served_table_is_taken() {
     let same = runtime.append(TableId(0), runtime.table().as_ref().clone());
     assert!(same.expect("no new chunks").is_empty());
 }
+
+/// A runtime started over an empty columnar table keeps its chunks whole (there were
+/// no columns' pieces to size): an append is sized the same way and read back.
+#[test]
+fn an_append_to_an_empty_columnar_table_is_read() {
+    for layout in [Layout::Dsm, Layout::Csm] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("t");
+        let table = write_table(&dir, layout, 0);
+        // A budget in chunks of an empty table would count chunks of 1 byte.
+        let mut config = RuntimeConfig::new(64, PolicyKind::Relevance);
+        config.abm.budget = coopscan_buffer::BufferBudget::Bytes(4 << 20);
+        let runtime = Runtime::new(table, device(), config).expect("runtime");
+        let appended = append_rows(&dir, 0, APPENDED);
+        runtime
+            .append(TableId(0), appended.clone())
+            .expect("append");
+        let all = 0..APPENDED as u64;
+        let mut scan = runtime
+            .register(vec![all.clone()], vec![K, V])
+            .expect("scan");
+        let got = consume(&mut scan, None).expect("rows");
+        let want = expected(&sequential_values(&appended), &appended, &[all]);
+        assert_eq!(got, want, "{layout}");
+    }
+}
