@@ -197,7 +197,7 @@ impl ScanSpec {
 /// them to a copy of the snapshot it appends to, so snapshots of one table share a
 /// prefix of chunks. Chunk ids are never reused and an append's are above every id
 /// before it, so ascending ids are the snapshot's row order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "Vec<Range<u32>>", into = "Vec<Range<u32>>")]
 pub struct Snapshot(ChunkRanges);
 
@@ -238,7 +238,7 @@ impl From<Snapshot> for Vec<Range<u32>> {
 }
 
 /// A sorted set of disjoint, non-adjacent, non-empty chunk ranges.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChunkRanges {
     ranges: Vec<Range<u32>>,
     /// `offsets[i]`: chunks in `ranges[..i]`, for `nth` by binary search.

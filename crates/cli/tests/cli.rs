@@ -341,10 +341,9 @@ fn lines_below(key: i64) -> usize {
 /// `coopscan sql` runs DELETE, UPDATE and INSERT on its tables: later statements of the
 /// session see them (under a Scan and under CScans), so do later sessions (the table's
 /// delta log), and `verify` still passes the table.
-#[test]
-fn sql_changes_a_table_for_the_session() {
-    use std::io::Write;
-    use std::process::Stdio;
+/// SF 0.01 lineitem in 1 MB chunks, generated into a directory of the test's own, and
+/// its `--table` argument.
+fn lineitem_sf001() -> (tempfile::TempDir, String) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = tmp.path().to_str().expect("utf8");
     let gen = coopscan(
@@ -357,6 +356,14 @@ fn sql_changes_a_table_for_the_session() {
         String::from_utf8_lossy(&gen.stderr)
     );
     let spec = format!("lineitem={}", tmp.path().join("lineitem").display());
+    (tmp, spec)
+}
+
+#[test]
+fn sql_changes_a_table_for_the_session() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let (tmp, spec) = lineitem_sf001();
     let columns = "l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, \
         l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, \
         l_receiptdate, l_shipinstruct, l_shipmode, l_comment";
@@ -524,18 +531,7 @@ fn common_prefix_runs_in_the_simulator_only() {
 /// under a Scan and under CScans, further changes commit, and the table verifies.
 #[test]
 fn append_adds_a_querys_rows_and_keeps_the_changes() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let out = tmp.path().to_str().expect("utf8");
-    let gen = coopscan(
-        &["gen", "--sf", "0.01", "--chunk-mb", "1", "--out", out],
-        tmp.path(),
-    );
-    assert!(
-        gen.status.success(),
-        "gen: {}",
-        String::from_utf8_lossy(&gen.stderr)
-    );
-    let spec = format!("lineitem={}", tmp.path().join("lineitem").display());
+    let (tmp, spec) = lineitem_sf001();
     let sql = |policy: &str, statement: &str| {
         let out = coopscan(
             &["sql", "--table", &spec, "--policy", policy, statement],

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 
 use crate::error::{Result, StorageError};
-use crate::manifest::{sync_dir, DataFile, Layout, Manifest};
+use crate::manifest::{DataFile, Layout, Manifest};
 use crate::write::lock::{beside, TableLock};
 use crate::write::{batch_columns, LayoutWriter, Origin, WriteOptions};
 
@@ -143,7 +143,8 @@ impl TableAppender {
         if self.rows == 0 {
             return Ok(self.base.clone());
         }
-        sync_dir(&self.staging)?;
+        // The staged pages need not survive a crash: a commit copies them and syncs
+        // the copies.
         self.die_at(AppendCrash::Staged);
         let _lock = lock_table(&self.dir)?;
         let current = Manifest::load(&self.dir)?;
