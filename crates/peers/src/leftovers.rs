@@ -570,10 +570,7 @@ mod tests {
     #[test]
     fn a_driver_is_stopped_only_inside_a_coopscan_cgroup() {
         let (_dir, program) = sleep_named("python3");
-        let mut child = std::process::Command::new(&program)
-            .arg("30")
-            .spawn()
-            .unwrap();
+        let mut child = spawn_fresh(std::process::Command::new(&program).arg("30"));
         let pid = child.id();
         let change = Change::Driver {
             pid,
@@ -616,6 +613,23 @@ mod tests {
         let pid = child.id();
         let _ = child.wait();
         assert!(!proc_stat::running(pid));
+    }
+
+    /// Spawns a program this test process has just written. Another test thread's
+    /// fork can still hold the copy's write descriptor until that child execs, and
+    /// exec refuses a file open for writing ("Text file busy"): such a refusal is
+    /// transient, so it is retried for a while.
+    fn spawn_fresh(command: &mut std::process::Command) -> std::process::Child {
+        const TRIES: u32 = 100;
+        for _ in 1..TRIES {
+            match command.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                spawned => return spawned.unwrap(),
+            }
+        }
+        command.spawn().unwrap()
     }
 
     /// A copy of `sleep` named `name` (what the journal checks a process by), in a
