@@ -3,7 +3,11 @@
 //! ```text
 //! header   MAGIC "CSDLOG01" | stable_rows u64 | columns u32 | fingerprint u64 | crc32c u32
 //! record   length u32 | crc32c u32 of the payload | payload = sequence u64, ops (op.rs)
+//! part     the same, with payload = sequence u64, PART_MARK u32, transaction u128, ops
 //! ```
+//!
+//! A *part* is one table's share of a transaction over several tables: it counts only
+//! once the transaction is decided in the database's decision log (`decisions.rs`).
 //!
 //! A commit appends one record (one statement's changes) and syncs it before the changes
 //! are published, so a change a statement reported is on disk. A crash can only tear the
@@ -13,6 +17,7 @@
 //! records committed before stay readable. One process appends at a time (an exclusive
 //! `flock` on the log, released when the process dies).
 
+mod decisions;
 mod op;
 mod successor;
 
@@ -23,6 +28,9 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use crate::Pdt;
+pub use decisions::{
+    commit_parts, decided, decisions_path, DecisionLog, Part, TransactionId, DECISIONS_FILE,
+};
 use op::{decode_ops, encode_ops, put_u32, take, take_array, take_u32};
 pub use op::{Op, ValueCodec};
 pub use successor::{settle, successor_path, write_successor};
@@ -33,6 +41,9 @@ const HEADER_BYTES: usize = 8 + 8 + 4 + 8 + 4;
 const FRAME_BYTES: usize = 8;
 /// Largest record replay accepts: a length beyond it is a torn or damaged frame.
 pub const MAX_RECORD_BYTES: u32 = 1 << 30;
+/// Where a plain record has its count of changes, a part has this (no record of at most
+/// [`MAX_RECORD_BYTES`] holds `u32::MAX` changes), then its transaction's id.
+const PART_MARK: u32 = u32::MAX;
 
 /// The stable image a log's changes apply to: replaying them on another is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +83,11 @@ pub enum LogError {
         "{path}: an earlier append failed and the log could not be cut back; reopen the table"
     )]
     Broken { path: PathBuf },
+    #[error(
+        "{path}: a transaction over several tables commits only tables of one database directory (its decisions go to {decisions})",
+        decisions = decisions.display()
+    )]
+    NotOneDatabase { path: PathBuf, decisions: PathBuf },
 }
 
 impl LogError {
@@ -122,7 +138,15 @@ fn replay_bytes<T: Clone>(
     mut pdt: Pdt<T>,
 ) -> Result<Replayed<T>, LogError> {
     let (records, valid_len) = records_of(path, bytes, identity)?;
+    let decided = match records.iter().any(|r| r.part.is_some()) {
+        true => decisions_path(path).map_or_else(|| Ok(Default::default()), |d| decided(&d))?,
+        false => Default::default(),
+    };
     for record in &records {
+        if record.part.is_some_and(|id| !decided.contains(&id)) {
+            // Its transaction never committed (presumed abort).
+            continue;
+        }
         let corrupt = |reason: String| LogError::Corrupt {
             path: path.to_path_buf(),
             offset: record.offset,
@@ -139,9 +163,11 @@ fn replay_bytes<T: Clone>(
     })
 }
 
-/// One whole, sound record of a log: where it starts and its changes' bytes.
+/// One whole, sound record of a log: where it starts, the transaction it is a part
+/// of (if it is one) and its changes' bytes.
 struct Record<'b> {
     offset: u64,
+    part: Option<TransactionId>,
     ops: &'b [u8],
 }
 
@@ -170,8 +196,17 @@ fn records_of<'b>(
             let want = records.len();
             return Err(corrupt(format!("record {seq} where record {want} belongs")));
         }
+        let part = match ops.get(..4) {
+            Some(mark) if mark == PART_MARK.to_le_bytes() => {
+                take_u32(&mut ops).map_err(corrupt)?;
+                let id = u128::from_le_bytes(take_array(&mut ops).map_err(corrupt)?);
+                Some(TransactionId(id))
+            }
+            _ => None,
+        };
         records.push(Record {
             offset: at as u64,
+            part,
             ops,
         });
         at = next;
@@ -321,12 +356,33 @@ impl DeltaLog {
     /// Appends one statement's changes as one record and syncs it. On error the log is
     /// as before the call.
     pub fn append<T>(&mut self, ops: &[Op<T>], codec: &dyn ValueCodec<T>) -> Result<(), LogError> {
+        self.append_record(None, ops, codec)
+    }
+
+    /// Appends this table's changes of transaction `id` as one part record and syncs it:
+    /// they count once `id` is decided ([`DecisionLog::decide`]). On error the log is as
+    /// before the call.
+    pub fn append_part<T>(
+        &mut self,
+        id: TransactionId,
+        ops: &[Op<T>],
+        codec: &dyn ValueCodec<T>,
+    ) -> Result<(), LogError> {
+        self.append_record(Some(id), ops, codec)
+    }
+
+    fn append_record<T>(
+        &mut self,
+        part: Option<TransactionId>,
+        ops: &[Op<T>],
+        codec: &dyn ValueCodec<T>,
+    ) -> Result<(), LogError> {
         if self.broken {
             return Err(LogError::Broken {
                 path: self.path.clone(),
             });
         }
-        let record = self.record(ops, codec)?;
+        let record = self.record(part, ops, codec)?;
         let written = self.write_record(&record);
         if written.is_err() && self.file.set_len(self.len).is_err() {
             self.broken = true;
@@ -337,8 +393,17 @@ impl DeltaLog {
         Ok(())
     }
 
-    fn record<T>(&self, ops: &[Op<T>], codec: &dyn ValueCodec<T>) -> Result<Vec<u8>, LogError> {
+    fn record<T>(
+        &self,
+        part: Option<TransactionId>,
+        ops: &[Op<T>],
+        codec: &dyn ValueCodec<T>,
+    ) -> Result<Vec<u8>, LogError> {
         let mut payload = self.records.to_le_bytes().to_vec();
+        if let Some(id) = part {
+            put_u32(&mut payload, PART_MARK);
+            payload.extend_from_slice(&id.0.to_le_bytes());
+        }
         encode_ops(ops, codec, &mut payload).map_err(|reason| LogError::Encode {
             path: self.path.clone(),
             reason,
