@@ -14,6 +14,7 @@ mod codec;
 pub mod dml;
 mod merge;
 mod pins;
+mod several;
 pub mod transaction;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -202,27 +203,42 @@ impl TableDelta {
         if ops.is_empty() {
             return Ok(());
         }
-        let records = self
-            .committed
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .records;
-        if let Some(spec) = &self.log {
-            if writer.log.is_none() {
-                writer.log = Some(spec.open(records)?);
-            }
-            if let Some(log) = writer.log.as_mut() {
-                log.append(ops, &spec.codec)?;
-            }
+        let records = self.records();
+        if let Some((log, spec)) = self.log_of(writer)? {
+            log.append(ops, &spec.codec)?;
         }
+        self.publish(Some(next), ops, records);
+        Ok(())
+    }
+
+    /// The table's log, opened (and locked) by `writer` the first time, and its spec;
+    /// `None` for a table kept in memory only.
+    fn log_of<'w>(
+        &'w self,
+        writer: &'w mut Writer,
+    ) -> Result<Option<(&'w mut DeltaLog, &'w LogSpec)>, ExecError> {
+        let Some(spec) = &self.log else {
+            return Ok(None);
+        };
+        if writer.log.is_none() {
+            writer.log = Some(spec.open(self.records())?);
+        }
+        Ok(writer.log.as_mut().map(|log| (log, spec)))
+    }
+
+    /// Makes the commit of `ops` after state `records` the committed state: `next`, or,
+    /// for a record that changed nothing (a part of a transaction that did not commit),
+    /// the same tree one record further.
+    fn publish(&self, next: Option<Pdt<ScalarValue>>, ops: &[Op<ScalarValue>], records: u64) {
         let mut committed = self
             .committed
             .write()
             .unwrap_or_else(PoisonError::into_inner);
         committed.keep_layer(ops, records + 1);
-        committed.pdt = next;
+        if let Some(next) = next {
+            committed.pdt = next;
+        }
         committed.records = records + 1;
-        Ok(())
     }
 
     /// The table's directory, as errors name it.

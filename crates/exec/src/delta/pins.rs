@@ -125,22 +125,34 @@ impl TableDelta {
     }
 
     /// Commits a transaction's changes of this table: `layer` over the snapshot `pinned`,
-    /// `next` and `ops` the same changes applied to that snapshot. With no commit since
-    /// the snapshot `next` is the new state; otherwise the layer is serialized past every
-    /// later commit's and propagated into the newest state, or the transaction is
-    /// aborted when one of them changed a tuple it changed.
+    /// `next` and `ops` the same changes applied to that snapshot
+    /// ([`TableDelta::prepare_transaction`] says what is committed).
     pub fn commit_transaction(
         &self,
         writer: &mut Writer,
         pinned: &Pinned,
         layer: &Pdt<ScalarValue>,
-        (next, ops): (Pdt<ScalarValue>, Vec<Op<ScalarValue>>),
+        changes: (Pdt<ScalarValue>, Vec<Op<ScalarValue>>),
     ) -> Result<(), ExecError> {
+        let (next, ops) = self.prepare_transaction(pinned, layer, changes)?;
+        self.commit(writer, next, &ops)
+    }
+
+    /// The new state and the ops that make it when a transaction's changes of this
+    /// table commit now (the caller holds the table's writer): with no commit since the
+    /// snapshot, `next` and `ops` themselves; otherwise the layer serialized past every
+    /// later commit's and propagated into the newest state, or the transaction is
+    /// aborted when one of them changed a tuple it changed.
+    pub(super) fn prepare_transaction(
+        &self,
+        pinned: &Pinned,
+        layer: &Pdt<ScalarValue>,
+        (next, ops): (Pdt<ScalarValue>, Vec<Op<ScalarValue>>),
+    ) -> Result<(Pdt<ScalarValue>, Vec<Op<ScalarValue>>), ExecError> {
         let (newest, later) = {
             let committed = self.committed_mut();
             if committed.records == pinned.records {
-                drop(committed);
-                return self.commit(writer, next, &ops);
+                return Ok((next, ops));
             }
             (
                 committed.pdt.clone(),
@@ -159,7 +171,7 @@ impl TableDelta {
         }
         let mut next = newest;
         let ops = propagate(&mut next, &moved)?;
-        self.commit(writer, next, &ops)
+        Ok((next, ops))
     }
 
     fn conflict(&self, layer: &Pdt<ScalarValue>, entry: usize) -> ExecError {

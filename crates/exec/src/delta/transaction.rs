@@ -4,8 +4,8 @@
 //! collect on a private copy of one table's tree and, beside it, as a layer over its
 //! snapshot. `COMMIT` writes them as one log record; after other commits to that table it
 //! serializes the layer past theirs (`pins.rs`), and aborts when one of them changed a
-//! row it changed, naming the row. `ROLLBACK` drops them. One table per transaction (each
-//! table has its own log, so changes to two could not commit atomically).
+//! row it changed, naming the row. `ROLLBACK` drops them. A transaction that changed
+//! several tables commits in all or in none of them (`several.rs`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -13,7 +13,7 @@ use coopscan_delta::log::Op;
 use coopscan_delta::Pdt;
 use datafusion::common::ScalarValue;
 
-use super::{Pinned, TableDelta};
+use super::{several, Pinned, TableDelta};
 use crate::error::ExecError;
 
 /// A session extension: the session's open transaction, if any. Sessions made by
@@ -26,20 +26,25 @@ pub struct TransactionSlot(Mutex<Option<Transaction>>);
 pub struct Transaction {
     /// Each table's snapshot.
     pinned: Vec<Pinned>,
-    changed: Option<Changed>,
+    /// The tables it changed, in the order it first changed them.
+    changed: Vec<Changed>,
 }
 
-/// The one table a transaction changed: its tree as the transaction sees it, the
-/// statements' changes, and the same changes as a layer over the snapshot.
+/// A table a transaction changed: its tree as the transaction sees it, the statements'
+/// changes, and the same changes as a layer over the snapshot.
 #[derive(Debug)]
-struct Changed {
-    table: Arc<TableDelta>,
-    pdt: Pdt<ScalarValue>,
-    ops: Vec<Op<ScalarValue>>,
-    layer: Pdt<ScalarValue>,
+pub(super) struct Changed {
+    pub(super) table: Arc<TableDelta>,
+    pub(super) pdt: Pdt<ScalarValue>,
+    pub(super) ops: Vec<Op<ScalarValue>>,
+    pub(super) layer: Pdt<ScalarValue>,
 }
 
 impl Transaction {
+    fn changed(&self, table: &Arc<TableDelta>) -> Option<&Changed> {
+        self.changed.iter().find(|c| Arc::ptr_eq(&c.table, table))
+    }
+
     fn pinned(&self, table: &Arc<TableDelta>) -> Option<&Pinned> {
         self.pinned.iter().find(|p| Arc::ptr_eq(p.table(), table))
     }
@@ -66,10 +71,12 @@ impl TransactionSlot {
         if slot.is_some() {
             return Err(ExecError::Invalid("a transaction is already open".into()));
         }
-        let pinned = tables.iter().filter_map(|t| t.pin().ok()).collect();
+        // No commit over several tables is half published while the snapshot is taken.
+        let pinned =
+            several::while_none_publishes(|| tables.iter().filter_map(|t| t.pin().ok()).collect());
         *slot = Some(Transaction {
             pinned,
-            changed: None,
+            changed: Vec::new(),
         });
         Ok(())
     }
@@ -82,13 +89,19 @@ impl TransactionSlot {
     /// Commits the open transaction's changes (it is closed either way).
     pub async fn commit(&self) -> Result<(), ExecError> {
         let transaction = self.slot().take().ok_or_else(no_transaction)?;
-        let Transaction { pinned, changed } = transaction;
+        let Transaction {
+            pinned,
+            mut changed,
+        } = transaction;
+        if changed.len() > 1 {
+            return several::commit(&pinned, changed).await;
+        }
         let Some(Changed {
             table,
             pdt,
             ops,
             layer,
-        }) = changed
+        }) = changed.pop()
         else {
             return Ok(());
         };
@@ -105,9 +118,9 @@ impl TransactionSlot {
     pub fn snapshot_of(&self, table: &Arc<TableDelta>) -> Option<Pdt<ScalarValue>> {
         let mut slot = self.slot();
         let transaction = slot.as_mut()?;
-        match &transaction.changed {
-            Some(changed) if Arc::ptr_eq(&changed.table, table) => Some(changed.pdt.clone()),
-            _ => transaction.snapshot(table).ok().map(|p| p.pdt().clone()),
+        match transaction.changed(table) {
+            Some(changed) => Some(changed.pdt.clone()),
+            None => transaction.snapshot(table).ok().map(|p| p.pdt().clone()),
         }
     }
 
@@ -126,24 +139,19 @@ impl TransactionSlot {
     ) -> Result<(), ExecError> {
         let mut slot = self.slot();
         let transaction = slot.as_mut().ok_or_else(no_transaction)?;
-        if transaction.changed.is_none() {
+        if transaction.changed(table).is_none() {
             let base = transaction.snapshot(table)?.pdt();
-            transaction.changed = Some(Changed {
+            let first = Changed {
                 table: Arc::clone(table),
                 pdt: base.clone(),
                 ops: Vec::new(),
                 layer: Pdt::new(base.rows(), base.columns()),
-            });
+            };
+            transaction.changed.push(first);
         }
-        let Some(changed) = transaction.changed.as_mut() else {
-            return Err(no_transaction());
-        };
-        if !Arc::ptr_eq(&changed.table, table) {
-            return Err(ExecError::Invalid(format!(
-                "a transaction changes one table: this one changed {} (each table has its own log)",
-                changed.table.name()
-            )));
-        }
+        let changed = (transaction.changed.iter_mut())
+            .find(|c| Arc::ptr_eq(&c.table, table))
+            .ok_or_else(no_transaction)?;
         // The layer first: if an op does not apply, the transaction keeps its state.
         let mut layer = changed.layer.clone();
         for op in &ops {
