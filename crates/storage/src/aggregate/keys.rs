@@ -164,16 +164,15 @@ impl GroupIndex {
             }
             Numbering::Direct { packing, table } => {
                 pack_all(packing, keys, n, &mut self.packed)?;
-                for (i, &key) in self.packed.iter().enumerate() {
-                    if !kept(i) {
-                        out.push(0);
-                        continue;
-                    }
+                out.resize(n, 0);
+                // Without a branch on `keep` for tuples of known groups (nearly all).
+                for (i, (&key, group)) in self.packed.iter().zip(out.iter_mut()).enumerate() {
+                    let kept = kept(i);
                     let slot = &mut table[key as usize];
-                    if *slot == NO_GROUP {
+                    if *slot == NO_GROUP && kept {
                         *slot = next(i)?;
                     }
-                    out.push(*slot);
+                    *group = if kept { *slot } else { 0 };
                 }
             }
             Numbering::Hashed { packing, map } => {
@@ -234,29 +233,26 @@ fn pack_all(
     out.resize(n, 0);
     for (p, k) in packing.iter().zip(keys) {
         let shift = p.bits();
-        let mut put = |i: usize, bits: u64| {
-            out[i] = out[i].checked_shl(shift).unwrap_or(0) | bits;
-        };
+        // The columns before this one move up by its bits (none left of a 64-bit one).
+        let put = |key: &mut u64, bits: u64| *key = key.checked_shl(shift).unwrap_or(0) | bits;
         match (p, k) {
-            (Packing::I32, ColumnValues::I32(v)) => v
-                .iter()
-                .enumerate()
-                .for_each(|(i, &x)| put(i, u64::from(x as u32))),
+            (Packing::I32, ColumnValues::I32(v)) => {
+                (out.iter_mut().zip(v)).for_each(|(key, &x)| put(key, u64::from(x as u32)))
+            }
             (Packing::I64, ColumnValues::I64(v)) => {
-                v.iter().enumerate().for_each(|(i, &x)| put(i, x as u64))
+                (out.iter_mut().zip(v)).for_each(|(key, &x)| put(key, x as u64))
             }
             (Packing::Chars { bytes }, ColumnValues::Bytes { offsets, data }) => {
-                for (i, w) in offsets.windows(2).enumerate() {
+                for (key, w) in out.iter_mut().zip(offsets.windows(2)) {
                     let s = data.get(w[0] as usize..w[1] as usize);
                     let word = s.and_then(|s| packed_chars::pack(s, *bytes));
-                    put(i, word.ok_or_else(unpackable)?);
+                    put(key, word.ok_or_else(unpackable)?);
                 }
             }
             // Already packed by the decoder (`packed_chars`).
-            (Packing::Chars { .. }, ColumnValues::I64(words)) => words
-                .iter()
-                .enumerate()
-                .for_each(|(i, &w)| put(i, w as u64)),
+            (Packing::Chars { .. }, ColumnValues::I64(words)) => {
+                (out.iter_mut().zip(words)).for_each(|(key, &w)| put(key, w as u64))
+            }
             _ => return Err(unpackable()),
         }
     }

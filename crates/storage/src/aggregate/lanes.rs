@@ -5,6 +5,8 @@
 //! leave 128 bits, so the copies add up exactly), and only for few groups; past either,
 //! the copies are moved into the ordinary sums for good.
 
+use super::BLOCK;
+
 /// Copies of each sum.
 const LANES: usize = 4;
 /// Most groups (group 0, the rejected tuples', included) summed in lanes: their copies
@@ -17,7 +19,24 @@ pub(super) struct Lanes {
     width: usize,
     /// `[(group × width + value) × LANES + lane]`.
     sums: Vec<i128>,
+    /// One block's sums of one value, `[group × LANES + lane]`.
+    narrow: Vec<i64>,
+    /// One chunk's tuple counts, `[group × LANES + lane]`.
+    copies: Vec<u64>,
     on: bool,
+}
+
+/// A block of at most [`BLOCK`] (2¹⁰) values in `-2⁵³ .. 2⁵³` sums within `i64`.
+const NARROW: i64 = 1 << 53;
+
+/// Whether every value lies in `-NARROW .. NARROW`: shifted up by `NARROW` each is
+/// below `2 × NARROW` as an unsigned number, and so is their OR (one addition and one
+/// OR a value, a pass the compiler vectorizes).
+fn narrow(values: &[i64]) -> bool {
+    let shifted = values
+        .iter()
+        .fold(0u64, |m, &x| m | x.wrapping_add(NARROW) as u64);
+    shifted < 2 * NARROW as u64
 }
 
 impl Lanes {
@@ -25,6 +44,8 @@ impl Lanes {
         Lanes {
             width,
             sums: Vec::new(),
+            narrow: Vec::new(),
+            copies: Vec::new(),
             on: width > 0,
         }
     }
@@ -44,12 +65,69 @@ impl Lanes {
         true
     }
 
+    /// Adds to `counts` (indexed by group) the tuples of each group in `groups`: in
+    /// [`LANES`] copies while the groups are few, as the sums are.
+    pub(super) fn count(&mut self, groups: &[u32], counts: &mut [u64]) {
+        if counts.len() > LANE_GROUPS {
+            groups.iter().for_each(|&g| counts[g as usize] += 1);
+            return;
+        }
+        self.copies.clear();
+        self.copies.resize(counts.len() * LANES, 0);
+        let (g4, rest) = groups.as_chunks::<LANES>();
+        for g in g4 {
+            for (lane, &g) in g.iter().enumerate() {
+                self.copies[g as usize * LANES + lane] += 1;
+            }
+        }
+        for &g in rest {
+            self.copies[g as usize * LANES] += 1;
+        }
+        for (count, copies) in counts.iter_mut().zip(self.copies.chunks_exact(LANES)) {
+            *count += copies.iter().sum::<u64>();
+        }
+    }
+
     /// Adds one block of value `v` (64-bit values, never checked: see the module).
     pub(super) fn add(&mut self, v: usize, groups: &[u32], values: &[i64]) {
+        if values.len() <= BLOCK && narrow(values) {
+            self.add_narrow(v, groups, values);
+            return;
+        }
         let width = self.width;
         for (i, (&g, &x)) in groups.iter().zip(values).enumerate() {
             let slot = &mut self.sums[(g as usize * width + v) * LANES + i % LANES];
             *slot = slot.wrapping_add(i128::from(x));
+        }
+    }
+
+    /// [`Lanes::add`] of a block whose values lie in `-NARROW .. NARROW`:
+    /// summed in 64-bit copies (one addition to memory per tuple instead of two), then
+    /// added to the 128-bit ones.
+    fn add_narrow(&mut self, v: usize, groups: &[u32], values: &[i64]) {
+        let slots = self.sums.len() / self.width.max(1);
+        self.narrow.clear();
+        self.narrow.resize(slots, 0);
+        let narrow = &mut self.narrow[..];
+        let (g4, gs) = groups.as_chunks::<LANES>();
+        let (x4, xs) = values.as_chunks::<LANES>();
+        for (g, x) in g4.iter().zip(x4) {
+            for (lane, (&g, &x)) in g.iter().zip(x).enumerate() {
+                let slot = &mut narrow[g as usize * LANES + lane];
+                *slot = slot.wrapping_add(x);
+            }
+        }
+        for (lane, (&g, &x)) in gs.iter().zip(xs).enumerate() {
+            let slot = &mut narrow[g as usize * LANES + lane];
+            *slot = slot.wrapping_add(x);
+        }
+        let width = self.width;
+        for (at, &sum) in narrow.iter().enumerate() {
+            if sum != 0 {
+                let (g, lane) = (at / LANES, at % LANES);
+                let slot = &mut self.sums[(g * width + v) * LANES + lane];
+                *slot = slot.wrapping_add(i128::from(sum));
+            }
         }
     }
 
@@ -70,5 +148,63 @@ impl Lanes {
     fn total_at(&self, at: usize) -> i128 {
         let lanes = self.sums.get(at * LANES..(at + 1) * LANES).unwrap_or(&[]);
         lanes.iter().fold(0i128, |t, &x| t.wrapping_add(x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks of every length up to past [`BLOCK`], values narrow, at the narrow bound's
+    /// edges and far past it (up to `i64::MIN` and `i64::MAX`): every total equals a
+    /// plain 128-bit sum per group.
+    #[test]
+    fn totals_equal_plain_sums_for_any_magnitude() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let edges = [NARROW - 1, -NARROW, NARROW, -NARROW - 1, i64::MAX, i64::MIN];
+        let (groups, width) = (5usize, 2usize);
+        let mut lanes = Lanes::new(width);
+        let mut sums = vec![0i128; groups * width];
+        assert!(lanes.fit(groups, &mut sums));
+        let mut plain = vec![0i128; groups * width];
+        for len in (0..BLOCK + 9).step_by(37).chain([1, 3, 4, 5, BLOCK, BLOCK]) {
+            for v in 0..width {
+                // A whole block of one group at the bound: the largest narrow sums.
+                let of: Vec<u32> = (0..len)
+                    .map(|_| match len {
+                        BLOCK => 3,
+                        _ => (next() % groups as u64) as u32,
+                    })
+                    .collect();
+                let extreme = [NARROW - 1, -NARROW][len % 2];
+                let values: Vec<i64> = (0..len)
+                    .map(|_| match next() % 8 {
+                        _ if len == BLOCK => extreme,
+                        0 => edges[(next() % edges.len() as u64) as usize],
+                        1 => next() as i64,
+                        _ => (next() % 2_000_000) as i64 - 1_000_000,
+                    })
+                    .collect();
+                lanes.add(v, &of, &values);
+                for (&g, &x) in of.iter().zip(&values) {
+                    plain[g as usize * width + v] += i128::from(x);
+                }
+            }
+        }
+        for g in 0..groups {
+            for v in 0..width {
+                assert_eq!(
+                    lanes.total(g, v),
+                    plain[g * width + v],
+                    "group {g} value {v}"
+                );
+            }
+        }
     }
 }

@@ -161,9 +161,7 @@ impl GroupedSums {
                 sums.resize(sums.len() + width, 0);
                 Ok(())
             })?;
-        for &g in &self.group_of {
-            self.counts[g as usize] += 1;
-        }
+        self.lanes.count(&self.group_of, &mut self.counts);
         let columns = |c: usize| columns(c).filter(|v| v.len() == n);
         let mut in_lanes = !self.wide_seen && self.lanes.fit(self.counts.len(), &mut self.sums);
         let mut start = 0;
