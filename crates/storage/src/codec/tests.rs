@@ -213,6 +213,42 @@ fn page_round_trip(values: &ColumnValues, physical: Physical) -> Codec {
     codec
 }
 
+/// Flags in short runs (as `l_returnflag` follows the dates): zstd makes the page smaller
+/// than PDICT, but not [`PDICT_OVER_ZSTD`] times smaller, so PDICT is chosen; in runs
+/// long enough for zstd to win by more, zstd is.
+#[test]
+fn zstd_takes_a_page_from_pdict_only_when_much_smaller() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for (longest_run, want) in [(4, Codec::Pdict), (400, Codec::Zstd)] {
+        let mut picks = Vec::new();
+        while picks.len() < 4000 {
+            let flag = ["A", "N", "R"][(next() % 3) as usize];
+            let run = 1 + (next() % longest_run) as usize;
+            picks.extend(std::iter::repeat_n(flag, run));
+        }
+        picks.truncate(4000);
+        let flags = strings(&picks);
+        let physical = Physical::FixedBytes(1);
+        let mut raw = Vec::new();
+        encode_minipage(&flags, physical, 0..flags.len(), &mut raw);
+        let zstd = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("zstd").len();
+        let dict = pdict::bytes_len(&flags, 0..flags.len()).expect("few values");
+        assert!(zstd < dict, "runs of {longest_run}: zstd {zstd} bytes, PDICT {dict}");
+        assert_eq!(
+            zstd * PDICT_OVER_ZSTD < dict,
+            want == Codec::Zstd,
+            "runs of {longest_run}: zstd {zstd} bytes, PDICT {dict}"
+        );
+        assert_eq!(page_round_trip(&flags, physical), want, "runs of {longest_run}");
+    }
+}
+
 #[test]
 fn the_encoder_picks_the_codec_each_kind_of_column_needs() {
     let mut state = 0x9e37_79b9_7f4a_7c15u64; // xorshift: no period LZ4 could find
