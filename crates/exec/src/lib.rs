@@ -52,6 +52,7 @@ mod rewrite;
 mod runtime_filter;
 pub mod scan_aggregate;
 mod scan_exec;
+pub mod semi_join_pushdown;
 mod session;
 mod shape;
 mod statistics;

@@ -24,6 +24,7 @@ use crate::narrow_decimal::NarrowDecimals;
 use crate::provider::CoopTable;
 use crate::rewrite::plan_statement;
 use crate::scan_aggregate::ScanAggregates;
+use crate::semi_join_pushdown::PushSemiJoins;
 
 /// A DataFusion session with the default configuration (target partitions = cores).
 /// Register tables with `ctx.register_table(name, Arc::new(CoopTable::…))`.
@@ -31,7 +32,8 @@ pub fn session_context() -> SessionContext {
     query_session(SessionConfig::new())
 }
 
-/// A session with `config`, DataFusion's default rules and ours: integer arithmetic
+/// A session with `config`, DataFusion's default rules and ours: semi joins against an
+/// aggregation's keys moved below the joins above their table ([`PushSemiJoins`]), integer arithmetic
 /// and integer `sum` that fail on overflow instead of wrapping ([`CheckedArithmetic`],
 /// [`CheckedSum`]), aggregations done by the cooperative scans below them
 /// ([`ScanAggregates`]), then decimal arithmetic in 64 bits where the values fit
@@ -43,6 +45,7 @@ pub fn query_session(config: SessionConfig) -> SessionContext {
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_optimizer_rule(Arc::new(PushSemiJoins))
         .with_physical_optimizer_rule(Arc::new(CheckedArithmetic))
         .with_physical_optimizer_rule(Arc::new(ScanAggregates::default()))
         .with_physical_optimizer_rule(Arc::new(NarrowDecimals))

@@ -239,13 +239,20 @@ fn zstd_takes_a_page_from_pdict_only_when_much_smaller() {
         encode_minipage(&flags, physical, 0..flags.len(), &mut raw);
         let zstd = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("zstd").len();
         let dict = pdict::bytes_len(&flags, 0..flags.len()).expect("few values");
-        assert!(zstd < dict, "runs of {longest_run}: zstd {zstd} bytes, PDICT {dict}");
+        assert!(
+            zstd < dict,
+            "runs of {longest_run}: zstd {zstd} bytes, PDICT {dict}"
+        );
         assert_eq!(
             zstd * PDICT_OVER_ZSTD < dict,
             want == Codec::Zstd,
             "runs of {longest_run}: zstd {zstd} bytes, PDICT {dict}"
         );
-        assert_eq!(page_round_trip(&flags, physical), want, "runs of {longest_run}");
+        assert_eq!(
+            page_round_trip(&flags, physical),
+            want,
+            "runs of {longest_run}"
+        );
     }
 }
 
