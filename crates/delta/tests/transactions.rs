@@ -126,6 +126,17 @@ fn commit(logs: &mut [DeltaLog], decisions: &mut DecisionLog, changes: &[(usize,
     commit_parts(decisions, &mut parts).expect("commit");
 }
 
+/// The same `ops` as a part for each of `logs`.
+fn parts_of<'a>(logs: &'a mut [DeltaLog], ops: &'a [Op32]) -> Vec<Part<'a, u32>> {
+    (logs.iter_mut())
+        .map(|log| Part {
+            log,
+            ops,
+            codec: &U32Codec,
+        })
+        .collect()
+}
+
 /// Every table's rows as replay finds them.
 fn replayed(db: &Path) -> Vec<Vec<Vec<u32>>> {
     (0..TABLES)
@@ -196,13 +207,7 @@ fn tables_of_two_databases_are_refused_before_anything_is_written() {
     let ops = vec![Op32::Delete {
         rid: coopscan_delta::Rid(1),
     }];
-    let mut parts: Vec<Part<'_, u32>> = (logs.iter_mut())
-        .map(|log| Part {
-            log,
-            ops: &ops,
-            codec: &U32Codec,
-        })
-        .collect();
+    let mut parts = parts_of(&mut logs, &ops);
     let refused = commit_parts(&mut decisions, &mut parts).expect_err("two databases");
     assert!(
         matches!(refused, LogError::NotOneDatabase { .. }),
@@ -336,13 +341,7 @@ fn transactions_survive_kills_at_every_point() {
             rid: coopscan_delta::Rid(0),
             values: vec![(0, 4242)],
         }];
-        let mut parts: Vec<Part<'_, u32>> = (logs.iter_mut())
-            .map(|log| Part {
-                log,
-                ops: &ops,
-                codec: &U32Codec,
-            })
-            .collect();
+        let mut parts = parts_of(&mut logs, &ops);
         commit_parts(&mut decisions, &mut parts).expect("commit after the kill");
         drop(parts);
         let after = replayed(db);

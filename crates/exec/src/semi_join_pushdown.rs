@@ -61,16 +61,7 @@ fn pushed(join: &Join) -> Result<Option<LogicalPlan>> {
     }
     let needed = left_columns(join);
     let over = |input: &Arc<LogicalPlan>| -> Result<LogicalPlan> {
-        let moved = Join::try_new(
-            Arc::clone(input),
-            Arc::clone(&join.right),
-            join.on.clone(),
-            join.filter.clone(),
-            join.join_type,
-            join.join_constraint,
-            join.null_equality,
-            join.null_aware,
-        )?;
+        let moved = with_inputs(join, Arc::clone(input), Arc::clone(&join.right))?;
         Ok(match pushed(&moved)? {
             Some(further) => further,
             None => LogicalPlan::Join(moved),
@@ -93,19 +84,24 @@ fn pushed(join: &Join) -> Result<Option<LogicalPlan>> {
             } else {
                 return Ok(None);
             };
-            Some(LogicalPlan::Join(Join::try_new(
-                left,
-                right,
-                inner.on.clone(),
-                inner.filter.clone(),
-                inner.join_type,
-                inner.join_constraint,
-                inner.null_equality,
-                inner.null_aware,
-            )?))
+            Some(LogicalPlan::Join(with_inputs(inner, left, right)?))
         }
         _ => None,
     })
+}
+
+/// `join` over other inputs (its schema computed anew).
+fn with_inputs(join: &Join, left: Arc<LogicalPlan>, right: Arc<LogicalPlan>) -> Result<Join> {
+    Join::try_new(
+        left,
+        right,
+        join.on.clone(),
+        join.filter.clone(),
+        join.join_type,
+        join.join_constraint,
+        join.null_equality,
+        join.null_aware,
+    )
 }
 
 /// The left input's columns that `join`'s keys and other conditions read.

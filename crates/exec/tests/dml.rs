@@ -21,9 +21,7 @@ use common::*;
 /// Few frames relative to the table's chunks, so scans evict and share.
 const FRAMES: u32 = 6;
 
-const COLUMNS: &str = "l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, \
-    l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, \
-    l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment";
+const COLUMNS: &str = LINEITEM_COLUMNS;
 
 /// The changes, in order: deletes spread over the table, an update of many rows
 /// (including a sort of value no zonemap knows), inserts in the middle of nothing (they

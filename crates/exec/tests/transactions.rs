@@ -19,9 +19,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use common::*;
 
 const TABLES: [&str; 2] = ["a", "b"];
-const COLUMNS: &str = "l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, \
-    l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, \
-    l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment";
+const COLUMNS: &str = LINEITEM_COLUMNS;
 
 /// One transaction's statements: a delete in `a`, an update in `b`, and rows of `b` as
 /// the transaction changed them inserted into `a`.

@@ -17,9 +17,18 @@ use coopscan_delta::log::{commit_parts, decisions_path, DecisionLog, Op, Part};
 use coopscan_delta::Pdt;
 use datafusion::common::ScalarValue;
 
-use super::transaction::Changed;
 use super::{Pinned, TableDelta};
 use crate::error::ExecError;
+
+/// A table a transaction changed: its tree as the transaction sees it, the statements'
+/// changes, and the same changes as a layer over the snapshot.
+#[derive(Debug)]
+pub(super) struct Changed {
+    pub(super) table: Arc<TableDelta>,
+    pub(super) pdt: Pdt<ScalarValue>,
+    pub(super) ops: Vec<Op<ScalarValue>>,
+    pub(super) layer: Pdt<ScalarValue>,
+}
 
 /// Held for writing while a commit over several tables publishes its tables' states,
 /// for reading while a transaction pins its snapshot of all tables.

@@ -1,11 +1,12 @@
 //! Explicit transactions (`BEGIN` … `COMMIT` | `ROLLBACK`) of one session, under snapshot
 //! isolation: `BEGIN` pins every table of the session as the transaction's snapshot
 //! (a table it meets later, when first used), which all its statements read; its changes
-//! collect on a private copy of one table's tree and, beside it, as a layer over its
-//! snapshot. `COMMIT` writes them as one log record; after other commits to that table it
-//! serializes the layer past theirs (`pins.rs`), and aborts when one of them changed a
-//! row it changed, naming the row. `ROLLBACK` drops them. A transaction that changed
-//! several tables commits in all or in none of them (`several.rs`).
+//! collect on a private copy of each changed table's tree and, beside it, as a layer
+//! over its snapshot. `COMMIT` writes a table's changes as one log record; after other
+//! commits to that table it serializes the layer past theirs (`pins.rs`), and aborts
+//! when one of them changed a row it changed, naming the row. `ROLLBACK` drops them. A
+//! transaction that changed several tables commits in all or in none of them
+//! (`several.rs`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -13,7 +14,8 @@ use coopscan_delta::log::Op;
 use coopscan_delta::Pdt;
 use datafusion::common::ScalarValue;
 
-use super::{several, Pinned, TableDelta};
+use super::several::{self, Changed};
+use super::{Pinned, TableDelta};
 use crate::error::ExecError;
 
 /// A session extension: the session's open transaction, if any. Sessions made by
@@ -28,16 +30,6 @@ pub struct Transaction {
     pinned: Vec<Pinned>,
     /// The tables it changed, in the order it first changed them.
     changed: Vec<Changed>,
-}
-
-/// A table a transaction changed: its tree as the transaction sees it, the statements'
-/// changes, and the same changes as a layer over the snapshot.
-#[derive(Debug)]
-pub(super) struct Changed {
-    pub(super) table: Arc<TableDelta>,
-    pub(super) pdt: Pdt<ScalarValue>,
-    pub(super) ops: Vec<Op<ScalarValue>>,
-    pub(super) layer: Pdt<ScalarValue>,
 }
 
 impl Transaction {

@@ -21,6 +21,10 @@ pub const SF: f64 = 0.01;
 /// Small chunks so SF 0.01 (about 8 MB) spans dozens of them.
 pub const CHUNK_BYTES: u64 = 256 * 1024;
 pub const LAYOUTS: [Layout; 3] = [Layout::Nsm, Layout::Pax, Layout::Dsm];
+/// lineitem's stored columns, in order: what an `INSERT` names.
+pub const LINEITEM_COLUMNS: &str = "l_orderkey, l_partkey, l_suppkey, l_linenumber, \
+    l_quantity, l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, \
+    l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment";
 const GEN_BATCH_ROWS: usize = 8192;
 
 struct Fixture {
