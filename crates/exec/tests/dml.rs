@@ -11,8 +11,6 @@ use std::sync::Arc;
 use coopscan_exec::{CoopTable, ScanMode, ScanWorkers};
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::{Layout, Table};
-use coopscan_tpch::{generate, TpchTable};
-use datafusion::datasource::MemTable;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
@@ -58,12 +56,8 @@ fn queries() -> Vec<String> {
 }
 
 fn reference() -> SessionContext {
-    let batches: Vec<_> = generate(TpchTable::Lineitem, SF, 1, 1, 8192)
-        .map(|b| b.expect("generate"))
-        .collect();
-    let mem = MemTable::try_new(batches[0].schema(), vec![batches]).expect("memtable");
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
-    ctx.register_table("lineitem", Arc::new(mem))
+    ctx.register_table("lineitem", lineitem_memtable())
         .expect("register");
     ctx
 }

@@ -12,8 +12,6 @@ use std::sync::Arc;
 use coopscan_delta::log::{decided, DECISIONS_FILE};
 use coopscan_exec::{CoopTable, ScanMode};
 use coopscan_storage::{Layout, Table};
-use coopscan_tpch::{generate, TpchTable};
-use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use common::*;
@@ -46,11 +44,8 @@ fn queries() -> Vec<String> {
 fn reference() -> SessionContext {
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
     for t in TABLES {
-        let batches: Vec<_> = generate(TpchTable::Lineitem, SF, 1, 1, 8192)
-            .map(|b| b.expect("generate"))
-            .collect();
-        let mem = MemTable::try_new(batches[0].schema(), vec![batches]).expect("memtable");
-        ctx.register_table(t, Arc::new(mem)).expect("register");
+        ctx.register_table(t, lineitem_memtable())
+            .expect("register");
     }
     ctx
 }

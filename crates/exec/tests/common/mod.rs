@@ -77,6 +77,14 @@ pub fn device() -> Arc<Device> {
     }))
 }
 
+/// lineitem from tpchgen as a `MemTable` of its own (one that DML may change).
+pub fn lineitem_memtable() -> Arc<MemTable> {
+    let batches: Vec<_> = generate(TpchTable::Lineitem, SF, 1, 1, GEN_BATCH_ROWS)
+        .map(|b| b.expect("generate"))
+        .collect();
+    Arc::new(MemTable::try_new(batches[0].schema(), vec![batches]).expect("memtable"))
+}
+
 /// DataFusion over tpchgen's batches in memory, `_rowid` appended: the reference.
 pub fn reference_context() -> SessionContext {
     static BATCHES: OnceLock<Vec<RecordBatch>> = OnceLock::new();
