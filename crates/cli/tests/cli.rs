@@ -326,16 +326,95 @@ fn bad_arguments_are_clear_errors_not_panics() {
 
 /// Lines of tpchgen's SF 0.01 lineitem whose order key is below `key`.
 fn lines_below(key: i64) -> usize {
+    keys_below(coopscan_tpch::TpchTable::Lineitem, "l_orderkey", key)
+}
+
+/// Tuples of `table` at SF 0.01 whose `column` is below `key` (from tpchgen itself).
+fn keys_below(table: coopscan_tpch::TpchTable, column: &str, key: i64) -> usize {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
-    coopscan_tpch::generate(coopscan_tpch::TpchTable::Lineitem, 0.01, 1, 1, 8192)
+    coopscan_tpch::generate(table, 0.01, 1, 1, 8192)
         .map(|b| {
             let b = b.expect("batch");
-            let keys = b.column_by_name("l_orderkey").expect("l_orderkey");
+            let keys = b.column_by_name(column).expect("key column");
             let keys = keys.as_primitive::<Int64Type>();
             keys.values().iter().filter(|&&k| k < key).count()
         })
         .sum()
+}
+
+/// A transaction over two tables of a `gen` database, through the prompt: rolled back it
+/// changes neither, committed it changes both, for later processes too (the decision in
+/// the database's `transactions.log`), and a checkpoint of the database keeps it.
+#[test]
+fn a_transaction_over_two_tables_of_a_database_commits_in_both() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().to_str().expect("utf8");
+    let gen = coopscan(
+        &[
+            "gen",
+            "--sf",
+            "0.01",
+            "--tables",
+            "orders,lineitem",
+            "--layout",
+            "dsm",
+        ]
+        .into_iter()
+        .chain(["--chunk-mb", "1", "--out", db])
+        .collect::<Vec<_>>(),
+        tmp.path(),
+    );
+    assert!(
+        gen.status.success(),
+        "gen: {}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let script = "BEGIN;\n\
+        DELETE FROM orders WHERE o_orderkey > 50000;\n\
+        DELETE FROM lineitem WHERE l_orderkey > 50000;\n\
+        ROLLBACK;\n\
+        BEGIN;\n\
+        DELETE FROM orders WHERE o_orderkey < 200;\n\
+        DELETE FROM lineitem WHERE l_orderkey < 200;\n\
+        COMMIT;\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coopscan"))
+        .args(["sql", "--db", db])
+        .env("COOPSCAN_DATA", tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    (child.stdin.take().expect("stdin"))
+        .write_all(script.as_bytes())
+        .expect("write");
+    let res = child.wait_with_output().expect("wait");
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    assert!(
+        tmp.path().join("transactions.log").exists(),
+        "a decision written"
+    );
+    let orders = 15_000 - keys_below(coopscan_tpch::TpchTable::Orders, "o_orderkey", 200);
+    let lines = 60_175 - lines_below(200);
+    let counts = "SELECT (SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM lineitem) AS l";
+    for when in ["committed", "checkpointed"] {
+        let out = coopscan(&["sql", "--db", db, counts], tmp.path());
+        let text = String::from_utf8_lossy(&out.stdout);
+        let row = text.lines().find(|l| l.contains(&format!(" {orders} ")));
+        assert!(
+            row.is_some_and(|l| l.contains(&format!(" {lines} "))),
+            "{when}: want {orders} orders and {lines} lines: {text}"
+        );
+        let merged = coopscan(&["checkpoint", "--db", db], tmp.path());
+        assert!(merged.status.success(), "checkpoint");
+    }
 }
 
 /// `coopscan sql` runs DELETE, UPDATE and INSERT on its tables: later statements of the
