@@ -694,4 +694,23 @@ fn append_adds_a_querys_rows_and_keeps_the_changes() {
         tmp.path(),
     );
     assert!(!refused.status.success(), "a change is not a query");
+    let narrow = coopscan(
+        &[
+            "append",
+            "--table",
+            &spec,
+            "--into",
+            "lineitem",
+            "--sql",
+            "SELECT l_orderkey FROM lineitem",
+        ],
+        tmp.path(),
+    );
+    let said = String::from_utf8_lossy(&narrow.stderr);
+    assert!(
+        !narrow.status.success()
+            && said.contains("gives 1 column (l_orderkey)")
+            && said.contains("l_comment"),
+        "too few columns, named: {said}"
+    );
 }

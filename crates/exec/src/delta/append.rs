@@ -100,7 +100,21 @@ fn cast_to(batch: &RecordBatch, table: &Table) -> Result<RecordBatch> {
     use datafusion::arrow::compute::{cast_with_options, CastOptions};
     let schema = table.arrow_schema();
     if batch.num_columns() != schema.fields().len() {
-        return Ok(batch.clone()); // the appender names the mismatch
+        let names = |fields: &datafusion::arrow::datatypes::Fields| {
+            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            names.join(", ")
+        };
+        let count = |n: usize| match n {
+            1 => "1 column".to_string(),
+            n => format!("{n} columns"),
+        };
+        return Err(ExecError::Invalid(format!(
+            "the query gives {} ({}), the table has {} ({}): select the table's columns, in its order",
+            count(batch.num_columns()),
+            names(batch.schema().fields()),
+            count(schema.fields().len()),
+            names(schema.fields())
+        )));
     }
     let strict = CastOptions {
         safe: false,
