@@ -628,19 +628,14 @@ fn append_adds_a_querys_rows_and_keeps_the_changes() {
          l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, 'new' FROM lineitem \
          WHERE l_orderkey = 100 AND l_linenumber = 1",
     );
+    let append = |query: &str| {
+        let args = [
+            "append", "--table", &spec, "--into", "lineitem", "--sql", query,
+        ];
+        coopscan(&args, tmp.path())
+    };
     let appended = lines_below(1000) - lines_below(100);
-    let done = coopscan(
-        &[
-            "append",
-            "--table",
-            &spec,
-            "--into",
-            "lineitem",
-            "--sql",
-            "SELECT * FROM lineitem WHERE l_orderkey < 1000",
-        ],
-        tmp.path(),
-    );
+    let done = append("SELECT * FROM lineitem WHERE l_orderkey < 1000");
     let said = String::from_utf8_lossy(&done.stdout);
     assert!(
         done.status.success() && said.contains(&format!("{appended} rows appended")),
@@ -681,31 +676,9 @@ fn append_adds_a_querys_rows_and_keeps_the_changes() {
         "verify: {}",
         String::from_utf8_lossy(&verify.stderr)
     );
-    let refused = coopscan(
-        &[
-            "append",
-            "--table",
-            &spec,
-            "--into",
-            "lineitem",
-            "--sql",
-            "DELETE FROM lineitem",
-        ],
-        tmp.path(),
-    );
+    let refused = append("DELETE FROM lineitem");
     assert!(!refused.status.success(), "a change is not a query");
-    let narrow = coopscan(
-        &[
-            "append",
-            "--table",
-            &spec,
-            "--into",
-            "lineitem",
-            "--sql",
-            "SELECT l_orderkey FROM lineitem",
-        ],
-        tmp.path(),
-    );
+    let narrow = append("SELECT l_orderkey FROM lineitem");
     let said = String::from_utf8_lossy(&narrow.stderr);
     assert!(
         !narrow.status.success()

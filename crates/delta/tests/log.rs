@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use coopscan_delta::log::{
@@ -13,9 +13,8 @@ use coopscan_delta::log::{
     Op,
 };
 use coopscan_delta::{Pdt, Rid};
-use logged::{
-    acknowledged, rows, stage_named, statement, U32Codec, COLUMNS, IDENTITY, STABLE_ROWS, STAGES,
-};
+use coopscan_testkit::{acknowledged, run_child};
+use logged::{rows, stage_named, statement, U32Codec, COLUMNS, IDENTITY, STABLE_ROWS, STAGES};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -151,10 +150,7 @@ fn crash_child() {
 /// each whole, none torn; the log takes further commits.
 #[test]
 fn commits_survive_kills_at_every_point() {
-    let kills: u64 = std::env::var("COOPSCAN_CRASH_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+    let kills = coopscan_testkit::kills(200);
     let mut random_kills_mid_run = 0;
     for k in 0..kills {
         let mut rng = ChaCha8Rng::seed_from_u64(k);
@@ -166,18 +162,9 @@ fn commits_survive_kills_at_every_point() {
             Some((append, stage)) => format!("{}|{k}|{stage:?}|{append}", path.display()),
             None => format!("{}|{k}|none|0", path.display()),
         };
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, &spec)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        if planned.is_none() {
-            std::thread::sleep(Duration::from_micros(rng.random_range(0..8_000)));
-            child.kill().expect("kill");
-        }
-        let out = child.wait_with_output().expect("wait");
+        let kill_after =
+            (planned.is_none()).then(|| Duration::from_micros(rng.random_range(0..8_000)));
+        let out = run_child("crash_child", CHILD_ENV, &spec, kill_after);
         assert!(
             !out.status.success() || planned.is_none(),
             "kill {k}: the child was meant to die"

@@ -6,7 +6,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use coopscan_delta::log::{
@@ -14,7 +13,8 @@ use coopscan_delta::log::{
     Part, DECISIONS_FILE,
 };
 use coopscan_delta::Pdt;
-use logged::{acknowledged, rows, stage_named, statement, U32Codec, COLUMNS, IDENTITY};
+use coopscan_testkit::{acknowledged, run_child};
+use logged::{rows, stage_named, statement, U32Codec, COLUMNS, IDENTITY};
 use logged::{STABLE_ROWS, STAGES};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -265,10 +265,7 @@ fn committed_after(crash: Crash, parts: usize) -> u64 {
 /// transactions in all of them, at least every acknowledged one; then commits again.
 #[test]
 fn transactions_survive_kills_at_every_point() {
-    let kills: u64 = std::env::var("COOPSCAN_CRASH_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(100, |k: u64| k / 2);
+    let kills = coopscan_testkit::kills(200) / 2;
     for k in 0..kills {
         let mut rng = ChaCha8Rng::seed_from_u64(k);
         let dir = tempfile::tempdir().expect("tempdir");
@@ -288,18 +285,9 @@ fn transactions_survive_kills_at_every_point() {
             ),
             None => format!("{}|{k}|none|0|0", db.display()),
         };
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, &spec)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        if planned.is_none() {
-            std::thread::sleep(Duration::from_micros(rng.random_range(0..8_000)));
-            child.kill().expect("kill");
-        }
-        let out = child.wait_with_output().expect("wait");
+        let kill_after =
+            (planned.is_none()).then(|| Duration::from_micros(rng.random_range(0..8_000)));
+        let out = run_child("crash_child", CHILD_ENV, &spec, kill_after);
         let acked = acknowledged(&out.stdout);
         let found = replayed(db);
         let candidates: Vec<u64> = match planned {

@@ -64,19 +64,11 @@ fn reference() -> SessionContext {
 
 /// `count` of each statement on `ctx`.
 async fn change(ctx: &SessionContext) -> Vec<Vec<Vec<String>>> {
-    let mut out = Vec::new();
-    for sql in statements() {
-        out.push(run(ctx, &sql).await);
-    }
-    out
+    run_each(ctx, &statements()).await
 }
 
 async fn answers(ctx: &SessionContext) -> Vec<Vec<Vec<String>>> {
-    let mut out = Vec::new();
-    for sql in queries() {
-        out.push(run(ctx, &sql).await);
-    }
-    out
+    run_each(ctx, &queries()).await
 }
 
 /// The whole table in `_rowid` order (ours) must be the reference's rows in its order.

@@ -51,11 +51,7 @@ fn reference() -> SessionContext {
 }
 
 async fn answers(ctx: &SessionContext) -> Vec<Vec<Vec<String>>> {
-    let mut out = Vec::new();
-    for sql in queries() {
-        out.push(run(ctx, &sql).await);
-    }
-    out
+    run_each(ctx, &queries()).await
 }
 
 /// A database directory holding two copies of the fixture's lineitem as `a` and `b`.
@@ -129,9 +125,7 @@ async fn a_transaction_over_two_tables_commits_in_both_or_neither() {
     statement(&one, "BEGIN").await.expect("begin");
     all(&one, &changes()).await;
     statement(&one, "COMMIT").await.expect("commit");
-    for sql in changes() {
-        run(&reference, &sql).await;
-    }
+    run_each(&reference, &changes()).await;
     let committed = answers(&reference).await;
     assert_eq!(inside, committed, "inside, as the reference");
     assert_eq!(answers(&other).await, committed, "committed in both tables");
@@ -182,9 +176,7 @@ async fn parts_without_their_decision_are_in_no_table() {
     statement(&ctx, "BEGIN").await.expect("begin");
     all(&ctx, &first).await;
     statement(&ctx, "COMMIT").await.expect("commit");
-    for sql in &first {
-        run(&reference, sql).await;
-    }
+    run_each(&reference, &first).await;
     let undecided = [
         "DELETE FROM a WHERE l_orderkey = 1057".to_string(),
         "DELETE FROM b WHERE l_orderkey = 1058".into(),
@@ -209,9 +201,7 @@ async fn parts_without_their_decision_are_in_no_table() {
     statement(&reopened, "COMMIT")
         .await
         .expect("a commit after them");
-    for sql in &later {
-        run(&reference, sql).await;
-    }
+    run_each(&reference, &later).await;
     drop(reopened);
     assert_eq!(
         answers(&session(&providers(db.path()))).await,

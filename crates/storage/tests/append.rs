@@ -9,10 +9,11 @@ mod common;
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use coopscan_storage::{AppendCrash, Layout, StorageError, Table, TableAppender};
+use coopscan_testkit::{acknowledged, run_child};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -256,10 +257,7 @@ fn expected(seed: u64, commits: u64) -> Vec<ArrayRef> {
 /// that committed, every acknowledged one, and takes a further append.
 #[test]
 fn appends_survive_kills_at_every_stage() {
-    let kills: u64 = std::env::var("COOPSCAN_CRASH_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
+    let kills = coopscan_testkit::kills(100);
     let mut random_kills_mid_run = 0;
     for k in 0..kills {
         let mut rng = ChaCha8Rng::seed_from_u64(k);
@@ -274,24 +272,10 @@ fn appends_survive_kills_at_every_stage() {
             Some((at, stage)) => format!("{}|{k}|{stage:?}|{at}", dir.display()),
             None => format!("{}|{k}|none|0", dir.display()),
         };
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, &spec)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        if planned.is_none() {
-            std::thread::sleep(std::time::Duration::from_micros(
-                rng.random_range(0..20_000),
-            ));
-            let _ = child.kill();
-        }
-        let out = child.wait_with_output().expect("wait");
-        // The harness may print "test crash_child ... " before the first line.
-        let acked = String::from_utf8_lossy(&out.stdout)
-            .matches("acked ")
-            .count() as u64;
+        let kill_after = (planned.is_none())
+            .then(|| std::time::Duration::from_micros(rng.random_range(0..20_000)));
+        let out = run_child("crash_child", CHILD_ENV, &spec, kill_after);
+        let acked = acknowledged(&out.stdout);
         let table = Table::open(&dir).unwrap_or_else(|e| panic!("kill {k} ({spec}): {e}"));
         let rows = all_rows(&table);
         let committed = (acked..=acked + 1)

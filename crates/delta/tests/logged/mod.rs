@@ -82,17 +82,6 @@ pub fn rows(pdt: &Pdt<u32>) -> Vec<Vec<u32>> {
     out
 }
 
-/// Commits the child reported: one more than the last "acked i" it printed (the test
-/// harness may print on the same line).
-pub fn acknowledged(stdout: &[u8]) -> u64 {
-    let text = String::from_utf8_lossy(stdout);
-    let last = text.split("acked ").skip(1).filter_map(|rest| {
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse::<u64>().ok()
-    });
-    last.max().map_or(0, |i| i + 1)
-}
-
 pub const STAGES: [CrashStage; 4] = [
     CrashStage::BeforeWrite,
     CrashStage::MidRecord,

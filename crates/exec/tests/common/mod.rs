@@ -147,6 +147,15 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
     canonical(&batches)
 }
 
+/// [`run`] of each of `sqls` in turn, their results in order.
+pub async fn run_each(ctx: &SessionContext, sqls: &[String]) -> Vec<Vec<Vec<String>>> {
+    let mut out = Vec::new();
+    for sql in sqls {
+        out.push(run(ctx, sql).await);
+    }
+    out
+}
+
 /// The tuple ranges every query runs over: the full table, 10% from a
 /// pseudo-random start, and a middle range spanning several chunks.
 pub fn test_ranges(rows: u64, seed: u64) -> Vec<Option<Range<u64>>> {
