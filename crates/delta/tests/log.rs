@@ -5,7 +5,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use coopscan_delta::log::{
@@ -13,7 +12,7 @@ use coopscan_delta::log::{
     Op,
 };
 use coopscan_delta::{Pdt, Rid};
-use coopscan_testkit::{acknowledged, run_child};
+use coopscan_testkit::{acknowledged, has_prlimit, run_child, run_child_with_file_limit};
 use logged::{rows, stage_named, statement, U32Codec, COLUMNS, IDENTITY, STABLE_ROWS, STAGES};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -246,24 +245,15 @@ fn disk_full_child() {
 /// appendable after.
 #[test]
 fn a_failed_append_keeps_the_commits_before_it() {
-    if Command::new("prlimit").arg("--version").output().is_err() {
+    if !has_prlimit() {
         eprintln!("skipped: no prlimit on this machine");
         return;
     }
     for (seed, limit) in [(1u64, 300u64), (2, 900), (3, 1800)] {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("delta.log");
-        let exe = std::env::current_exe().expect("test binary");
-        // SIGXFSZ ignored (inherited through exec): the write fails with EFBIG instead.
-        let script = format!(
-            "trap '' XFSZ; exec prlimit --fsize={limit} -- '{}' disk_full_child --exact --nocapture --test-threads=1",
-            exe.display()
-        );
-        let out = Command::new("sh")
-            .args(["-c", &script])
-            .env(FULL_ENV, format!("{}|{seed}", path.display()))
-            .output()
-            .expect("run the child");
+        let spec = format!("{}|{seed}", path.display());
+        let out = run_child_with_file_limit("disk_full_child", FULL_ENV, &spec, limit);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             stdout.contains("failed "),

@@ -393,16 +393,6 @@ async fn a_checkpoint_merges_the_changes_into_a_new_image() {
     }
 }
 
-/// A statement through `coopscan sql`'s planner (queries, changes, BEGIN/COMMIT/ROLLBACK).
-async fn statement(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<String>>, String> {
-    let frame = coopscan_exec::plan_read_or_change(ctx, sql)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(canonical(
-        &frame.collect().await.map_err(|e| e.to_string())?,
-    ))
-}
-
 /// A `query_session` over `provider` as `lineitem`: it has a transaction slot.
 fn transactional(provider: CoopTable) -> SessionContext {
     let ctx = coopscan_exec::query_session(SessionConfig::new());

@@ -89,15 +89,6 @@ fn session(providers: &[CoopTable]) -> SessionContext {
     ctx
 }
 
-async fn statement(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<String>>, String> {
-    let frame = coopscan_exec::plan_read_or_change(ctx, sql)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(canonical(
-        &frame.collect().await.map_err(|e| e.to_string())?,
-    ))
-}
-
 async fn all(ctx: &SessionContext, sqls: &[String]) {
     for sql in sqls {
         statement(ctx, sql).await.expect(sql);

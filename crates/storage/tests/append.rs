@@ -9,11 +9,10 @@ mod common;
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use coopscan_storage::{AppendCrash, Layout, StorageError, Table, TableAppender};
-use coopscan_testkit::{acknowledged, run_child};
+use coopscan_testkit::{acknowledged, has_prlimit, run_child, run_child_with_file_limit};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -341,7 +340,7 @@ fn disk_full_child() {
 /// and takes the next one.
 #[test]
 fn a_failed_append_keeps_the_appends_before_it() {
-    if Command::new("prlimit").arg("--version").output().is_err() {
+    if !has_prlimit() {
         eprintln!("skipped: no prlimit on this machine");
         return;
     }
@@ -353,20 +352,11 @@ fn a_failed_append_keeps_the_appends_before_it() {
         // fits, and the table's file outgrows the limit after some commits.
         let pages = table.manifest().files.iter().map(|f| f.pages).max();
         let limit = (pages.unwrap_or(0) + 12) * u64::from(PAGE_BYTES);
-        let exe = std::env::current_exe().expect("test binary");
-        // SIGXFSZ ignored (inherited through exec): the write fails with EFBIG instead.
-        let script = format!(
-            "trap '' XFSZ; exec prlimit --fsize={limit} -- '{}' disk_full_child --exact --nocapture --test-threads=1",
-            exe.display()
-        );
-        let out = Command::new("sh")
-            .args(["-c", &script])
-            .env(FULL_ENV, format!("{}|{seed}", dir.display()))
-            .output()
-            .expect("run the child");
+        let spec = format!("{}|{seed}", dir.display());
+        let out = run_child_with_file_limit("disk_full_child", FULL_ENV, &spec, limit);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("File too large"), "{layout}: {stdout}");
-        let acked = stdout.matches("acked ").count() as u64;
+        let acked = acknowledged(&out.stdout);
         assert!(acked > 0, "{layout}: no append fitted: {stdout}");
         // The commit failed writing the table's own file, not the staged pages.
         let in_table = format!("{}/", dir.display());

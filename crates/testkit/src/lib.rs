@@ -3,7 +3,8 @@
 //! which does nothing unless an environment variable names its work — that commits and
 //! prints `acked i` after each commit returns; the child dies at a point it planned
 //! (`abort` inside the code under test) or is killed at a random instant; the parent
-//! then reopens what the child wrote and compares it with the commits acknowledged.
+//! then reopens what the child wrote and compares it with the commits acknowledged. A
+//! child run under a file-size limit stands for a full disk.
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -32,6 +33,27 @@ pub fn run_child(child: &str, env: &str, spec: &str, kill_after: Option<Duration
         let _ = process.kill();
     }
     process.wait_with_output().expect("wait for the child")
+}
+
+/// Whether `prlimit` (util-linux) is here to run [`run_child_with_file_limit`].
+pub fn has_prlimit() -> bool {
+    Command::new("prlimit").arg("--version").output().is_ok()
+}
+
+/// [`run_child`] to its end under a file-size limit of `limit` bytes, as a full disk
+/// would stop its writes: with `SIGXFSZ` ignored (inherited through exec) a write past
+/// the limit fails with `EFBIG` ("File too large") instead of killing it.
+pub fn run_child_with_file_limit(child: &str, env: &str, spec: &str, limit: u64) -> Output {
+    let exe = std::env::current_exe().expect("the test binary");
+    let script = format!(
+        "trap '' XFSZ; exec prlimit --fsize={limit} -- '{}' {child} --exact --nocapture --test-threads=1",
+        exe.display()
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .env(env, spec)
+        .output()
+        .expect("run the child")
 }
 
 /// Commits a child acknowledged: one more than the last `acked i` it printed (the test

@@ -147,6 +147,17 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
     canonical(&batches)
 }
 
+/// A statement through `coopscan sql`'s planner (queries, changes, BEGIN/COMMIT/ROLLBACK),
+/// its rows as [`canonical`] gives them, or the error's text.
+pub async fn statement(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<String>>, String> {
+    let frame = coopscan_exec::plan_read_or_change(ctx, sql)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(canonical(
+        &frame.collect().await.map_err(|e| e.to_string())?,
+    ))
+}
+
 /// [`run`] of each of `sqls` in turn, their results in order.
 pub async fn run_each(ctx: &SessionContext, sqls: &[String]) -> Vec<Vec<Vec<String>>> {
     let mut out = Vec::new();
