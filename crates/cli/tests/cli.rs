@@ -11,6 +11,24 @@ fn coopscan(args: &[&str], data: &Path) -> Output {
         .expect("run coopscan")
 }
 
+/// [`coopscan`] with `input` on its standard input (the `sql` prompt's statements).
+fn coopscan_with_input(args: &[&str], input: &str, data: &Path) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coopscan"))
+        .args(args)
+        .env("COOPSCAN_DATA", data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    (child.stdin.take().expect("stdin"))
+        .write_all(input.as_bytes())
+        .expect("write");
+    child.wait_with_output().expect("wait")
+}
+
 /// The smallest `l_shipdate` tpchgen produces at SF 0.01, as an ISO date.
 fn min_shipdate_from_tpchgen() -> String {
     use arrow_array::cast::AsArray;
@@ -348,8 +366,6 @@ fn keys_below(table: coopscan_tpch::TpchTable, column: &str, key: i64) -> usize 
 /// the database's `transactions.log`), and a checkpoint of the database keeps it.
 #[test]
 fn a_transaction_over_two_tables_of_a_database_commits_in_both() {
-    use std::io::Write;
-    use std::process::Stdio;
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().to_str().expect("utf8");
     let gen = coopscan(
@@ -380,18 +396,7 @@ fn a_transaction_over_two_tables_of_a_database_commits_in_both() {
         DELETE FROM orders WHERE o_orderkey < 200;\n\
         DELETE FROM lineitem WHERE l_orderkey < 200;\n\
         COMMIT;\n";
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coopscan"))
-        .args(["sql", "--db", db])
-        .env("COOPSCAN_DATA", tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    (child.stdin.take().expect("stdin"))
-        .write_all(script.as_bytes())
-        .expect("write");
-    let res = child.wait_with_output().expect("wait");
+    let res = coopscan_with_input(&["sql", "--db", db], script, tmp.path());
     assert!(
         res.status.success(),
         "{}",
@@ -440,8 +445,6 @@ fn lineitem_sf001() -> (tempfile::TempDir, String) {
 
 #[test]
 fn sql_changes_a_table_for_the_session() {
-    use std::io::Write;
-    use std::process::Stdio;
     let (tmp, spec) = lineitem_sf001();
     let columns = "l_orderkey, l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice, \
         l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, \
@@ -460,21 +463,8 @@ fn sql_changes_a_table_for_the_session() {
     let (deleted, edited) = (lines_below(100), lines_below(200) - lines_below(100));
     for (run, policy) in ["scan", "relevance"].into_iter().enumerate() {
         let script = &scripts[run];
-        let mut child = Command::new(env!("CARGO_BIN_EXE_coopscan"))
-            .args(["sql", "--table", &spec, "--policy", policy])
-            .env("COOPSCAN_DATA", tmp.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(script.as_bytes())
-            .expect("write");
-        let res = child.wait_with_output().expect("wait");
+        let args = ["sql", "--table", &spec, "--policy", policy];
+        let res = coopscan_with_input(&args, script, tmp.path());
         let (stdout, stderr) = (
             String::from_utf8_lossy(&res.stdout),
             String::from_utf8_lossy(&res.stderr),
