@@ -38,6 +38,7 @@ pub mod delta;
 mod error;
 mod feed;
 mod index_scan;
+pub mod join_sides;
 mod leaf_plan;
 pub mod narrow_decimal;
 mod order_hint;

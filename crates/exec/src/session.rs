@@ -11,6 +11,9 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{
     AggregateUDF, DmlStatement, LogicalPlan, Statement, TransactionConclusion, WriteOp,
 };
+use datafusion::physical_optimizer::join_selection::JoinSelection;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 use crate::checked_arithmetic::CheckedArithmetic;
@@ -20,6 +23,7 @@ use crate::delta::transaction::TransactionSlot;
 use crate::delta::TableDelta;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
+use crate::join_sides::JoinSides;
 use crate::narrow_decimal::NarrowDecimals;
 use crate::provider::CoopTable;
 use crate::rewrite::plan_statement;
@@ -33,7 +37,9 @@ pub fn session_context() -> SessionContext {
 }
 
 /// A session with `config`, DataFusion's default rules and ours: semi joins against an
-/// aggregation's keys moved below the joins above their table ([`PushSemiJoins`]), integer arithmetic
+/// aggregation's keys moved below the joins above their table ([`PushSemiJoins`]), hash
+/// joins built on their smaller input where DataFusion misjudges a join's size
+/// ([`JoinSides`]), integer arithmetic
 /// and integer `sum` that fail on overflow instead of wrapping ([`CheckedArithmetic`],
 /// [`CheckedSum`]), aggregations done by the cooperative scans below them
 /// ([`ScanAggregates`]), then decimal arithmetic in 64 bits where the values fit
@@ -46,14 +52,28 @@ pub fn query_session(config: SessionConfig) -> SessionContext {
         .with_config(config)
         .with_default_features()
         .with_optimizer_rule(Arc::new(PushSemiJoins))
-        .with_physical_optimizer_rule(Arc::new(CheckedArithmetic))
-        .with_physical_optimizer_rule(Arc::new(ScanAggregates::default()))
-        .with_physical_optimizer_rule(Arc::new(NarrowDecimals))
+        .with_physical_optimizer_rules(physical_rules())
         .build();
     let ctx = SessionContext::new_with_state(state);
     // Under the built-in's name, so SQL's `sum` is this one.
     ctx.register_udaf(AggregateUDF::from(CheckedSum::default()));
     ctx
+}
+
+/// DataFusion's physical optimizer rules with ours: [`JoinSides`] right after
+/// `JoinSelection`, whose choice it revisits (before any repartitioning is planned);
+/// the rest last, on the finished plan.
+fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    let mut rules = PhysicalOptimizer::new().rules;
+    let selection = JoinSelection::new();
+    let after = (rules.iter())
+        .position(|r| r.name() == selection.name())
+        .map_or(rules.len(), |i| i + 1);
+    rules.insert(after, Arc::new(JoinSides));
+    rules.push(Arc::new(CheckedArithmetic));
+    rules.push(Arc::new(ScanAggregates::default()));
+    rules.push(Arc::new(NarrowDecimals));
+    rules
 }
 
 /// The configuration of a session whose queries may use `threads` cores: DataFusion
