@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::common::config::ConfigOptions;
 use datafusion::datasource::source_as_provider;
 use datafusion::error::DataFusionError;
 use datafusion::execution::context::SQLOptions;
@@ -80,13 +81,43 @@ fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
 /// plans `threads` partitions. With one, the scans also take turns with the operators
 /// ([`FeedPacing::Alternate`]), so a query keeps one core busy, decoding included: the
 /// 2007 paper's execution model, where each query ran on one CPU. `0` counts as 1.
+/// Hash joins are built on one partition up to larger inputs than DataFusion's
+/// defaults ([`COLLECT_LEFT_ROWS_ALL_CORES`]).
 pub fn query_session_config(threads: usize) -> SessionConfig {
-    let config = SessionConfig::new().with_target_partitions(threads.max(1));
+    let mut config = SessionConfig::new().with_target_partitions(threads.max(1));
+    let optimizer = &mut config.options_mut().optimizer;
+    let (rows, bytes) = collect_left_limits(threads);
+    optimizer.hash_join_single_partition_threshold_rows = rows;
+    optimizer.hash_join_single_partition_threshold = bytes;
     if threads <= 1 {
         config.with_extension(Arc::new(FeedPacing::Alternate))
     } else {
         config
     }
+}
+
+/// The build input of a hash join is built whole, once, and probed by every partition
+/// (`CollectLeft`) when DataFusion estimates it under these tuples or bytes, per core
+/// of the session: past them both inputs are hash-repartitioned and each partition
+/// builds its share. Repartitioning hashes and copies every tuple of both inputs —
+/// TPC-H's 6 M lineitem tuples on the probe side of Q5, Q7, Q9 — which on few cores
+/// costs more than building on one core saves: the 22 queries at SF1 on 2 cores took
+/// 0.84-0.97 × the CPU-seconds with 4 M tuples / 64 MB against DataFusion's 128 Ki / 1 MiB
+/// (docs/performance.md). On more cores the one-core build weighs more, so the limits
+/// shrink with the cores, never below DataFusion's.
+const COLLECT_LEFT_ROWS_ALL_CORES: usize = 8_000_000;
+const COLLECT_LEFT_BYTES_ALL_CORES: usize = 128 << 20;
+
+/// [`COLLECT_LEFT_ROWS_ALL_CORES`] and [`COLLECT_LEFT_BYTES_ALL_CORES`] shared among
+/// `threads` cores, at least DataFusion's defaults.
+fn collect_left_limits(threads: usize) -> (usize, usize) {
+    let defaults = ConfigOptions::default().optimizer;
+    let threads = threads.max(1);
+    let rows = (COLLECT_LEFT_ROWS_ALL_CORES / threads)
+        .max(defaults.hash_join_single_partition_threshold_rows);
+    let bytes =
+        (COLLECT_LEFT_BYTES_ALL_CORES / threads).max(defaults.hash_join_single_partition_threshold);
+    (rows, bytes)
 }
 
 /// What SQL may do in a coopscan session: read the tables registered with it, nothing
@@ -226,6 +257,42 @@ mod tests {
         let table = MemTable::try_new(schema, vec![vec![batch]]).unwrap();
         ctx.register_table("t", Arc::new(table)).unwrap();
         ctx
+    }
+
+    /// The partition mode of the hash join planned for a join of 400 000 tuples (3.2 MB:
+    /// past DataFusion's limits for building on one partition) with 800 000, in a
+    /// session of `threads` cores.
+    async fn join_mode(threads: usize) -> String {
+        use datafusion::arrow::array::Int64Array;
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let ctx = query_session(query_session_config(threads));
+        for (name, rows) in [("small", 400_000), ("large", 800_000)] {
+            let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, false)]));
+            // Two partitions, as a scan on two cores delivers them.
+            let halves = [0..rows / 2, rows / 2..rows].map(|keys| {
+                let keys = Arc::new(Int64Array::from_iter_values(keys));
+                vec![RecordBatch::try_new(Arc::clone(&schema), vec![keys]).unwrap()]
+            });
+            let table = MemTable::try_new(schema, halves.to_vec()).unwrap();
+            ctx.register_table(name, Arc::new(table)).unwrap();
+        }
+        let sql = "EXPLAIN SELECT count(*) FROM small JOIN large ON small.k = large.k";
+        let plan = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+        let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan)
+            .unwrap()
+            .to_string();
+        let mode = text
+            .split("HashJoinExec: mode=")
+            .nth(1)
+            .expect("a hash join");
+        mode.split(',').next().unwrap().to_string()
+    }
+
+    #[tokio::test]
+    async fn on_few_cores_a_join_builds_on_one_partition_past_datafusions_limits() {
+        assert_eq!(join_mode(2).await, "CollectLeft");
+        // On 64 cores the limits are DataFusion's: both inputs repartitioned.
+        assert_eq!(join_mode(64).await, "Partitioned");
     }
 
     #[tokio::test]
