@@ -89,6 +89,7 @@ pub fn query_session_config(threads: usize) -> SessionConfig {
     let (rows, bytes) = collect_left_limits(threads);
     optimizer.hash_join_single_partition_threshold_rows = rows;
     optimizer.hash_join_single_partition_threshold = bytes;
+    optimizer.hash_join_inlist_pushdown_max_distinct_values = inlist_keys(threads);
     if threads <= 1 {
         config.with_extension(Arc::new(FeedPacing::Alternate))
     } else {
@@ -118,6 +119,18 @@ fn collect_left_limits(threads: usize) -> (usize, usize) {
     let bytes =
         (COLLECT_LEFT_BYTES_ALL_CORES / threads).max(defaults.hash_join_single_partition_threshold);
     (rows, bytes)
+}
+
+/// The most distinct keys a hash join built on one partition hands its probe side's
+/// scans as an IN list (past it, a lookup in its hash table, which the scans skip as
+/// costly: `runtime_filter`): DataFusion's limit per partition times the session's
+/// cores, the keys a partitioned join of the same input would hand over in all its
+/// partitions together (`runtime_filter::unrouted` applies those as one list). TPC-H
+/// Q17's semi join has 204 keys: one list on 2 cores, as when it was partitioned.
+fn inlist_keys(threads: usize) -> usize {
+    let per_partition =
+        (ConfigOptions::default().optimizer).hash_join_inlist_pushdown_max_distinct_values;
+    per_partition.saturating_mul(threads.max(1))
 }
 
 /// What SQL may do in a coopscan session: read the tables registered with it, nothing

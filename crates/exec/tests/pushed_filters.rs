@@ -221,3 +221,49 @@ async fn a_join_filters_its_probe_scan_while_it_runs() {
         }
     }
 }
+
+/// The tuples a plan's topmost hash join took from its probe side, from `EXPLAIN
+/// ANALYZE`'s `input_rows=` (DataFusion prints `60.18 K` for 60 180).
+fn probe_rows(analyzed: &str) -> f64 {
+    let join = analyzed.split("HashJoinExec").nth(1).expect("a hash join");
+    let value = join.split(", input_rows=").nth(1).expect("its probe rows");
+    let mut words = value.split([' ', ',']);
+    let number: f64 = words.next().unwrap().parse().expect("a number");
+    match words.next() {
+        Some("K") => number * 1e3,
+        Some("M") => number * 1e6,
+        _ => number,
+    }
+}
+
+/// A join built whole on one partition whose build side holds more distinct keys than
+/// DataFusion hands over as an IN list per partition (150), but no more than its limit
+/// times the session's cores (`query_session_config`), still filters its probe scan:
+/// on 2 cores, 200-odd orders' keys keep the probe side to their tuples.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_of_a_few_hundred_keys_filters_its_probe_scan_on_two_cores() {
+    let reference = reference_context();
+    let build = "SELECT l_orderkey FROM lineitem WHERE l_orderkey < 800 AND l_linenumber = 1";
+    let keys = run(&reference, &format!("SELECT count(*) FROM ({build})")).await;
+    let keys: usize = keys[0][0].parse().unwrap();
+    assert!((151..=300).contains(&keys), "{keys} keys");
+    let sql = format!(
+        "SELECT count(*), sum(a.l_quantity) FROM lineitem a JOIN ({build}) b \
+         ON a.l_orderkey = b.l_orderkey"
+    );
+    let want = run(&reference, &sql).await;
+    let (name, ctx) = sessions(Layout::Dsm).remove(2);
+    assert_eq!(run(&ctx, &sql).await, want, "{name}");
+    let analyzed = run(&ctx, &format!("EXPLAIN ANALYZE {sql}"))
+        .await
+        .concat()
+        .join("\n");
+    assert!(analyzed.contains("mode=CollectLeft"), "{analyzed}");
+    let table_rows = run(&reference, "SELECT count(*) FROM lineitem").await;
+    let table_rows: f64 = table_rows[0][0].parse().unwrap();
+    let probed = probe_rows(&analyzed);
+    assert!(
+        probed < table_rows / 10.0,
+        "{probed} of {table_rows}: {analyzed}"
+    );
+}
