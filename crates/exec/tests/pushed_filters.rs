@@ -228,7 +228,7 @@ fn probe_rows(analyzed: &str) -> f64 {
     let join = analyzed.split("HashJoinExec").nth(1).expect("a hash join");
     let value = join.split(", input_rows=").nth(1).expect("its probe rows");
     let mut words = value.split([' ', ',']);
-    let number: f64 = words.next().unwrap().parse().expect("a number");
+    let number: f64 = words.next().expect("a value").parse().expect("a number");
     match words.next() {
         Some("K") => number * 1e3,
         Some("M") => number * 1e6,
