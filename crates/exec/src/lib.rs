@@ -40,6 +40,7 @@ mod feed;
 mod index_scan;
 pub mod join_sides;
 mod leaf_plan;
+mod like_segments;
 pub mod narrow_decimal;
 mod order_hint;
 mod partial_states;

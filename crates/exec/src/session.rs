@@ -25,6 +25,7 @@ use crate::delta::TableDelta;
 use crate::error::{ExecError, Result};
 use crate::feed::FeedPacing;
 use crate::join_sides::JoinSides;
+use crate::like_segments::LikeSegments;
 use crate::narrow_decimal::NarrowDecimals;
 use crate::provider::CoopTable;
 use crate::rewrite::plan_statement;
@@ -74,6 +75,7 @@ fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     rules.push(Arc::new(CheckedArithmetic));
     rules.push(Arc::new(ScanAggregates::default()));
     rules.push(Arc::new(NarrowDecimals));
+    rules.push(Arc::new(LikeSegments));
     rules
 }
 
