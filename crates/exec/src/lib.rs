@@ -57,6 +57,7 @@ mod scan_exec;
 pub mod semi_join_pushdown;
 mod session;
 mod shape;
+mod stand_in;
 mod statistics;
 
 /// The DataFusion this crate is built against, for callers that need its types.

@@ -11,7 +11,6 @@
 //! anything else stays DataFusion's `LIKE`.
 
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
@@ -27,6 +26,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use memchr::memmem::Finder;
 
 use crate::plan_exprs::rewrite_expressions;
+use crate::stand_in::{stands_in_for_original, with_original_child};
 
 /// The rule; [`crate::query_session`] adds it last.
 #[derive(Debug, Default)]
@@ -137,26 +137,7 @@ impl SegmentsExpr {
     }
 }
 
-impl fmt::Display for SegmentsExpr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "like_segments({})", self.original)
-    }
-}
-
-// Equality and hashing are the original's: the finders are a function of it.
-impl PartialEq for SegmentsExpr {
-    fn eq(&self, other: &Self) -> bool {
-        self.original.eq(&other.original)
-    }
-}
-
-impl Eq for SegmentsExpr {}
-
-impl Hash for SegmentsExpr {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.original.hash(state);
-    }
-}
+stands_in_for_original!(SegmentsExpr, "like_segments");
 
 impl PhysicalExpr for SegmentsExpr {
     fn data_type(&self, input_schema: &Schema) -> Result<DataType> {
@@ -181,21 +162,16 @@ impl PhysicalExpr for SegmentsExpr {
         Ok(ColumnarValue::Array(Arc::new(result)))
     }
 
-    /// The original is the only child: a rewrite of the plan that changes it gets the
-    /// new original back, as DataFusion's `LIKE`.
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
         vec![&self.original]
     }
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn PhysicalExpr>>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
-        match children.pop() {
-            Some(child) if children.is_empty() && Arc::ptr_eq(&child, &self.original) => Ok(self),
-            Some(child) if children.is_empty() => Ok(child),
-            _ => datafusion::common::internal_err!("like_segments takes exactly one child"),
-        }
+        let original = Arc::clone(&self.original);
+        with_original_child(self, &original, children)
     }
 
     fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

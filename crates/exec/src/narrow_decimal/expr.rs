@@ -2,7 +2,6 @@
 //! original expression whenever the values do not fit.
 
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Decimal128Array, RecordBatch};
@@ -13,6 +12,7 @@ use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 
 use super::program::Program;
+use crate::stand_in::{stands_in_for_original, with_original_child};
 
 /// `original`, evaluated on `i64` when every value fits; shown as `narrow_i64(…)`.
 #[derive(Debug)]
@@ -32,26 +32,7 @@ impl NarrowDecimalExpr {
     }
 }
 
-impl fmt::Display for NarrowDecimalExpr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "narrow_i64({})", self.original)
-    }
-}
-
-// Equality and hashing are the original's: the program is a function of it.
-impl PartialEq for NarrowDecimalExpr {
-    fn eq(&self, other: &Self) -> bool {
-        self.original.eq(&other.original)
-    }
-}
-
-impl Eq for NarrowDecimalExpr {}
-
-impl Hash for NarrowDecimalExpr {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.original.hash(state);
-    }
-}
+stands_in_for_original!(NarrowDecimalExpr, "narrow_i64");
 
 impl PhysicalExpr for NarrowDecimalExpr {
     fn data_type(&self, input_schema: &Schema) -> Result<DataType> {
@@ -73,22 +54,16 @@ impl PhysicalExpr for NarrowDecimalExpr {
         Ok(ColumnarValue::Array(Arc::new(array)))
     }
 
-    /// The original is the only child: a rewrite of the plan that changes it (columns
-    /// renumbered, say) gets the new original back, unnarrowed, rather than a program
-    /// compiled for another schema.
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
         vec![&self.original]
     }
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn PhysicalExpr>>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
-        match children.pop() {
-            Some(child) if children.is_empty() && Arc::ptr_eq(&child, &self.original) => Ok(self),
-            Some(child) if children.is_empty() => Ok(child),
-            _ => datafusion::common::internal_err!("narrow_i64 takes exactly one child"),
-        }
+        let original = Arc::clone(&self.original);
+        with_original_child(self, &original, children)
     }
 
     fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
