@@ -10,7 +10,6 @@
 //! Only case-sensitive patterns of plain characters take this path (no `_`, no escape);
 //! anything else stays DataFusion's `LIKE`.
 
-use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
@@ -26,7 +25,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use memchr::memmem::Finder;
 
 use crate::plan_exprs::rewrite_expressions;
-use crate::stand_in::{stands_in_for_original, with_original_child};
+use crate::stand_in::{original_as_only_child, stands_in_for_original};
 
 /// The rule; [`crate::query_session`] adds it last.
 #[derive(Debug, Default)]
@@ -162,21 +161,7 @@ impl PhysicalExpr for SegmentsExpr {
         Ok(ColumnarValue::Array(Arc::new(result)))
     }
 
-    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
-        vec![&self.original]
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn PhysicalExpr>>,
-    ) -> Result<Arc<dyn PhysicalExpr>> {
-        let original = Arc::clone(&self.original);
-        with_original_child(self, &original, children)
-    }
-
-    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.original.fmt_sql(f)
-    }
+    original_as_only_child!();
 }
 
 #[cfg(test)]

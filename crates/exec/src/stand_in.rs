@@ -37,6 +37,30 @@ macro_rules! stands_in_for_original {
 }
 pub(crate) use stands_in_for_original;
 
+/// Inside `impl PhysicalExpr for` a stand-in with a field `original`: its
+/// `children` (the original alone), `with_new_children` ([`with_original_child`]) and
+/// `fmt_sql` (the original's).
+macro_rules! original_as_only_child {
+    () => {
+        fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+            vec![&self.original]
+        }
+
+        fn with_new_children(
+            self: Arc<Self>,
+            children: Vec<Arc<dyn PhysicalExpr>>,
+        ) -> Result<Arc<dyn PhysicalExpr>> {
+            let original = Arc::clone(&self.original);
+            $crate::stand_in::with_original_child(self, &original, children)
+        }
+
+        fn fmt_sql(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.original.fmt_sql(f)
+        }
+    };
+}
+pub(crate) use original_as_only_child;
+
 /// `PhysicalExpr::with_new_children` of a stand-in `this` whose only child is
 /// `original`: itself while the child is unchanged, else the new child alone.
 pub(crate) fn with_original_child<T: PhysicalExpr + 'static>(

@@ -1,7 +1,6 @@
 //! The physical expression that runs a [`Program`] in 64 bits and falls back to the
 //! original expression whenever the values do not fit.
 
-use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Decimal128Array, RecordBatch};
@@ -12,7 +11,7 @@ use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 
 use super::program::Program;
-use crate::stand_in::{stands_in_for_original, with_original_child};
+use crate::stand_in::{original_as_only_child, stands_in_for_original};
 
 /// `original`, evaluated on `i64` when every value fits; shown as `narrow_i64(…)`.
 #[derive(Debug)]
@@ -54,19 +53,5 @@ impl PhysicalExpr for NarrowDecimalExpr {
         Ok(ColumnarValue::Array(Arc::new(array)))
     }
 
-    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
-        vec![&self.original]
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn PhysicalExpr>>,
-    ) -> Result<Arc<dyn PhysicalExpr>> {
-        let original = Arc::clone(&self.original);
-        with_original_child(self, &original, children)
-    }
-
-    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.original.fmt_sql(f)
-    }
+    original_as_only_child!();
 }
