@@ -187,12 +187,13 @@ mod tests {
     }
 
     /// Random texts over a small alphabet (so segments occur, overlap and repeat), with
-    /// NULLs and a multi-byte character, against random patterns: the same answers as
-    /// DataFusion's own `LIKE` / `NOT LIKE`, for `Utf8` and `Utf8View`.
+    /// NULLs, a multi-byte character and a newline (`%` spans lines), against random
+    /// patterns: the same answers as DataFusion's own `LIKE` / `NOT LIKE`, for `Utf8`
+    /// and `Utf8View`.
     #[test]
     fn answers_as_datafusions_like_does() {
         let mut rng = ChaCha8Rng::seed_from_u64(0x11ce);
-        let alphabet = ['a', 'b', 'c', 'é'];
+        let alphabet = ['a', 'b', 'c', 'é', '\n'];
         let word = |rng: &mut ChaCha8Rng, max: usize| -> String {
             let n = rng.random_range(0..=max);
             (0..n)
