@@ -186,6 +186,37 @@ mod tests {
         }
     }
 
+    /// Every coopscan session plans a `LIKE` of segments as this expression, and answers
+    /// as DataFusion does.
+    #[tokio::test]
+    async fn a_sessions_filter_uses_it() {
+        use crate::query_session;
+        use datafusion::datasource::MemTable;
+        use datafusion::prelude::{SessionConfig, SessionContext};
+        let schema = Arc::new(Schema::new(vec![Field::new("t", DataType::Utf8, true)]));
+        let texts = StringArray::from(vec![Some("ab"), Some("ba"), None, Some("xaxbx")]);
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(texts)]).unwrap();
+        let sql = "SELECT t FROM texts WHERE t LIKE '%a%b%' ORDER BY t";
+        let mut answers = Vec::new();
+        for ctx in [query_session(SessionConfig::new()), SessionContext::new()] {
+            let table = MemTable::try_new(Arc::clone(&schema), vec![vec![batch.clone()]]).unwrap();
+            ctx.register_table("texts", Arc::new(table)).unwrap();
+            let plan = ctx.sql(&format!("EXPLAIN {sql}")).await.unwrap();
+            let plan = datafusion::arrow::util::pretty::pretty_format_batches(
+                &plan.collect().await.unwrap(),
+            )
+            .unwrap()
+            .to_string();
+            answers.push((
+                plan.contains("like_segments("),
+                ctx.sql(sql).await.unwrap().collect().await.unwrap(),
+            ));
+        }
+        assert!(answers[0].0, "the session's plan uses like_segments");
+        assert!(!answers[1].0, "plain DataFusion's does not");
+        assert_eq!(answers[0].1, answers[1].1);
+    }
+
     /// Random texts over a small alphabet (so segments occur, overlap and repeat), with
     /// NULLs, a multi-byte character and a newline (`%` spans lines), against random
     /// patterns: the same answers as DataFusion's own `LIKE` / `NOT LIKE`, for `Utf8`

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::common::config::ConfigOptions;
+use datafusion::common::config::OptimizerOptions;
 use datafusion::datasource::source_as_provider;
 use datafusion::error::DataFusionError;
 use datafusion::execution::context::SQLOptions;
@@ -87,11 +87,7 @@ fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
 /// defaults ([`COLLECT_LEFT_ROWS_ALL_CORES`]).
 pub fn query_session_config(threads: usize) -> SessionConfig {
     let mut config = SessionConfig::new().with_target_partitions(threads.max(1));
-    let optimizer = &mut config.options_mut().optimizer;
-    let (rows, bytes) = collect_left_limits(threads);
-    optimizer.hash_join_single_partition_threshold_rows = rows;
-    optimizer.hash_join_single_partition_threshold = bytes;
-    optimizer.hash_join_inlist_pushdown_max_distinct_values = inlist_keys(threads);
+    few_core_joins(&mut config.options_mut().optimizer, threads.max(1));
     if threads <= 1 {
         config.with_extension(Arc::new(FeedPacing::Alternate))
     } else {
@@ -111,28 +107,23 @@ pub fn query_session_config(threads: usize) -> SessionConfig {
 const COLLECT_LEFT_ROWS_ALL_CORES: usize = 8_000_000;
 const COLLECT_LEFT_BYTES_ALL_CORES: usize = 128 << 20;
 
-/// [`COLLECT_LEFT_ROWS_ALL_CORES`] and [`COLLECT_LEFT_BYTES_ALL_CORES`] shared among
-/// `threads` cores, at least DataFusion's defaults.
-fn collect_left_limits(threads: usize) -> (usize, usize) {
-    let defaults = ConfigOptions::default().optimizer;
-    let threads = threads.max(1);
-    let rows = (COLLECT_LEFT_ROWS_ALL_CORES / threads)
-        .max(defaults.hash_join_single_partition_threshold_rows);
-    let bytes =
-        (COLLECT_LEFT_BYTES_ALL_CORES / threads).max(defaults.hash_join_single_partition_threshold);
-    (rows, bytes)
-}
-
-/// The most distinct keys a hash join built on one partition hands its probe side's
-/// scans as an IN list (past it, a lookup in its hash table, which the scans skip as
-/// costly: `runtime_filter`): DataFusion's limit per partition times the session's
-/// cores, the keys a partitioned join of the same input would hand over in all its
-/// partitions together (`runtime_filter::unrouted` applies those as one list). TPC-H
-/// Q17's semi join has 204 keys: one list on 2 cores, as when it was partitioned.
-fn inlist_keys(threads: usize) -> usize {
-    let per_partition =
-        (ConfigOptions::default().optimizer).hash_join_inlist_pushdown_max_distinct_values;
-    per_partition.saturating_mul(threads.max(1))
+/// `optimizer`, holding DataFusion's defaults, set for a session of `threads` cores:
+/// - build inputs of up to [`COLLECT_LEFT_ROWS_ALL_CORES`] tuples or
+///   [`COLLECT_LEFT_BYTES_ALL_CORES`] bytes shared among the cores built on one
+///   partition, never less than DataFusion's limits;
+/// - the most distinct keys such a join hands its probe side's scans as an IN list
+///   (past it, a lookup in its hash table, which the scans skip as costly:
+///   `runtime_filter`): DataFusion's limit per partition times the cores, the keys a
+///   partitioned join of the same input would hand over in all its partitions together
+///   (`runtime_filter::unrouted` applies those as one list). TPC-H Q17's semi join has
+///   204 keys: one list on 2 cores, as when it was partitioned.
+fn few_core_joins(optimizer: &mut OptimizerOptions, threads: usize) {
+    let rows = &mut optimizer.hash_join_single_partition_threshold_rows;
+    *rows = (COLLECT_LEFT_ROWS_ALL_CORES / threads).max(*rows);
+    let bytes = &mut optimizer.hash_join_single_partition_threshold;
+    *bytes = (COLLECT_LEFT_BYTES_ALL_CORES / threads).max(*bytes);
+    let keys = &mut optimizer.hash_join_inlist_pushdown_max_distinct_values;
+    *keys = keys.saturating_mul(threads);
 }
 
 /// What SQL may do in a coopscan session: read the tables registered with it, nothing
