@@ -9,6 +9,9 @@ use crate::bandwidth::BYTES_PER_MB;
 use coopscan_paper::sharing::SHARING_CLASSES;
 use serde::{Deserialize, Serialize};
 
+/// The prefix of a policy's name in a run the simulator made of the same streams.
+pub const SIMULATED: &str = "sim:";
+
 /// One policy's run of all streams at once.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TpchRun {
@@ -38,6 +41,16 @@ pub struct TpchRun {
 }
 
 impl TpchRun {
+    /// Whether the simulator made it (`sim:POLICY`), not the engine.
+    pub fn simulated(&self) -> bool {
+        self.policy.starts_with(SIMULATED)
+    }
+
+    /// Whether it is an LRU run (`normal`), the engine's or the simulator's.
+    pub fn lru(&self) -> bool {
+        self.policy.strip_prefix(SIMULATED).unwrap_or(&self.policy) == "normal"
+    }
+
     /// Bytes read in MB (10^6 bytes, the unit of the device's bandwidth).
     pub fn mb_read(&self) -> f64 {
         self.bytes_read as f64 / BYTES_PER_MB
@@ -147,9 +160,14 @@ impl TpchPoint {
         self.runs.iter().find(|r| r.policy == policy)
     }
 
-    /// `policy`'s average stream time ÷ LRU's (`normal`).
+    /// `policy`'s average stream time ÷ LRU's (`normal`); a simulated run's
+    /// (`sim:POLICY`) ÷ the simulated LRU's (`sim:normal`).
     pub fn over_lru(&self, policy: &str) -> Option<f64> {
-        let lru = self.run("normal")?.avg_stream_s;
+        let lru = match policy.starts_with(SIMULATED) {
+            true => self.run(&format!("{SIMULATED}normal")),
+            false => self.run("normal"),
+        };
+        let lru = lru?.avg_stream_s;
         let ours = self.run(policy)?.avg_stream_s;
         (lru > 0.0).then(|| ours / lru)
     }

@@ -306,8 +306,70 @@ fn the_single_point_adds_figure_18_and_a_flag_fixes_the_swept_quantity() {
 }
 
 #[test]
+fn the_simulator_runs_the_same_streams_at_every_point() {
+    let (out, report, _) = throughput_preset(
+        "tpch-buffer",
+        &[
+            "--queries",
+            "3",
+            "--policies",
+            "normal,relevance",
+            "--simulate",
+            "only",
+        ],
+    );
+    let touched = report["calibration"]["touched_bytes"]
+        .as_u64()
+        .expect("touched");
+    let points = report["points"].as_array().expect("points");
+    assert_eq!(points.len(), 7);
+    for point in points {
+        let runs = point["runs"].as_array().expect("runs");
+        let names: Vec<&str> = runs
+            .iter()
+            .map(|r| r["policy"].as_str().expect("policy"))
+            .collect();
+        assert_eq!(names, ["sim:normal", "sim:relevance"], "no real run");
+        for run in runs {
+            assert_eq!(run["stream_s"].as_array().map(Vec::len), Some(2));
+            assert!(run["avg_stream_s"].as_f64().expect("avg") > 0.0, "{run}");
+            // Every piece the real run touched (measured by the calibration, on the
+            // real engine) is in some planned scan, which the simulator reads.
+            let bytes = run["bytes_read"].as_u64().expect("bytes");
+            assert!(bytes >= touched, "{bytes} < {touched}: {run}");
+        }
+    }
+    assert!(out.contains("sim:relevance"), "{out}");
+    // With a buffer that holds everything each piece is read once: the simulator reads
+    // the planned scans' pieces, the engine those its queries touched — fewer where a
+    // join's runtime filter pruned chunks while the query ran (1.4 × here).
+    let (_, report, _) = throughput_preset(
+        "tpch-throughput",
+        &[
+            "--queries",
+            "3",
+            "--policies",
+            "relevance",
+            "--buffer-pct",
+            "1000",
+            "--bandwidth-mb",
+            "1000",
+            "--simulate",
+        ],
+    );
+    let runs = report["points"][0]["runs"].as_array().expect("runs");
+    let bytes = |i: usize| runs[i]["bytes_read"].as_u64().expect("bytes");
+    assert_eq!(runs[1]["policy"], "sim:relevance", "{runs:?}");
+    assert!(bytes(0) <= bytes(1) && bytes(1) <= 2 * bytes(0), "{runs:?}");
+}
+
+#[test]
 fn impossible_throughput_runs_are_clear_errors_before_any_work() {
     for (flags, says) in [
+        (
+            &["--simulate", "only", "--engines", "coopscan,duckdb"][..],
+            "--simulate only runs no engine",
+        ),
         (&["--engines", "duckdb"][..], "need coopscan"),
         (&["--engines", "coopscan,postgres"][..], "unknown engine"),
         (&["--queries", "23"][..], "--queries: 1 to 22"),

@@ -46,6 +46,7 @@ mod order_hint;
 mod partial_states;
 mod plan_common;
 mod plan_exprs;
+mod planned_scans;
 mod provider;
 pub mod pushdown;
 mod queries;
@@ -74,6 +75,7 @@ pub use index_scan::{
 };
 pub use leaf_plan::{ChunkSource, LeafScanExec};
 pub use order_hint::InOrderHint;
+pub use planned_scans::{planned_scans, PlannedScan};
 pub use provider::{CoopTable, ScanMode};
 pub use pushdown::ROWID_COLUMN;
 pub use queries::{

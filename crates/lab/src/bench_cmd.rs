@@ -146,6 +146,21 @@ pub struct BenchArgs {
     /// `coopscan opt FILE`.
     #[arg(long, value_name = "DIR")]
     pub trace: Option<PathBuf>,
+    /// The tpch-* presets: also (`--simulate`) or only (`--simulate only`) run every
+    /// point's policies in the simulator — the same streams, buffer, device and
+    /// policies; each query's scans read off its plan and its CPU measured alone —
+    /// reported as `sim:POLICY` beside the real runs.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "also")]
+    pub simulate: Option<Simulate>,
+}
+
+/// Whether a preset's points run in the simulator too, or only there (`--simulate`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Simulate {
+    /// Beside the real engine's runs.
+    Also,
+    /// Instead of them (the calibration still runs on the real engine).
+    Only,
 }
 
 /// `coopscan bench`. A run stopped by SIGINT or SIGTERM ends in the signal thread
@@ -163,6 +178,10 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         eprintln!("note: a previous run's leftover: {line}");
     }
     crate::signals::undo_on_signal()?;
+    anyhow::ensure!(
+        args.simulate.is_none(),
+        "--simulate: only the tpch-* presets (the others have `coopscan sim --preset`)"
+    );
     if let Some(experiment) = coopscan_paper::clotho::by_name(&args.preset) {
         anyhow::ensure!(
             args.engines == "coopscan",

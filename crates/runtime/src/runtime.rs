@@ -449,6 +449,13 @@ impl Runtime {
         self.shared.inner.lock().driver.take_trace()
     }
 
+    /// Table `table`'s chunks and pieces as its ABM sees them now (what a simulation of
+    /// this runtime's workload lays out, `coopscan_sim::SimTable`).
+    pub fn geometry(&self, table: TableId) -> Result<TableGeometry> {
+        let inner = self.shared.inner.lock();
+        Ok(inner.driver.catalog().table(table)?.geometry().clone())
+    }
+
     /// The buffer's byte budget (all tables' together).
     pub fn buffer_bytes(&self) -> u64 {
         self.shared.inner.lock().driver.catalog().budget_bytes()

@@ -59,6 +59,7 @@ fn workload(cfg: &SimConfig, snapshots: Snapshots) -> Workload {
                         workers: 1,
                         split: Split::Dynamic,
                         snapshot: Some(snapshot.clone()),
+                        table: 0,
                     }
                 })
                 .collect();

@@ -8,6 +8,13 @@
 //! equal times CPU completions go first, then load completions, then arrivals, then
 //! hold ends, so runs are deterministic. Queries ask with `next_chunk_paced` and honour
 //! a `Paced::Hold` by asking again at its end (only `pbm-throttle` holds).
+//!
+//! The buffer is a [`Catalog`]: one table (`SimConfig::chunk_count`, `chunk_bytes`,
+//! `column_bytes`) or several ([`SimConfig::tables`], the 2012 paper's §4.2 setup: one
+//! buffer for every TPC-H table), each with its own policy under one byte budget and
+//! one device. A query scans the table its [`QuerySpec::table`] names; a chunk costs it
+//! cycles per byte of that chunk's pieces it reads. A run's counters (loads, bytes,
+//! evictions, boundaries, equivalence classes) are summed over the tables.
 
 use crate::boundaries::Boundaries;
 use crate::model::{nanos, CpuModel, DeviceModel};
@@ -17,7 +24,7 @@ use crate::workload::{QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::static_slices;
 use coopscan_buffer::{
-    Abm, AbmConfig, AbmState, Answer, AnyPolicy, BufferError, Catalog, ChunkId, ChunkRanges,
+    Abm, AbmConfig, Answer, AnyPolicy, BufferBudget, BufferError, Catalog, ChunkId, ChunkRanges,
     ColumnMask, ColumnOrder, Driver, EvictionStrategy, HolderId, Mail, OnLoadFailure, PieceId,
     Policy, PolicyKind, RowRanges, ScanId, ScanSpec, Snapshot, Split, TableGeometry, TableId,
 };
@@ -37,11 +44,23 @@ pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
 #[derive(Clone, Debug, Serialize)]
 pub struct SimConfig {
     /// DSM: bytes of each column's piece of every chunk (empty: NSM/PAX, one piece of
-    /// `chunk_bytes` per chunk).
+    /// `chunk_bytes` per chunk). Ignored when `tables` is not empty.
     pub column_bytes: Vec<u64>,
+    /// Chunks of the one table; ignored when `tables` is not empty.
     pub chunk_count: u32,
+    /// Bytes of each NSM/PAX chunk of the one table; ignored when `tables` is not empty.
     pub chunk_bytes: u64,
+    /// Several tables in the one buffer (table `i` is `TableId(i)`, which
+    /// `QuerySpec::table` names), replacing the one table of `chunk_count`,
+    /// `chunk_bytes` and `column_bytes`. Empty: that one table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<SimTable>,
+    /// The buffer, in chunks of the largest chunk of any table (unless `budget_bytes`).
     pub frames: u32,
+    /// The buffer in bytes, replacing `frames`: what a run of tables of unequal chunks
+    /// (`tables`) is naturally given. `None`: `frames` chunks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_bytes: Option<u64>,
     pub max_inflight: u32,
     pub device: DeviceModel,
     pub cpu: CpuModel,
@@ -60,6 +79,17 @@ pub struct SimConfig {
     /// Columnar chunks are CSM tiles: loads follow Clotho's page schemas
     /// (`TableGeometry::with_tiles`). A load is one device request either way here.
     pub tiles: bool,
+}
+
+/// One table of a run over several tables ([`SimConfig::tables`]): columnar (DSM), its
+/// chunks free to differ in size (a last chunk smaller, say). Rows do not matter here:
+/// every chunk has the engine's synthetic rows, as in the one-table setup.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SimTable {
+    pub name: String,
+    /// Per chunk, the bytes of each column's piece: `column_bytes[chunk][column]`; every
+    /// chunk has the same columns, none of 0 bytes.
+    pub column_bytes: Vec<Vec<u64>>,
 }
 
 /// Transient read failures, drawn from a seed: each completed piece read fails with
@@ -83,7 +113,9 @@ impl SimConfig {
             column_bytes: Vec::new(),
             chunk_count,
             chunk_bytes,
+            tables: Vec::new(),
             frames,
+            budget_bytes: None,
             max_inflight: 1,
             device: DeviceModel::Bandwidth {
                 bytes_per_sec: PAPER_2007_DISK_BYTES_PER_S,
@@ -195,8 +227,36 @@ struct Sim<'a> {
     boundaries: Boundaries,
 }
 
-/// The simulated table: `chunk_count` equal chunks of `chunk_bytes`.
+/// The simulated table: `chunk_count` equal chunks of `chunk_bytes` (or of
+/// `column_bytes`), or the one table of `tables`. A run of several tables has no one
+/// geometry: see [`geometries`].
 pub fn geometry(cfg: &SimConfig) -> Result<TableGeometry, SimError> {
+    let mut all = geometries(cfg)?;
+    match (all.pop(), all.is_empty()) {
+        (Some(geometry), true) => Ok(geometry),
+        _ => Err(SimError::InvalidSetup(format!(
+            "{} tables have no one geometry (see `geometries`)",
+            cfg.tables.len()
+        ))),
+    }
+}
+
+/// Every table of the run, table `i` at `i`: the one table of `chunk_count`,
+/// `chunk_bytes` and `column_bytes` when `tables` is empty, else `tables`.
+pub fn geometries(cfg: &SimConfig) -> Result<Vec<TableGeometry>, SimError> {
+    if cfg.tables.is_empty() {
+        return Ok(vec![single_geometry(cfg)?]);
+    }
+    if cfg.tiles {
+        return Err(SimError::InvalidSetup(
+            "tiles are a setting of the one table, not of `tables`".into(),
+        ));
+    }
+    cfg.tables.iter().map(table_geometry).collect()
+}
+
+/// The one table of `chunk_count`, `chunk_bytes` and `column_bytes`.
+fn single_geometry(cfg: &SimConfig) -> Result<TableGeometry, SimError> {
     let geometry = TableGeometry::uniform(cfg.chunk_count, ROWS_PER_CHUNK).map_err(setup)?;
     if cfg.tiles && cfg.column_bytes.is_empty() {
         return Err(setup(BufferError::InvalidGeometry(
@@ -215,36 +275,88 @@ pub fn geometry(cfg: &SimConfig) -> Result<TableGeometry, SimError> {
     geometry.with_chunk_bytes(sizes).map_err(setup)
 }
 
-/// Bytes of one chunk a query reading `columns` processes (0 = every column).
-fn processed_bytes(cfg: &SimConfig, columns: u64) -> u64 {
-    if cfg.column_bytes.is_empty() {
-        return cfg.chunk_bytes;
-    }
-    let read = |(i, b): (usize, &u64)| (columns == 0 || columns >> i & 1 == 1).then_some(*b);
-    cfg.column_bytes.iter().enumerate().filter_map(read).sum()
+/// A table of `tables`: its chunks' column sizes over synthetic rows (rows per chunk
+/// do not matter to the simulator).
+fn table_geometry(table: &SimTable) -> Result<TableGeometry, SimError> {
+    let invalid = |why: String| SimError::InvalidSetup(format!("table {:?}: {why}", table.name));
+    let chunks = match u32::try_from(table.column_bytes.len()) {
+        Ok(0) => return Err(invalid("no chunks".into())),
+        Ok(n) => n,
+        Err(_) => return Err(invalid("more than 2^32 chunks".into())),
+    };
+    TableGeometry::uniform(chunks, ROWS_PER_CHUNK)
+        .and_then(|g| g.with_column_bytes(table.column_bytes.clone()))
+        .map_err(|e| invalid(e.to_string()))
 }
 
-/// The ABM configuration of a run: a buffer of `frames` chunks.
+/// Bytes of chunk `chunk` that `query` processes: those of the columns it reads of
+/// its table (every column when `columns` is 0). Chunks of `tables` may differ in
+/// size, so the cost is per chunk, not per query.
+fn processed_bytes(cfg: &SimConfig, query: &QuerySpec, chunk: u32) -> u64 {
+    match cfg.tables.get(query.table as usize) {
+        Some(table) => table
+            .column_bytes
+            .get(chunk as usize)
+            .map_or(0, |pieces| read_bytes(pieces, query.columns)),
+        None if cfg.column_bytes.is_empty() => cfg.chunk_bytes,
+        None => read_bytes(&cfg.column_bytes, query.columns),
+    }
+}
+
+/// The bytes of the pieces `columns` reads (0 = every column) of one chunk.
+fn read_bytes(column_bytes: &[u64], columns: u64) -> u64 {
+    let read = |(i, b): (usize, &u64)| (columns == 0 || columns >> i & 1 == 1).then_some(*b);
+    column_bytes.iter().enumerate().filter_map(read).sum()
+}
+
+/// The ABM configuration of a run: a buffer of `frames` chunks, or of `budget_bytes`.
 pub fn abm_config(cfg: &SimConfig) -> AbmConfig {
-    AbmConfig::new(cfg.frames)
+    let config = match cfg.budget_bytes {
+        Some(bytes) => AbmConfig::with_budget(BufferBudget::Bytes(bytes)),
+        None => AbmConfig::new(cfg.frames),
+    };
+    config
         .with_max_inflight(cfg.max_inflight)
         .with_eviction(cfg.eviction)
         .with_column_order(cfg.column_order)
 }
 
-/// Runs `workload` under the policy of `kind` and reports per-query latencies and
-/// chunk loads.
+/// Runs `workload` under the policy of `kind` (one per table) and reports per-query
+/// latencies and chunk loads.
 pub fn simulate(
     cfg: &SimConfig,
     workload: &Workload,
     kind: PolicyKind,
 ) -> Result<RunResult, SimError> {
-    let policy = AnyPolicy::new(kind, &geometry(cfg)?, &abm_config(cfg));
-    simulate_policy(cfg, workload, policy)
+    simulate_tables(cfg, workload, kind, &BTreeSet::new())
+}
+
+/// [`simulate`] with the queries named in `in_order` registered as in-order Scans (see
+/// [`simulate_ordered`]): every table of the run in one buffer, each under its own
+/// policy of `kind`.
+pub fn simulate_tables(
+    cfg: &SimConfig,
+    workload: &Workload,
+    kind: PolicyKind,
+    in_order: &BTreeSet<String>,
+) -> Result<RunResult, SimError> {
+    simulate_catalog(cfg, workload, table_policies(cfg, kind)?, in_order)
+}
+
+/// One policy of `kind` per table of the run (see [`geometries`]), each built for its
+/// table's geometry and [`abm_config`].
+pub fn table_policies(cfg: &SimConfig, kind: PolicyKind) -> Result<Vec<AnyPolicy>, SimError> {
+    let config = abm_config(cfg);
+    let geometries = geometries(cfg)?;
+    Ok(geometries
+        .iter()
+        .map(|g| AnyPolicy::new(kind, g, &config))
+        .collect())
 }
 
 /// Runs `workload` under an already built policy (built for [`geometry`] and
 /// [`abm_config`] of `cfg`), so a policy can carry knowledge, e.g. of the future.
+/// One table only; [`simulate_catalog`] takes one policy per table.
 pub fn simulate_policy(
     cfg: &SimConfig,
     workload: &Workload,
@@ -262,21 +374,41 @@ pub fn simulate_ordered(
     policy: AnyPolicy,
     in_order: &BTreeSet<String>,
 ) -> Result<RunResult, SimError> {
-    let kind = policy.kind();
+    simulate_catalog(cfg, workload, vec![policy], in_order)
+}
+
+/// [`simulate_ordered`] over every table of the run in one buffer: `policies[i]`, of
+/// one kind, built for table `i` of [`geometries`] (e.g. by [`table_policies`]), so
+/// each table's policy may carry knowledge of its own.
+pub fn simulate_catalog(
+    cfg: &SimConfig,
+    workload: &Workload,
+    policies: Vec<AnyPolicy>,
+    in_order: &BTreeSet<String>,
+) -> Result<RunResult, SimError> {
     if let Some(f) = cfg.faults.filter(|f| f.per_mille > MAX_FAULT_PER_MILLE) {
         return Err(SimError::InvalidSetup(format!(
             "fault rate {} per mille: at most {MAX_FAULT_PER_MILLE}",
             f.per_mille
         )));
     }
-    let catalog = Catalog::new(vec![(geometry(cfg)?, policy)], &abm_config(cfg)).map_err(setup)?;
+    let geometries = geometries(cfg)?;
+    let kind = one_kind(&policies, geometries.len())?;
+    check_query_tables(workload, geometries.len())?;
+    if cfg.record_timeline && geometries.len() > 1 {
+        return Err(SimError::InvalidSetup(
+            "the timeline draws one table: not with several `tables`".into(),
+        ));
+    }
+    let first_chunks = geometries.first().map_or(0, TableGeometry::chunk_count);
+    let tables = geometries.into_iter().zip(policies).collect();
+    let catalog = Catalog::new(tables, &abm_config(cfg)).map_err(setup)?;
     // An injected failure is transient: the scans keep their interest and the policy
     // reads the chunk again (see `SimFaults`).
     let mut driver = Driver::new(catalog, OnLoadFailure::Retry);
     if cfg.record_trace {
         driver.record_trace();
     }
-    let policy = kind;
     let arrivals = workload
         .streams
         .iter()
@@ -286,7 +418,7 @@ pub fn simulate_ordered(
         cfg,
         workload,
         in_order,
-        policy,
+        policy: kind,
         driver,
         now: 0.0,
         queries: Vec::new(),
@@ -295,7 +427,7 @@ pub fn simulate_ordered(
         stream_end: workload.streams.iter().map(|s| s.start_s).collect(),
         disk_free_at: 0.0,
         inflight: Vec::new(),
-        timeline: cfg.record_timeline.then(|| Timeline::new(cfg.chunk_count)),
+        timeline: cfg.record_timeline.then(|| Timeline::new(first_chunks)),
         results: Vec::new(),
         cpu_busy_core_s: 0.0,
         scheduling: Duration::ZERO,
@@ -309,12 +441,39 @@ pub fn simulate_ordered(
     sim.run()
 }
 
-/// The simulated table's ABM: the catalog's one table, which `simulate_ordered` built.
-fn table(driver: &Driver<AnyPolicy, ()>) -> &Abm<AnyPolicy> {
-    match driver.catalog().table(TableId(0)) {
-        Ok(abm) => abm,
-        Err(e) => panic!("the simulated table is table 0: {e}"),
+/// The one policy kind of `policies`, one per table: a run reports one policy.
+fn one_kind(policies: &[AnyPolicy], tables: usize) -> Result<PolicyKind, SimError> {
+    if policies.len() != tables {
+        return Err(SimError::InvalidSetup(format!(
+            "{} policies for {tables} tables: one per table",
+            policies.len()
+        )));
     }
+    let kinds: BTreeSet<PolicyKind> = policies.iter().map(AnyPolicy::kind).collect();
+    match (kinds.first(), kinds.len()) {
+        (Some(kind), 1) => Ok(*kind),
+        _ => Err(SimError::InvalidSetup(format!(
+            "policies of {} kinds: a run reports one",
+            kinds.len()
+        ))),
+    }
+}
+
+/// Refuses a query of a table the run does not have, before anything runs.
+fn check_query_tables(workload: &Workload, tables: usize) -> Result<(), SimError> {
+    let queries = workload.streams.iter().flat_map(|s| &s.queries);
+    match queries.into_iter().find(|q| q.table as usize >= tables) {
+        Some(q) => Err(SimError::InvalidSetup(format!(
+            "query {} scans table {}, but the run has {tables} table(s)",
+            q.name, q.table
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A table's ABM in the run's catalog.
+fn table(driver: &Driver<AnyPolicy, ()>, id: TableId) -> Result<&Abm<AnyPolicy>, BufferError> {
+    driver.catalog().table(id)
 }
 
 /// Each chunk of `snapshot` with its first row in the snapshot's rows.
@@ -362,7 +521,7 @@ impl Sim<'_> {
     fn run(mut self) -> Result<RunResult, SimError> {
         let mut events = 0u64;
         loop {
-            self.pump_loader();
+            self.pump_loader()?;
             self.record_series();
             let Some((t, event)) = self.next_event() else {
                 break;
@@ -382,7 +541,7 @@ impl Sim<'_> {
                     .check_invariants()
                     .map_err(|e| self.buffer_error(e))?;
             }
-            self.max_classes = self.max_classes.max(self.state().class_count());
+            self.max_classes = self.max_classes.max(self.class_count());
             events += 1;
             if events > self.cfg.max_events {
                 return Err(SimError::TooManyEvents {
@@ -402,9 +561,15 @@ impl Sim<'_> {
         }
     }
 
-    /// The simulated table's ABM state.
-    fn state(&self) -> &AbmState {
-        table(&self.driver).state()
+    /// Live equivalence classes of every table (each table has its own).
+    fn class_count(&self) -> usize {
+        let tables = self.driver.catalog().tables();
+        tables.map(|t| t.state().class_count()).sum()
+    }
+
+    /// The ABM of table `id` (a query's, checked before the run; a load's).
+    fn abm(&self, id: TableId) -> Result<&Abm<AnyPolicy>, SimError> {
+        table(&self.driver, id).map_err(|e| self.buffer_error(e))
     }
 
     /// Times an ABM call in host time (for the Figure 8 scheduling-cost measurement).
@@ -463,19 +628,25 @@ impl Sim<'_> {
     /// Starts every load the ABM wants: its device requests (`model::load_requests`)
     /// one after another; its pieces (DSM columns, smallest first) arrive in order as
     /// their bytes stream in.
-    fn pump_loader(&mut self) {
+    fn pump_loader(&mut self) -> Result<(), SimError> {
         let now = nanos(self.now);
+        // Straddling pages are DSM's: every table of `tables` is columnar, the one
+        // table when it has column sizes.
+        let columnar = !self.cfg.column_bytes.is_empty() || !self.cfg.tables.is_empty();
         while let Some(load) = self.timed(|driver| driver.next_load(now)) {
             let started_s = self.now.max(self.disk_free_at);
             let requests = crate::model::load_requests(&load.pieces, self.cfg.tiles);
             let read_s = self.cfg.device.load_read_s(load.bytes, requests);
-            if !self.cfg.column_bytes.is_empty() {
-                let state = table(&self.driver).state();
+            let state = table(&self.driver, load.table)
+                .map_err(|e| self.buffer_error(e))?
+                .state();
+            if columnar {
                 self.boundaries.add_load(state, &load.pieces);
             }
+            let piece_bytes: Vec<u64> = load.pieces.iter().map(|p| state.piece_bytes(*p)).collect();
             let mut streamed = 0;
-            for piece in &load.pieces {
-                streamed += self.state().piece_bytes(*piece);
+            for (piece, bytes) in load.pieces.iter().zip(piece_bytes) {
+                streamed += bytes;
                 let share = streamed as f64 / load.bytes.max(1) as f64;
                 self.inflight.push(InFlight {
                     piece: *piece,
@@ -494,6 +665,7 @@ impl Sim<'_> {
                 self.queries[q].loads += 1;
             }
         }
+        Ok(())
     }
 
     fn on_arrival(&mut self, stream: usize) -> Result<(), SimError> {
@@ -501,11 +673,13 @@ impl Sim<'_> {
             return Ok(());
         };
         let spec = self.workload.streams[stream].queries[k].clone();
-        let geometry = table(&self.driver).geometry();
+        let table = TableId(spec.table);
+        let geometry = self.abm(table)?.geometry();
+        let chunk_count = geometry.chunk_count();
         let snapshot = spec.snapshot.clone().map(Snapshot::new);
         // The first row of each chunk the query may read, in its snapshot's rows.
         let starts: Vec<(ChunkId, u64)> = match &snapshot {
-            None => (0..self.cfg.chunk_count)
+            None => (0..chunk_count)
                 .map(|k| (ChunkId(k), geometry.rows_of_chunks(k..k + 1).start))
                 .collect(),
             Some(s) => snapshot_starts(geometry, s),
@@ -516,9 +690,13 @@ impl Sim<'_> {
             bits => ColumnMask(bits),
         };
         let in_order = self.in_order.contains(&spec.name);
-        let on_snapshot = |spec: ScanSpec| match &snapshot {
-            Some(s) => spec.on_snapshot(s.clone()),
-            None => spec,
+        // Every scan of the query reads its table, of its snapshot when it names one.
+        let on_snapshot = |mut spec: ScanSpec| {
+            spec.table = table;
+            match &snapshot {
+                Some(s) => spec.on_snapshot(s.clone()),
+                None => spec,
+            }
         };
         let scan_spec = on_snapshot(match in_order {
             true => ScanSpec::new(rows, columns).in_order(),
@@ -569,7 +747,7 @@ impl Sim<'_> {
             scans,
             start_s: self.now,
             wanted,
-            got: vec![false; self.cfg.chunk_count as usize],
+            got: vec![false; chunk_count as usize],
             got_count: 0,
             waiting_since: vec![None; usize::from(workers)],
             io_wait_s: 0.0,
@@ -680,7 +858,7 @@ impl Sim<'_> {
 
     fn start_processing(&mut self, q: usize, worker: u16, chunk: u32) -> Result<(), SimError> {
         let (policy, now) = (self.policy, self.now);
-        let bytes = processed_bytes(self.cfg, self.queries[q].spec.columns) as f64;
+        let bytes = processed_bytes(self.cfg, &self.queries[q].spec, chunk) as f64;
         let query = &mut self.queries[q];
         let name = || query.spec.name.clone();
         if !query.wanted.contains(ChunkId(chunk)) {
@@ -855,7 +1033,8 @@ impl Sim<'_> {
         if let Some(t) = self.timeline.as_mut() {
             t.finish(self.now);
         }
-        let stats = self.state().stats().clone();
+        // Every table's loads, bytes and evictions: the one device read them all.
+        let stats = self.driver.catalog().abm_stats();
         let trace = self.cfg.record_trace.then(|| self.driver.take_trace());
         // A stream's first query starts when the stream does.
         let spans = self
@@ -878,6 +1057,7 @@ impl Sim<'_> {
             total_time_s: self.now,
             chunk_loads: stats.loads,
             bytes_loaded: stats.bytes_loaded,
+            bytes_read: stats.bytes_read,
             evictions: stats.evictions,
             spare_evictions: stats.spare_evictions,
             boundaries: self.boundaries,

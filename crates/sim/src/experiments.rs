@@ -243,6 +243,7 @@ pub(crate) fn random_range_query(
         workers: 1,
         split: coopscan_buffer::Split::Dynamic,
         snapshot: None,
+        table: 0,
     }
 }
 

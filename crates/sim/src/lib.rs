@@ -4,7 +4,8 @@
 //! simulated device (fixed cost per chunk, or bandwidth + latency) and a simulated CPU
 //! (queries cost cycles per byte on a 2 GHz clock; cores shared by the running queries),
 //! as in the simulator of the 2004 CWI report §3.1. Runs are deterministic: the same
-//! preset and seed give the same numbers.
+//! preset and seed give the same numbers. One table, or several in one buffer
+//! (`SimConfig::tables`: the 2012 paper's TPC-H throughput run, §4.2).
 //!
 //! Presets (see `docs/simulation.md`): `homogeneous` and `heterogeneous` (2004 report
 //! Figures 3 and 4), `table2` (2007 paper Table 2 workload), `table3` (its DSM twin,
@@ -44,7 +45,8 @@ pub use boundaries::Boundaries;
 pub use common_prefix::{common_prefix, common_prefix_text, CommonPrefixReport, CommonPrefixRun};
 pub use dsm_variants::{table4_variants, variants_text, VARIANTS};
 pub use engine::{
-    abm_config, geometry, simulate, simulate_ordered, simulate_policy, SimConfig, SimFaults,
+    abm_config, geometries, geometry, simulate, simulate_catalog, simulate_ordered,
+    simulate_policy, simulate_tables, table_policies, SimConfig, SimFaults, SimTable,
     DEFAULT_MAX_EVENTS, MAX_FAULT_PER_MILLE,
 };
 pub use error::SimError;

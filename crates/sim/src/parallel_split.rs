@@ -46,6 +46,7 @@ fn query(
         workers,
         split,
         snapshot: None,
+        table: 0,
     }
 }
 

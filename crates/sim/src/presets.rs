@@ -9,6 +9,7 @@ use crate::SimError;
 use coopscan_buffer::PolicyKind;
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Range;
 use std::str::FromStr;
 
 const MB: u64 = 1_000_000;
@@ -125,6 +126,7 @@ fn full_scan(name: &str, cycles_per_byte: f64) -> QuerySpec {
         workers: 1,
         split: coopscan_buffer::Split::Dynamic,
         snapshot: None,
+        table: 0,
     }
 }
 
@@ -210,11 +212,10 @@ pub(crate) fn standalone_latencies(
         check_invariants: false,
         ..cfg.clone()
     };
-    let mut by_shape: HashMap<(u64, u32, u64), f64> = HashMap::new();
+    let mut by_shape: HashMap<Shape, f64> = HashMap::new();
     let mut out = HashMap::new();
     for q in workload.streams.iter().flat_map(|s| &s.queries) {
-        let len = q.chunks.iter().map(|r| r.end - r.start).sum();
-        let key = (q.cycles_per_byte.to_bits(), len, q.columns);
+        let key = shape(cfg, q);
         let latency = match by_shape.get(&key) {
             Some(l) => *l,
             None => {
@@ -231,6 +232,17 @@ pub(crate) fn standalone_latencies(
         out.insert(q.name.clone(), latency);
     }
     Ok(out)
+}
+
+/// What a lone query's latency depends on: cycles per byte, columns, table, chunks.
+type Shape = (u64, u64, u32, u32, Option<Vec<Range<u32>>>);
+
+fn shape(cfg: &SimConfig, q: &QuerySpec) -> Shape {
+    let len = q.chunks.iter().map(|r| r.end - r.start).sum();
+    // The one table's chunks are equal: only how many matter. Chunks of `tables` may
+    // differ in size, so there it matters which.
+    let which = (!cfg.tables.is_empty()).then(|| q.chunks.clone());
+    (q.cycles_per_byte.to_bits(), q.columns, q.table, len, which)
 }
 
 /// Runs a named scenario preset (not `fig8`, which has its own report).

@@ -39,6 +39,9 @@ pub struct RunResult {
     pub chunk_loads: u64,
     /// Bytes the loads read (DSM: only the columns loaded).
     pub bytes_loaded: u64,
+    /// Of `bytes_loaded`, what came from the device: the rest are DSM pages on a chunk
+    /// boundary copied from a resident neighbour (`AbmStats::bytes_read`).
+    pub bytes_read: u64,
     pub evictions: u64,
     /// Evicted pieces no scan needed (see `AbmStats::spare_evictions`).
     pub spare_evictions: u64,

@@ -96,6 +96,7 @@ pub fn table4_workload(cfg: &SimConfig, family: &[&str], seed: u64) -> Workload 
                         workers: 1,
                         split: coopscan_buffer::Split::Dynamic,
                         snapshot: None,
+                        table: 0,
                     }
                 })
                 .collect();

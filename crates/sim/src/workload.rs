@@ -1,5 +1,7 @@
 //! What the simulated queries do: streams of queries, each a CScan over chunk ranges
-//! with a CPU cost in cycles per byte.
+//! of one table with a CPU cost in cycles per byte. A run over several tables in one
+//! buffer (`SimConfig::tables`, the 2012 paper's TPC-H throughput run, §4.2) mixes
+//! queries of different tables, in one stream or across streams.
 
 use coopscan_buffer::Split;
 use serde::Serialize;
@@ -11,7 +13,11 @@ pub struct QuerySpec {
     /// Query type for per-type statistics, e.g. "F-10".
     pub kind: String,
     pub cycles_per_byte: f64,
-    /// Chunk ranges scanned; several non-contiguous ranges are allowed.
+    /// The table it scans: `TableId(table)`, an index into `SimConfig::tables` (0: the
+    /// one table when `tables` is empty).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub table: u32,
+    /// Chunk ranges scanned, of its table; several non-contiguous ranges are allowed.
     pub chunks: Vec<Range<u32>>,
     /// Columns read, one bit each, on a columnar (DSM) table; 0 = every column.
     pub columns: u64,
@@ -25,6 +31,10 @@ pub struct QuerySpec {
     /// prefix and chunks of its own); `chunks` must lie in it. `None`: every chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Vec<Range<u32>>>,
+}
+
+fn is_zero(table: &u32) -> bool {
+    *table == 0
 }
 
 /// Queries run one after another; the stream starts at `start_s`.

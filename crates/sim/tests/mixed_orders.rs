@@ -36,7 +36,9 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
         column_bytes: columns.clone(),
         chunk_count,
         chunk_bytes: 1 << 20,
+        tables: Vec::new(),
         frames: rng.random_range(2..=20),
+        budget_bytes: None,
         max_inflight: rng.random_range(1..=3),
         device: DeviceModel::FixedPerChunk {
             seconds: rng.random_range(0.01..0.2),
@@ -80,6 +82,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
                         workers: 1,
                         split: coopscan_buffer::Split::Dynamic,
                         snapshot: None,
+                        table: 0,
                     }
                 })
                 .collect(),

@@ -64,6 +64,7 @@ fn lone_scan_time_matches_the_device_and_cpu_models() {
             workers: 1,
             split: coopscan_buffer::Split::Dynamic,
             snapshot: None,
+            table: 0,
         };
         simulate(
             &cfg,

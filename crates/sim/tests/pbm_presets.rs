@@ -18,6 +18,7 @@ fn query(name: &str, chunks: std::ops::Range<u32>) -> QuerySpec {
         workers: 1,
         split: coopscan_buffer::Split::Dynamic,
         snapshot: None,
+        table: 0,
     }
 }
 
@@ -26,7 +27,9 @@ fn small(record_timeline: bool) -> SimConfig {
         column_bytes: Vec::new(),
         chunk_count: 8,
         chunk_bytes: 1_000_000,
+        tables: Vec::new(),
         frames: 8,
+        budget_bytes: None,
         max_inflight: 1,
         device: DeviceModel::FixedPerChunk { seconds: 0.1 },
         cpu: CpuModel { hz: 2e9, cores: 2 },

@@ -57,6 +57,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                         workers: 1,
                         split: coopscan_buffer::Split::Dynamic,
                         snapshot: None,
+                        table: 0,
                     }
                 })
                 .collect(),

@@ -51,7 +51,9 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
         column_bytes: Vec::new(),
         chunk_count,
         chunk_bytes: 1 << 20,
+        tables: Vec::new(),
         frames,
+        budget_bytes: None,
         max_inflight: rng.random_range(1..=3),
         device,
         cpu: CpuModel {
@@ -84,6 +86,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                     workers: 1,
                     split: coopscan_buffer::Split::Dynamic,
                     snapshot: None,
+                    table: 0,
                 })
                 .collect(),
         })

@@ -211,7 +211,7 @@ fn ours(report: &TpchReport) -> String {
         let ratios: Vec<String> = point
             .runs
             .iter()
-            .filter(|r| r.policy != "normal")
+            .filter(|r| !r.lru())
             .filter_map(|r| Some(format!("{} {:.2}", r.policy, point.over_lru(&r.policy)?)))
             .collect();
         if !ratios.is_empty() {
@@ -237,7 +237,7 @@ fn ours(report: &TpchReport) -> String {
 
 /// coopscan's best policy's average stream time ÷ each peer's at `point`.
 fn best_over_peers(report: &TpchReport, point: &TpchPoint) -> Option<String> {
-    let ours = point.runs.iter().filter(|r| r.engine_version.is_none());
+    let ours = (point.runs.iter()).filter(|r| r.engine_version.is_none() && !r.simulated());
     let best = ours.min_by(|a, b| a.avg_stream_s.total_cmp(&b.avg_stream_s))?;
     let ratios: Vec<String> = (point.runs.iter())
         .filter(|r| r.engine_version.is_some() && r.avg_stream_s > 0.0)
@@ -489,6 +489,27 @@ mod tests {
         let r = report(&[10.0, 30.0]);
         assert_eq!(r.points[0].over_lru("relevance"), Some(0.75));
         assert_eq!(r.points[0].over_lru("pbm"), None, "no such run");
+        // The simulator's runs against the simulated LRU, not the real one.
+        let mut simulated = r.clone();
+        let runs = &mut simulated.points[0].runs;
+        runs.push(run("sim:normal", 10.0, 1));
+        runs.push(run("sim:relevance", 6.0, 1));
+        assert_eq!(simulated.points[0].over_lru("sim:relevance"), Some(0.6));
+        assert_eq!(simulated.points[0].over_lru("relevance"), Some(0.75));
+        assert_eq!(
+            r.points[0].over_lru("sim:relevance"),
+            None,
+            "no simulated LRU"
+        );
+        let said = text(&simulated);
+        assert!(
+            said.contains("÷ LRU: relevance 0.75, sim:relevance 0.60;"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("coopscan's best"),
+            "the simulator is no peer"
+        );
         let text = text(&r);
         assert!(
             text.contains("ours:  at buffer_pct 10 ÷ LRU: relevance 0.75; at buffer_pct 30"),

@@ -20,7 +20,7 @@ use coopscan_bench::tpch_throughput::{
     median_round, CalibratedOn, TpchCalibration, TpchFailure, TpchPoint, TpchReport, TpchRun,
     TpchSharing,
 };
-use coopscan_lab::bench_cmd::{check_writable, report_paths, BenchArgs};
+use coopscan_lab::bench_cmd::{check_writable, report_paths, BenchArgs, Simulate};
 use coopscan_lab::data_dir::{data_root, dataset_dir};
 use coopscan_lab::table::table_bytes;
 use coopscan_paper::tpch_throughput::{
@@ -35,6 +35,7 @@ use coopscan_tpch::{stream_params, ImportOptions, Params, TpchTable};
 
 use super::peers::{parse_engines, Peers};
 use super::sharing::sharing_of_trace;
+use super::simulated::SimulatedStreams;
 use super::throughput::{run_policy, tokio_runtime, Conditions, PolicyRun, Results, Setup};
 use crate::cmd_gen::{default_threads, generate_database};
 use crate::session_args::{parse_policy, SessionArgs, SqlPolicy};
@@ -70,6 +71,8 @@ struct Plan {
     rounds: usize,
     /// The x values to run (the preset's axis, or one point when a flag fixes it).
     points: Vec<f64>,
+    /// Whether the points run in the simulator too, or only there.
+    simulate: Option<Simulate>,
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
@@ -124,12 +127,21 @@ fn run_preset(args: &BenchArgs) -> anyhow::Result<()> {
         &mut results,
         &tokio,
     )?;
+    let simulated = match plan.simulate {
+        Some(_) => Some(SimulatedStreams::measure(
+            &setup,
+            calibration.touched_bytes.max(least),
+            &tokio,
+        )?),
+        None => None,
+    };
     let mut points = Vec::with_capacity(plan.points.len());
     let mut sharing = None;
     let ran = Ran {
         setup: &setup,
         plan: &plan,
         peers: peers.as_ref(),
+        simulated: simulated.as_ref(),
         tokio: &tokio,
     };
     for &x in &plan.points {
@@ -161,6 +173,8 @@ struct Ran<'a> {
     setup: &'a Setup<'a>,
     plan: &'a Plan,
     peers: Option<&'a Peers>,
+    /// The simulator's side (`--simulate`).
+    simulated: Option<&'a SimulatedStreams>,
     tokio: &'a tokio::runtime::Runtime,
 }
 
@@ -185,7 +199,12 @@ impl Ran<'_> {
         let mut rounds: Vec<Vec<PolicyRun>> = policies.iter().map(|_| Vec::new()).collect();
         let mut peer_rounds: Vec<Vec<PolicyRun>> = (0..peers).map(|_| Vec::new()).collect();
         let mut failures = Vec::new();
-        for round in 0..plan.rounds {
+        // `--simulate only`: no real run at the point.
+        let real_rounds = match plan.simulate {
+            Some(Simulate::Only) => 0,
+            _ => plan.rounds,
+        };
+        for round in 0..real_rounds {
             let mut most_memory = conditions.buffer_bytes.unwrap_or(0);
             for i in 0..policies.len() {
                 let p = (i + round) % policies.len();
@@ -227,6 +246,7 @@ impl Ran<'_> {
             runs.push(median.run);
         }
         runs.extend(peer_rounds.into_iter().filter_map(median_of).map(|m| m.run));
+        runs.extend(self.simulated_runs(streams, conditions)?);
         let point = TpchPoint {
             x,
             streams,
@@ -240,6 +260,26 @@ impl Ran<'_> {
 }
 
 impl Ran<'_> {
+    /// Every cooperative policy of the plan at the point in the simulator, when asked.
+    fn simulated_runs(
+        &self,
+        streams: usize,
+        conditions: Conditions,
+    ) -> anyhow::Result<Vec<TpchRun>> {
+        let Some(simulated) = self.simulated else {
+            return Ok(Vec::new());
+        };
+        let mut runs = Vec::new();
+        for policy in &self.plan.policies {
+            if let SqlPolicy::Cooperative(kind) = *policy {
+                let run = simulated.run(streams, kind, conditions)?;
+                super::throughput::print_run(&run);
+                runs.push(run);
+            }
+        }
+        Ok(runs)
+    }
+
     /// Every peer once at the point, given at most `most_memory` (what coopscan's runs
     /// of the round used: buffer and operators): its run, or its failure, which is
     /// reported while coopscan's runs stand.
@@ -300,6 +340,10 @@ fn plan(args: &BenchArgs) -> anyhow::Result<Plan> {
         .map(|p| parse_policy(p).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<Vec<_>>>()
         .context("--policies")?;
+    anyhow::ensure!(
+        args.simulate != Some(Simulate::Only) || engines.peers.is_empty(),
+        "--simulate only runs no engine: leave out --engines' peers"
+    );
     let queries = args.queries.unwrap_or(QUERIES);
     anyhow::ensure!(
         (1..=QUERIES).contains(&queries),
@@ -341,6 +385,7 @@ fn plan(args: &BenchArgs) -> anyhow::Result<Plan> {
         seed: args.seed.unwrap_or(1),
         rounds: args.standalone_runs.unwrap_or(1),
         points,
+        simulate: args.simulate,
     })
 }
 

@@ -59,6 +59,7 @@ struct Report {
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.simulate.is_none(), "{}: no simulator side", TPCH.name);
     anyhow::ensure!(
         args.engines == "coopscan",
         "{}: coopscan alone (the layouts are coopscan's)",

@@ -29,6 +29,7 @@ pub mod bench;
 pub mod clotho;
 mod peers;
 mod sharing;
+mod simulated;
 mod throughput;
 
 /// Most repetitions of each query.
