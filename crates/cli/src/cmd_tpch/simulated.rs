@@ -17,8 +17,10 @@
 //!   (DSM only: one piece per column, as the runtime loads them).
 //!
 //! Not modelled: chunks a join's runtime filter prunes while the query runs (the plan
-//! does not know them; the simulated scan reads them), the page cache, and a device
-//! that reads several requests at once (one loader, as the runtime's default).
+//! does not know them; the simulated scan reads them), pages on a chunk boundary copied
+//! from a resident neighbour instead of read (the simulated tables have no shared
+//! pages), and a device that reads several requests at once (one loader, as the
+//! runtime's default). OPT is replayed on each simulated run's own references.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -27,6 +29,7 @@ use anyhow::Context;
 use coopscan_bench::bandwidth::BYTES_PER_MB;
 use coopscan_bench::cpu::process_cpu_time;
 use coopscan_bench::tpch_throughput::{TpchRun, SIMULATED};
+use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_buffer::{ChunkId, ColumnMask, PolicyKind, Split, TableGeometry, TableId};
 use coopscan_exec::datafusion::physical_plan::collect;
 use coopscan_exec::{plan_read_only, planned_scans, PlannedScan};
@@ -130,10 +133,14 @@ impl SimulatedStreams {
         policy: PolicyKind,
         conditions: Conditions,
     ) -> anyhow::Result<TpchRun> {
-        let config = self.config(conditions)?;
+        let mut config = self.config(conditions)?;
+        config.record_trace = true;
         let (workload, in_order) = self.workload(streams)?;
         let result = simulate_tables(&config, &workload, policy, &in_order)
             .with_context(|| format!("simulating {policy}"))?;
+        // Belady's OPT on the simulated run's own references, as for a real run.
+        let opt = (result.trace.as_ref()).zip(config.budget_bytes);
+        let opt = opt.map(|(trace, budget)| replay_opt(trace, budget));
         let stream_s = result.stream_times_s.clone();
         let avg_stream_s = result.avg_stream_time_s();
         Ok(TpchRun {
@@ -145,8 +152,8 @@ impl SimulatedStreams {
             cpu_s: result.cpu_use * f64::from(self.cores) * result.total_time_s,
             bytes_read: result.bytes_read,
             piece_loads: None,
-            opt_piece_loads: None,
-            opt_bytes: None,
+            opt_piece_loads: opt.as_ref().map(|o| o.loads),
+            opt_bytes: opt.as_ref().map(|o| o.bytes_loaded),
             rounds_avg_stream_s: vec![avg_stream_s],
             memory_bytes: None,
             engine_version: None,
