@@ -29,6 +29,11 @@ fn stdout(out: &Output) -> String {
 
 /// Generates all eight tables at SF 0.01 in DSM (1 MB chunks) into `out` on `threads`.
 fn generate(out: &Path, threads: &str) {
+    generate_in(out, threads, "dsm");
+}
+
+/// All eight tables at SF 0.01 in `layout` (1 MB chunks) into `out` on `threads`.
+fn generate_in(out: &Path, threads: &str, layout: &str) {
     let out = out.to_str().expect("utf8");
     stdout(&coopscan(&[
         "gen",
@@ -37,7 +42,7 @@ fn generate(out: &Path, threads: &str) {
         "--tables",
         "all",
         "--layout",
-        "dsm",
+        layout,
         "--chunk-mb",
         "1",
         "--threads",
@@ -361,6 +366,27 @@ fn the_simulator_runs_the_same_streams_at_every_point() {
     let bytes = |i: usize| runs[i]["bytes_read"].as_u64().expect("bytes");
     assert_eq!(runs[1]["policy"], "sim:relevance", "{runs:?}");
     assert!(bytes(0) <= bytes(1) && bytes(1) <= 2 * bytes(0), "{runs:?}");
+    // The simulator's tables are DSM: another layout is refused before any run.
+    let pax = tempfile::tempdir().expect("tempdir");
+    generate_in(pax.path(), "2", "pax");
+    let dir = pax.path().to_str().expect("utf8");
+    let out = coopscan(&[
+        "bench",
+        "--preset",
+        "tpch-throughput",
+        "--db",
+        dir,
+        "--simulate",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("needs a DSM database"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("[calibration]"),
+        "failed after starting: {err}"
+    );
 }
 
 #[test]

@@ -97,6 +97,9 @@ fn run_preset(args: &BenchArgs) -> anyhow::Result<()> {
     let db = database(args)?;
     let session = SessionArgs::for_database(&db, &session_flags(args))?;
     let open = session.open_tables()?;
+    if plan.simulate.is_some() {
+        SimulatedStreams::check_layouts(&open)?;
+    }
     // Q11's fraction and the parameters' domains follow the data, not --sf's default.
     let sf = super::database_sf(&open)?;
     let whole: u64 = open.tables.iter().map(table_bytes).sum();

@@ -32,17 +32,18 @@ use coopscan_bench::tpch_throughput::{TpchRun, SIMULATED};
 use coopscan_buffer::trace::opt::replay_opt;
 use coopscan_buffer::{ChunkId, ColumnMask, PolicyKind, Split, TableGeometry, TableId};
 use coopscan_exec::datafusion::physical_plan::collect;
+use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{plan_read_only, planned_scans, PlannedScan};
 use coopscan_sim::{
     simulate_tables, CpuModel, DeviceModel, QuerySpec, SimConfig, SimTable, StreamSpec, Workload,
     CPU_HZ_2GHZ,
 };
-use coopscan_storage::device::Device;
+use coopscan_storage::device::{Device, DeviceConfig};
 use coopscan_storage::Layout;
 use coopscan_tpch::Params;
 
 use super::throughput::{Conditions, Setup};
-use crate::session_args::SqlPolicy;
+use crate::session_args::{OpenTables, SqlPolicy};
 
 /// One TPC-H query of a stream as the simulator runs it.
 struct SimQuery {
@@ -63,6 +64,20 @@ pub struct SimulatedStreams {
 }
 
 impl SimulatedStreams {
+    /// Refuses tables the simulator cannot lay out, before any work: it knows DSM
+    /// tables only (one piece per column of a chunk).
+    pub fn check_layouts(open: &OpenTables) -> anyhow::Result<()> {
+        match open.tables.iter().find(|t| t.layout() != Layout::Dsm) {
+            Some(table) => anyhow::bail!(
+                "--simulate needs a DSM database (one piece per column, as the \
+                 simulator's tables are); {} is {}",
+                table.dir().display(),
+                table.layout()
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// Plans every query of `setup`'s streams and measures its CPU alone, warm: one
     /// pass over all streams fills a buffer of `buffer_bytes` (every touched piece),
     /// the second measures.
@@ -71,17 +86,9 @@ impl SimulatedStreams {
         buffer_bytes: u64,
         tokio: &tokio::runtime::Runtime,
     ) -> anyhow::Result<SimulatedStreams> {
-        let other = setup.open.tables.iter().find(|t| t.layout() != Layout::Dsm);
-        if let Some(table) = other {
-            anyhow::bail!(
-                "--simulate needs a DSM database (one piece per column, as the \
-                 simulator's tables are); {} is {}",
-                table.dir().display(),
-                table.layout()
-            );
-        }
+        Self::check_layouts(&setup.open)?;
         let config = setup.session.device.config()?;
-        let device = Arc::new(Device::new(coopscan_storage::device::DeviceConfig {
+        let device = Arc::new(Device::new(DeviceConfig {
             bandwidth: None,
             ..config
         }));
@@ -90,24 +97,24 @@ impl SimulatedStreams {
         let relevance = SqlPolicy::Cooperative(PolicyKind::Relevance);
         let (ctx, runtime) = session.open_with(setup.open.clone(), relevance, device)?;
         let runtime = runtime.context("a cooperative session has a runtime")?;
-        let mut streams = Vec::with_capacity(setup.streams.len());
-        // The first pass fills the buffer; the second measures.
-        for _ in 0..2 {
-            streams.clear();
-            for (s, params) in setup.streams.iter().enumerate() {
-                let mut queries = Vec::with_capacity(params.len());
-                for p in params {
-                    let query = tokio.block_on(measure_query(&ctx, p));
-                    queries.push(query.with_context(|| format!("stream {}", s + 1))?);
-                }
-                streams.push(queries);
-            }
+        let mut streams = Vec::new();
+        for pass in ["filling the buffer", "measuring"] {
+            eprintln!("[simulator] every query alone, {pass}");
+            streams = run_alone(&ctx, &setup.streams, tokio)?;
         }
-        let cpu_s: f64 = streams.iter().flatten().map(|q| q.cpu_s).sum();
+        let queries = streams.iter().flatten();
+        let cpu_s: f64 = queries.clone().map(|q| q.cpu_s).sum();
         eprintln!(
             "[simulator] {} queries planned and measured alone, warm: {cpu_s:.2} CPU-s",
-            streams.iter().map(Vec::len).sum::<usize>()
+            queries.clone().count()
         );
+        let unbuffered = queries.filter(|q| q.scans.is_empty()).count();
+        if unbuffered > 0 {
+            eprintln!(
+                "[simulator] note: {unbuffered} queries read nothing through the buffer; \
+                 their CPU is not simulated"
+            );
+        }
         let geometries = (0..setup.open.tables.len() as u32)
             .map(|t| Ok(runtime.geometry(TableId(t))?))
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -260,11 +267,27 @@ fn sim_table(name: &str, geometry: &TableGeometry) -> SimTable {
     }
 }
 
+/// Every query of `streams`, one at a time, in stream order: its planned scans and
+/// its CPU.
+fn run_alone(
+    ctx: &SessionContext,
+    streams: &[Vec<Params>],
+    tokio: &tokio::runtime::Runtime,
+) -> anyhow::Result<Vec<Vec<SimQuery>>> {
+    let mut measured = Vec::with_capacity(streams.len());
+    for (s, params) in streams.iter().enumerate() {
+        let mut queries = Vec::with_capacity(params.len());
+        for p in params {
+            let query = tokio.block_on(measure_query(ctx, p));
+            queries.push(query.with_context(|| format!("stream {}", s + 1))?);
+        }
+        measured.push(queries);
+    }
+    Ok(measured)
+}
+
 /// Plans `params`' query, reads its scans off the plan and runs it, timing its CPU.
-async fn measure_query(
-    ctx: &coopscan_exec::datafusion::prelude::SessionContext,
-    params: &Params,
-) -> anyhow::Result<SimQuery> {
+async fn measure_query(ctx: &SessionContext, params: &Params) -> anyhow::Result<SimQuery> {
     let sql = params.sql()?;
     let plan = plan_read_only(ctx, &sql).await?;
     let plan = plan.create_physical_plan().await?;
