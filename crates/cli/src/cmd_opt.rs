@@ -11,11 +11,15 @@
 //! coopscan opt traces/table2-pbm.trace --buffer-pct 10,25,50,100
 //! ```
 //!
-//! One line per size: loads and bytes loaded under each replay.
+//! One line per size: loads and bytes loaded under each replay; then the share of the
+//! consumed bytes another scan consumed shortly before (`trace::reuse`: what sharing
+//! decoded pieces between scans could save at most).
 
 use anyhow::Context;
 use coopscan_buffer::trace::opt::{distinct_bytes, replay_lru, replay_opt, Replay};
 use coopscan_buffer::trace::pbm_replay::replay_pbm;
+use coopscan_buffer::trace::reuse::reuse_within;
+use coopscan_buffer::Nanos;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -59,7 +63,27 @@ pub fn run(args: &OptArgs) -> anyhow::Result<()> {
         let replays = [replay_opt, replay_lru, replay_pbm].map(|replay| replay(&trace, capacity));
         println!("{:>6}% {:>14}{}", pct, capacity, columns(&replays));
     }
+    println!("{}", reuse_line(&trace));
     Ok(())
+}
+
+/// Windows in which a piece another scan consumed counts as shareable once decoded.
+const REUSE_WINDOWS_MS: [u64; 4] = [10, 100, 1_000, 10_000];
+
+/// Of the bytes consumed, the share another scan consumed within each window before:
+/// what decoding a resident piece once for several scans could save at most.
+fn reuse_line(trace: &[coopscan_buffer::Reference]) -> String {
+    let shares: Vec<String> = REUSE_WINDOWS_MS
+        .iter()
+        .map(|&ms| {
+            let reuse = reuse_within(trace, Nanos(ms.saturating_mul(1_000_000)));
+            format!("{:.1} % within {ms} ms", reuse.fraction() * 100.0)
+        })
+        .collect();
+    format!(
+        "consumed bytes another scan consumed just before: {}",
+        shares.join(", ")
+    )
 }
 
 /// Loads and bytes loaded of each replay, as the table's columns.

@@ -23,6 +23,7 @@
 
 pub mod opt;
 pub mod pbm_replay;
+pub mod reuse;
 
 use crate::{ChunkId, ColumnMask, Nanos, PieceId, ScanId, TableId, TableVersion};
 use std::collections::HashMap;
