@@ -170,6 +170,9 @@ pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<Data
             done?;
             return Ok(ctx.read_empty()?);
         }
+        if sets_explain_output(statement) {
+            return Ok(ctx.execute_logical_plan(plan).await?);
+        }
     }
     let checked = match &plan {
         LogicalPlan::Dml(dml) if changes_a_coop_table(dml) => dml.input.as_ref(),
@@ -182,6 +185,22 @@ pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<Data
             other => ExecError::DataFusion(other),
         })?;
     Ok(ctx.execute_logical_plan(plan).await?)
+}
+
+/// DataFusion's options that only say how `EXPLAIN` prints a plan (its statistics,
+/// schemas, format): a `SET` of one changes nothing a query computes or reads, so
+/// `coopscan sql` takes it while refusing every other `SET`.
+const EXPLAIN_OPTIONS: &str = "datafusion.explain.";
+
+/// Whether `statement` is a `SET` of an [`EXPLAIN_OPTIONS`] option.
+fn sets_explain_output(statement: &Statement) -> bool {
+    match statement {
+        Statement::SetVariable(set) => set
+            .variable
+            .to_ascii_lowercase()
+            .starts_with(EXPLAIN_OPTIONS),
+        _ => false,
+    }
 }
 
 /// Runs `BEGIN`, `COMMIT` or `ROLLBACK` on the session's transaction (`None`: another
@@ -299,6 +318,38 @@ mod tests {
         assert_eq!(join_mode(2).await, "CollectLeft");
         // On 64 cores the limits are DataFusion's: both inputs repartitioned.
         assert_eq!(join_mode(64).await, "Partitioned");
+    }
+
+    #[tokio::test]
+    async fn a_session_sets_how_explain_prints_and_nothing_else() {
+        let ctx = session();
+        let explain = |ctx: &SessionContext| {
+            let ctx = ctx.clone();
+            async move {
+                let frame = plan_read_or_change(&ctx, "EXPLAIN SELECT x FROM t WHERE x > 1");
+                let batches = frame.await.unwrap().collect().await.unwrap();
+                datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+                    .unwrap()
+                    .to_string()
+            }
+        };
+        assert!(!explain(&ctx).await.contains("statistics=["));
+        let set = "SET datafusion.explain.show_statistics = true";
+        plan_read_or_change(&ctx, set).await.unwrap();
+        assert!(
+            explain(&ctx).await.contains("statistics=["),
+            "the option took"
+        );
+        for refused in [
+            "SET datafusion.execution.batch_size = 1",
+            "SET datafusion.explain_x.show_statistics = true",
+            "SET datafusion.explain = true",
+        ] {
+            let e = plan_read_or_change(&ctx, refused).await.unwrap_err();
+            assert!(matches!(e, ExecError::ReadOnly(_)), "{refused}: {e:?}");
+        }
+        let size = ctx.state().config().batch_size();
+        assert_ne!(size, 1, "a refused SET changed nothing");
     }
 
     #[tokio::test]

@@ -77,7 +77,13 @@ mod tests {
             reference(50, 3, 0, 100), // 45 ms after scan 2: only with a wide window
         ];
         let narrow = reuse_within(&trace, Nanos(10_000_000));
-        assert_eq!(narrow, Reuse { consumed: 320, shareable: 100 });
+        assert_eq!(
+            narrow,
+            Reuse {
+                consumed: 320,
+                shareable: 100
+            }
+        );
         let wide = reuse_within(&trace, Nanos(50_000_000));
         assert_eq!(wide.shareable, 200);
         assert!((wide.fraction() - 200.0 / 320.0).abs() < 1e-12);
