@@ -11,15 +11,18 @@
 //! Besides queries it runs `INSERT INTO`, `UPDATE` and `DELETE` on its tables
 //! (`coopscan_exec::plan_read_or_change`): each statement's changes go to the table's
 //! Positional Delta Tree and, synced before the statement reports, to its delta log
-//! (`TABLE/delta.log`), which every later session replays. Nothing else writes: no `COPY … TO`,
+//! (`TABLE/delta.log`), which every later session replays — but for an `INSERT … SELECT`
+//! outside a transaction, whose rows are appended as new pages (`BulkInserts`). Nothing else writes: no `COPY … TO`,
 //! `CREATE EXTERNAL TABLE` or `SET`. Before, `COPY` wrote any path the process could
 //! write, and an external table read any file it could read.
 
 use std::io::{BufRead, IsTerminal, Read, Write};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use coopscan_exec::datafusion::prelude::SessionContext;
+use coopscan_exec::delta::BulkInserts;
 use coopscan_exec::plan_read_or_change;
 
 use crate::session_args::SessionArgs;
@@ -43,6 +46,8 @@ pub struct SqlArgs {
 
 pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
     let ctx = args.session.open()?;
+    // `INSERT … SELECT` outside a transaction appends pages (`BulkInserts`).
+    (ctx.state_ref().write().config_mut()).set_extension(Arc::new(BulkInserts));
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -20,12 +20,14 @@ use crate::leaf_plan::ChunkSource;
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlannedScan {
     pub table: TableId,
-    /// Tuples it asks for.
+    /// Tuples it asks for (stable positions where the table has changes, as the scan
+    /// registers them).
     pub ranges: RowRanges,
     /// Columns it loads (storage indexes: its projection and its filter's columns).
     pub columns: Vec<usize>,
     /// An in-order Scan (a plan that needs `_rowid` order, or a small table) rather than
-    /// a CScan.
+    /// a CScan. A session's `InOrderHint`, which turns a CScan into one when it runs,
+    /// is not seen here.
     pub in_order: bool,
     /// Its workers (output partitions) sharing the scan.
     pub workers: usize,

@@ -194,6 +194,28 @@ impl CoopTable {
         &self.table
     }
 
+    /// A provider over this table's newest version after a bulk append committed to
+    /// its directory (`delta::append::bulk_append`): read from storage as this one is,
+    /// or handed to the shared buffer (`Runtime::append`: scans registered from now on
+    /// read the new chunks, those before keep their snapshot), its changes read again
+    /// from the log the append carried. This provider keeps its snapshot.
+    pub fn appended(&self) -> Result<CoopTable> {
+        let table = Table::open(self.table.dir())?.with_decode_budget(self.table.decode_budget());
+        let provider = match &self.source {
+            Source::Direct(direct) => {
+                CoopTable::new(table, Arc::clone(&direct.device), ScanMode::Scan)?
+            }
+            Source::Shared(pooled) => {
+                pooled.runtime.append(pooled.table, table)?;
+                CoopTable::cooperative_of(Arc::clone(&pooled.runtime), pooled.table)?
+            }
+        };
+        Ok(CoopTable {
+            in_order: self.in_order,
+            ..provider
+        })
+    }
+
     /// The table's committed changes.
     pub fn delta(&self) -> &Arc<TableDelta> {
         &self.delta

@@ -20,6 +20,7 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use crate::checked_arithmetic::CheckedArithmetic;
 use crate::checked_sum::CheckedSum;
 use crate::create_index::{create_index, create_index_statement};
+use crate::delta::bulk_insert::{bulk_insert, bulk_target};
 use crate::delta::transaction::TransactionSlot;
 use crate::delta::TableDelta;
 use crate::error::{ExecError, Result};
@@ -184,6 +185,11 @@ pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<Data
             DataFusionError::Plan(message) => ExecError::ReadOnly(message),
             other => ExecError::DataFusion(other),
         })?;
+    if let LogicalPlan::Dml(dml) = &plan {
+        if let Some(target) = bulk_target(ctx, dml) {
+            return bulk_insert(ctx, dml, target).await;
+        }
+    }
     Ok(ctx.execute_logical_plan(plan).await?)
 }
 

@@ -776,3 +776,98 @@ async fn a_bulk_append_to_an_unchanged_table_reads_back_and_takes_changes() {
     let after = run(&session(scan, 1), count).await;
     assert_eq!(after, vec![vec![(before - n).to_string(), "0".to_string()]]);
 }
+
+/// `lineitem`'s stable tuples as its files hold them now (what a bulk append grows and a
+/// change to the tree leaves alone).
+fn stable_rows(table: &Table) -> u64 {
+    Table::open(table.dir()).expect("reopen").rows()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_select_in_a_bulk_session_appends_pages_and_reads_them_at_once() {
+    use coopscan_exec::delta::BulkInserts;
+    use coopscan_exec::{query_session, query_session_config};
+    let copy = "INSERT INTO lineitem SELECT * FROM lineitem WHERE l_orderkey < 50";
+    let count = "SELECT count(*), sum(CASE WHEN l_orderkey < 50 THEN 1 ELSE 0 END) FROM lineitem";
+    for cooperative in [false, true] {
+        let (_dir, table) = private_table(Layout::Dsm);
+        let before = table.rows();
+        let provider = match cooperative {
+            false => CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider"),
+            true => {
+                let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
+                let runtime = Runtime::new(table.clone(), device(), config).expect("runtime");
+                CoopTable::cooperative(Arc::new(runtime))
+            }
+        };
+        let ctx = query_session(query_session_config(2).with_extension(Arc::new(BulkInserts)));
+        ctx.register_table("lineitem", Arc::new(provider))
+            .expect("register");
+        let what = if cooperative { "CScans" } else { "Scan" };
+        // A change committed first keeps the table's log open in this session: the
+        // append takes it over (and carries the change to the new version).
+        statement(
+            &ctx,
+            "DELETE FROM lineitem WHERE l_orderkey BETWEEN 300 AND 400",
+        )
+        .await
+        .expect("delete");
+        let counted = statement(&ctx, count).await.expect("count");
+        let total: u64 = counted[0][0].parse().expect("total");
+        let n: u64 = counted[0][1].parse().expect("n");
+        assert!(n > 0 && total < before, "{what}: {counted:?}");
+        assert_eq!(
+            statement(&ctx, copy).await.expect("insert"),
+            vec![vec![n.to_string()]],
+            "{what}: the count of rows appended"
+        );
+        assert_eq!(stable_rows(&table), before + n, "{what}: appended as pages");
+        let want = vec![vec![(total + n).to_string(), (2 * n).to_string()]];
+        assert_eq!(statement(&ctx, count).await.expect("count"), want, "{what}");
+        // The table's changes still work on the new version, and are seen.
+        statement(&ctx, "DELETE FROM lineitem WHERE l_orderkey < 50")
+            .await
+            .expect("delete");
+        let want = vec![vec![(total - n).to_string(), "0".to_string()]];
+        assert_eq!(statement(&ctx, count).await.expect("count"), want, "{what}");
+        // Inside a transaction an INSERT … SELECT goes to the tree.
+        let copy =
+            "INSERT INTO lineitem SELECT * FROM lineitem WHERE l_orderkey BETWEEN 100 AND 199";
+        let count = "SELECT count(*) FROM lineitem WHERE l_orderkey BETWEEN 100 AND 199";
+        let m: u64 = statement(&ctx, count).await.expect("count")[0][0]
+            .parse()
+            .expect("m");
+        assert!(m > 0);
+        for sql in ["BEGIN", copy, "COMMIT"] {
+            statement(&ctx, sql).await.expect(sql);
+        }
+        assert_eq!(
+            stable_rows(&table),
+            before + n,
+            "{what}: no pages in a transaction"
+        );
+        let want = vec![vec![(2 * m).to_string()]];
+        assert_eq!(statement(&ctx, count).await.expect("count"), want, "{what}");
+        // So does one in a session without `BulkInserts` (this one, which holds the
+        // table's log, closed first).
+        drop(ctx);
+        let plain = Table::open(table.dir()).expect("open");
+        let plain = CoopTable::new(plain, device(), ScanMode::Scan).expect("provider");
+        let plain_ctx = query_session(query_session_config(2));
+        plain_ctx
+            .register_table("lineitem", Arc::new(plain))
+            .expect("register");
+        statement(&plain_ctx, copy).await.expect("insert");
+        assert_eq!(
+            stable_rows(&table),
+            before + n,
+            "{what}: no pages unless asked"
+        );
+        let want = vec![vec![(4 * m).to_string()]];
+        assert_eq!(
+            statement(&plain_ctx, count).await.expect("count"),
+            want,
+            "{what}"
+        );
+    }
+}

@@ -226,10 +226,8 @@ impl SimulatedStreams {
                 continue;
             }
             let columns = ColumnMask::of(&scan.columns);
-            bytes += chunks
-                .iter()
-                .map(|k| geometry.piece_bytes(k, columns))
-                .sum::<u64>();
+            let read = chunks.iter().map(|k| geometry.piece_bytes(k, columns));
+            bytes = read.fold(bytes, u64::saturating_add);
             let spec = QuerySpec {
                 name: format!("s{}-{}-{}.{i}", s + 1, q + 1, query.name),
                 kind: query.name.clone(),

@@ -9,6 +9,7 @@
 //! changes nothing and a reported one survives a crash. Opening a table replays its log.
 
 pub mod append;
+pub(crate) mod bulk_insert;
 pub mod checkpoint;
 mod codec;
 pub mod dml;
@@ -34,6 +35,7 @@ use crate::error::ExecError;
 use crate::shape::OutputShape;
 use codec::ScalarCodec;
 
+pub use bulk_insert::BulkInserts;
 pub use merge::merge_chunk;
 pub use pins::Pinned;
 
@@ -85,6 +87,14 @@ impl Committed {
 #[derive(Debug, Default)]
 pub struct Writer {
     log: Option<DeltaLog>,
+}
+
+impl Writer {
+    /// Closes the log this table's commits keep open (and locked) between statements,
+    /// so that a bulk append may take it (`bulk_insert`); the next commit opens it again.
+    pub(crate) fn close_log(&mut self) {
+        self.log = None;
+    }
 }
 
 /// Where a table's log is and what it belongs to.
