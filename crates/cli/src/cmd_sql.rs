@@ -12,9 +12,10 @@
 //! (`coopscan_exec::plan_read_or_change`): each statement's changes go to the table's
 //! Positional Delta Tree and, synced before the statement reports, to its delta log
 //! (`TABLE/delta.log`), which every later session replays — but for an `INSERT … SELECT`
-//! outside a transaction, whose rows are appended as new pages (`BulkInserts`). Nothing else writes: no `COPY … TO`,
-//! `CREATE EXTERNAL TABLE` or `SET`. Before, `COPY` wrote any path the process could
-//! write, and an external table read any file it could read.
+//! outside a transaction, whose rows are appended as new pages (`BulkInserts`). Nothing
+//! else writes: no `COPY … TO`, `CREATE EXTERNAL TABLE` or `SET` (but of how `EXPLAIN`
+//! prints). Before, `COPY` wrote any path the process could write, and an external
+//! table read any file it could read.
 
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::sync::Arc;

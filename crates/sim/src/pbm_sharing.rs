@@ -15,7 +15,7 @@ use crate::experiments::{buffer_pct, defs};
 use crate::pbm_buffer::{chunks_touched, pbm_buffer_workload};
 use crate::result::RunResult;
 use crate::timeline::Timeline;
-use crate::workload::{QuerySpec, Workload};
+use crate::workload::Workload;
 use crate::SimError;
 use coopscan_buffer::{PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 use coopscan_paper::sharing::{sample_sharing, ScanWants, WantedPiece};
@@ -72,12 +72,7 @@ fn scan_wants(
     run: &RunResult,
     timeline: &Timeline,
 ) -> Result<Vec<ScanWants>, SimError> {
-    let specs: HashMap<&str, &QuerySpec> = workload
-        .streams
-        .iter()
-        .flat_map(|s| &s.queries)
-        .map(|q| (q.name.as_str(), q))
-        .collect();
+    let specs = workload.queries_by_name();
     let started = processing_starts(run, timeline);
     run.queries
         .iter()

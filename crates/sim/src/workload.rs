@@ -5,6 +5,7 @@
 
 use coopscan_buffer::Split;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -64,5 +65,11 @@ impl Workload {
 
     pub fn query_count(&self) -> usize {
         self.streams.iter().map(|s| s.queries.len()).sum()
+    }
+
+    /// Every query of every stream by its name (a name given twice: the last one).
+    pub fn queries_by_name(&self) -> HashMap<&str, &QuerySpec> {
+        let queries = self.streams.iter().flat_map(|s| &s.queries);
+        queries.map(|q| (q.name.as_str(), q)).collect()
     }
 }

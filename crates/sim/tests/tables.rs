@@ -11,7 +11,7 @@ use coopscan_sim::{
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// Seeds per test: each runs every policy.
@@ -245,12 +245,7 @@ fn several_tables_in_one_buffer_finish_under_every_policy() {
             .iter()
             .map(|&(t, k, c)| piece_bytes(tables, t, k, c))
             .sum();
-        let specs: HashMap<&str, &QuerySpec> = workload
-            .streams
-            .iter()
-            .flat_map(|s| &s.queries)
-            .map(|q| (q.name.as_str(), q))
-            .collect();
+        let specs = workload.queries_by_name();
         let queried: BTreeSet<u32> = specs.values().map(|q| q.table).collect();
         for policy in PolicyKind::ALL {
             let what = format!("seed {seed} {policy}");
