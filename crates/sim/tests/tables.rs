@@ -107,6 +107,7 @@ fn assert_same_run(a: &RunResult, b: &RunResult, what: &str) {
     assert_eq!(a.stream_times_s, b.stream_times_s, "{what}: stream times");
     assert_eq!(a.chunk_loads, b.chunk_loads, "{what}: loads");
     assert_eq!(a.bytes_loaded, b.bytes_loaded, "{what}: bytes");
+    assert_eq!(a.bytes_read, b.bytes_read, "{what}: bytes read");
     assert_eq!(a.evictions, b.evictions, "{what}: evictions");
     assert_eq!(
         a.spare_evictions, b.spare_evictions,

@@ -80,7 +80,8 @@ impl SimulatedStreams {
 
     /// Plans every query of `setup`'s streams and measures its CPU alone, warm: one
     /// pass over all streams fills a buffer of `buffer_bytes` (every touched piece),
-    /// the second measures.
+    /// the second measures. Refuses what [`Self::check_layouts`] refuses (the preset
+    /// calls that first too, to fail before its calibration runs).
     pub fn measure(
         setup: &Setup,
         buffer_bytes: u64,
