@@ -187,6 +187,19 @@ impl ColumnValues {
         Ok(())
     }
 
+    /// Appends `n` zeros (empty strings to a string column): the values of tuples a
+    /// scan already knows are out, which it need not decode.
+    pub fn push_zeros(&mut self, n: usize) {
+        match self {
+            ColumnValues::I32(v) => v.resize(v.len() + n, 0),
+            ColumnValues::I64(v) => v.resize(v.len() + n, 0),
+            ColumnValues::Bytes { offsets, .. } => {
+                let end = offsets.last().copied().unwrap_or(0);
+                offsets.resize(offsets.len() + n, end);
+            }
+        }
+    }
+
     /// Removes every row, keeping the allocations.
     pub fn clear(&mut self) {
         match self {

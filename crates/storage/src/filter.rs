@@ -265,19 +265,21 @@ impl RowFilter {
 
 impl RowFilter {
     /// [`RowFilter::selection`] of the comparisons (not the string lists, which the
-    /// caller tests on its pages and passes as `initial`), one column at a time, the
-    /// most selective by its `zonemap` (min, max) first, each decoded only when its
-    /// turn comes: while many tuples pass, all `n` values (`decode(column, None)`);
+    /// caller tests on its pages, nor what page bounds rule out: both come as
+    /// `initial`), one column at a time, the most selective by its `zonemap` (min, max)
+    /// first, each decoded only when its turn comes: while many tuples pass, all `n`
+    /// values (`decode(column, Needed::All(flags))`, tuples already out may be zeros);
     /// once fewer than one in [`NARROW_DENOMINATOR`] do, only the passing tuples'
-    /// (`decode(column, Some(positions))`, values in the positions' order). So TPC-H
-    /// Q6's discount and quantity are decoded for the 15 % of tuples its dates pass,
-    /// not all. Returns the selection and the columns decoded whole.
+    /// (`Needed::At(positions)`, values in the positions' order). So TPC-H Q6's
+    /// discount and quantity are decoded for the 15 % of tuples its dates pass, not
+    /// all. Returns the selection and the columns decoded whole (zeros where their
+    /// tuples were already out).
     pub fn selection_narrowing(
         &self,
         n: usize,
         initial: Option<Vec<bool>>,
         zonemap: impl Fn(usize) -> Option<(i64, i64)>,
-        mut decode: impl FnMut(usize, Option<&[u32]>) -> Result<ColumnValues>,
+        mut decode: impl FnMut(usize, Needed<'_>) -> Result<ColumnValues>,
     ) -> Result<(Selection, Vec<(usize, ColumnValues)>)> {
         let mut keep = initial.unwrap_or_else(|| vec![true; n]);
         if keep.len() != n {
@@ -294,7 +296,7 @@ impl RowFilter {
             }
             match &mut passing {
                 None => {
-                    let values = decode(column, None)?;
+                    let values = decode(column, Needed::All(&keep))?;
                     if values.len() != n {
                         return Err(no_values(column, n));
                     }
@@ -306,7 +308,7 @@ impl RowFilter {
                     whole.push((column, values));
                 }
                 Some(at) => {
-                    let mut values = decode(column, Some(at))?;
+                    let mut values = decode(column, Needed::At(at))?;
                     if values.len() != at.len() {
                         return Err(no_values(column, at.len()));
                     }
@@ -325,22 +327,18 @@ impl RowFilter {
         Ok((selection, whole))
     }
 
-    /// Each compared column once with the interval `lo..=hi` its comparisons leave
-    /// (every comparison bounds a range, so their AND is one; `lo > hi` when none
-    /// passes), the column whose interval holds the smallest share of its zonemap's
-    /// range first (values assumed spread evenly; a column without one last), so the
-    /// most selective test runs on all tuples and the others on fewer.
-    fn intervals_by_share(
-        &self,
-        zonemap: impl Fn(usize) -> Option<(i64, i64)>,
-    ) -> Vec<(usize, (i64, i64))> {
+    /// Each compared column once, in the order of its first comparison, with the
+    /// interval `lo..=hi` its comparisons leave (every comparison bounds a range, so
+    /// their AND is one; `lo > hi` when none passes): a value passes the comparisons
+    /// on its column exactly when it lies in the interval.
+    pub fn intervals(&self) -> Vec<(usize, (i64, i64))> {
         let mut columns: Vec<usize> = Vec::new();
         for c in &self.conjuncts {
             if !columns.contains(&c.column) {
                 columns.push(c.column);
             }
         }
-        let mut ranked: Vec<(f64, usize, (i64, i64))> = columns
+        columns
             .into_iter()
             .map(|column| {
                 let tests = self.conjuncts.iter().filter(|c| c.column == column);
@@ -353,15 +351,38 @@ impl RowFilter {
                 });
                 // `x < i64::MIN` and `x > i64::MAX` pass nothing.
                 let empty = tests_empty(self.conjuncts.iter().filter(|c| c.column == column));
-                let (lo, hi) = if empty { (1, 0) } else { (lo, hi) };
-                let share =
-                    zonemap(column).map_or(1.0, |(min, max)| share_within((lo, hi), (min, max)));
-                (share, column, (lo, hi))
+                (column, if empty { (1, 0) } else { (lo, hi) })
+            })
+            .collect()
+    }
+
+    /// [`RowFilter::intervals`], the column whose interval holds the smallest share of
+    /// its zonemap's range first (values assumed spread evenly; a column without one
+    /// last), so the most selective test runs on all tuples and the others on fewer.
+    fn intervals_by_share(
+        &self,
+        zonemap: impl Fn(usize) -> Option<(i64, i64)>,
+    ) -> Vec<(usize, (i64, i64))> {
+        let mut ranked: Vec<(f64, usize, (i64, i64))> = (self.intervals().into_iter())
+            .map(|(column, interval)| {
+                let share = zonemap(column).map_or(1.0, |zone| share_within(interval, zone));
+                (share, column, interval)
             })
             .collect();
         ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
         ranked.into_iter().map(|(_, c, i)| (c, i)).collect()
     }
+}
+
+/// Which of a chunk's wanted tuples [`RowFilter::selection_narrowing`] needs a
+/// column's values of.
+#[derive(Clone, Copy, Debug)]
+pub enum Needed<'a> {
+    /// All of them, one flag each: a tuple flagged `false` is already out, so its
+    /// value may be left as zero (a page holding only such tuples need not be decoded).
+    All(&'a [bool]),
+    /// Only these positions, ascending; the values come in their order.
+    At(&'a [u32]),
 }
 
 /// Whether a comparison passes nothing whatever the value (`< i64::MIN`, `> i64::MAX`).
@@ -869,6 +890,11 @@ mod tests {
         ]
     }
 
+    fn zeroed<T: Copy + Default>(values: &[T], keep: &[bool]) -> Vec<T> {
+        let pick = |(&v, &k): (&T, &bool)| if k { v } else { T::default() };
+        values.iter().zip(keep).map(pick).collect()
+    }
+
     proptest::proptest! {
         /// The narrowing selection (columns in any order a zonemap gives, decoded whole
         /// or at positions) passes exactly the tuples every comparison and `initial`
@@ -893,12 +919,18 @@ mod tests {
             let columns = [ColumnValues::I32(a.clone()), ColumnValues::I64(b.clone())];
             let mut decoded = Vec::new();
             let (selection, whole) = filter
-                .selection_narrowing(n, initial.clone(), |c| zonemaps[c], |c, at| {
+                .selection_narrowing(n, initial.clone(), |c| zonemaps[c], |c, needed| {
                     decoded.push(c);
                     let all = &columns[c];
-                    Ok(match at {
-                        None => all.clone(),
-                        Some(at) => {
+                    Ok(match needed {
+                        // Tuples already out as zeros, as a decoder skipping pages
+                        // leaves them: they must stay out.
+                        Needed::All(keep) => match all {
+                            ColumnValues::I32(v) => ColumnValues::I32(zeroed(v, keep)),
+                            ColumnValues::I64(v) => ColumnValues::I64(zeroed(v, keep)),
+                            ColumnValues::Bytes { .. } => all.clone(),
+                        },
+                        Needed::At(at) => {
                             let mut out = all.empty_like();
                             gather_into(&mut out, all, at, 0)?;
                             out

@@ -7,6 +7,7 @@ mod common;
 
 use std::path::Path;
 
+use arrow_array::RecordBatch;
 use coopscan_storage::{Layout, StorageError, Table};
 use serde_json::{json, Value};
 
@@ -277,4 +278,80 @@ fn chunk_bytes_outside_the_writers_range_is_refused() {
         msg.contains("chunk_bytes") && msg.contains(&u64::MAX.to_string()),
         "{msg}"
     );
+}
+
+/// A DSM table whose `price` column (1) spans several pages: prices scattered, so
+/// they do not compress into one.
+fn paged(dir: &Path) -> Table {
+    let batches: Vec<_> = (0..3)
+        .map(|i| {
+            let batch = sample_batch(i * 4000, 4000);
+            let prices: Vec<i64> = (0..4000).map(|j| (j * 2_654_435_761) % 100_000).collect();
+            let price = common::array_for(sample_schema().columns[1].ty, &prices, &[]);
+            let mut columns = batch.columns().to_vec();
+            columns[1] = price;
+            RecordBatch::try_new(batch.schema(), columns).expect("batch")
+        })
+        .collect();
+    write_table(dir, &sample_schema(), Layout::Dsm, PAGE_BYTES, 2, &batches)
+}
+
+#[test]
+fn page_bounds_of_the_wrong_count_column_or_range_are_refused() {
+    let refused = |edit: &dyn Fn(&mut Value)| {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let t = paged(tmp.path());
+        assert!(t.manifest().files[1].pages >= 2, "price spans pages");
+        edit_manifest(tmp.path(), true, edit);
+        Table::open(tmp.path()).expect_err("must refuse").to_string()
+    };
+    let msg = refused(&|m| {
+        m["files"][1]["page_bounds"].as_array_mut().expect("kept").pop();
+    });
+    assert!(msg.contains("page bounds for") && msg.contains("pages"), "{msg}");
+    let msg = refused(&|m| m["files"][1]["page_bounds"][1] = json!([9, 1]));
+    assert!(msg.contains("page 1's bounds"), "{msg}");
+    // `day` is a date: 32-bit days.
+    let msg = refused(&|m| m["files"][2]["page_bounds"][0] = json!([0, 1_i64 << 40]));
+    assert!(msg.contains("page 0's bounds"), "{msg}");
+    // Strings keep none; NSM/PAX/CSM files none either.
+    let msg = refused(&|m| {
+        let pages = m["files"][4]["pages"].as_u64().expect("pages");
+        m["files"][4]["page_bounds"] = json!(vec![[0, 1]; pages as usize]);
+    });
+    assert!(msg.contains("no DSM integer column"), "{msg}");
+    let msg = refused_pax(|m| {
+        let pages = m["files"][0]["pages"].as_u64().expect("pages");
+        m["files"][0]["page_bounds"] = json!(vec![[0, 1]; pages as usize]);
+    });
+    assert!(msg.contains("no DSM integer column"), "{msg}");
+}
+
+fn refused_pax(edit: impl FnOnce(&mut Value)) -> String {
+    refused(Layout::Pax, edit)
+}
+
+#[test]
+fn verify_checks_page_bounds_against_the_data() {
+    // A page's bounds narrowed (checksum recomputed) would drop its tuples from a
+    // filtered scan's answer; loading cannot tell, reading the data does.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fresh = paged(tmp.path());
+    let bounds = fresh.manifest().files[1].page_bounds.clone();
+    assert_eq!(bounds.len() as u64, fresh.manifest().files[1].pages);
+    let [lo, hi] = bounds[1];
+    assert!(lo < hi, "page 1 holds several values");
+    edit_manifest(tmp.path(), true, |m| {
+        m["files"][1]["page_bounds"][1] = json!([lo, lo]);
+    });
+    let t = Table::open(tmp.path()).expect("well-formed");
+    let device = coopscan_storage::device::Device::new(Default::default());
+    let files = t.open_files(&device).expect("files");
+    let all: Vec<usize> = (0..t.schema().len()).collect();
+    let refuted = (0..t.chunk_count()).find_map(|k| {
+        let batch = t.read_chunk_batch(&device, &files, k, &all, None).expect("read");
+        t.check_chunk_contents(k, &batch).err()
+    });
+    let msg = refuted.expect("refuted").to_string();
+    assert!(msg.contains("\"price\"") && msg.contains("page 1 "), "{msg}");
 }

@@ -104,6 +104,12 @@ pub struct DataFile {
     /// DSM only: first row of every page, ascending (page `i` is at `i * page_bytes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub page_row_starts: Vec<u64>,
+    /// DSM integer, date and decimal columns: every page's smallest and largest stored
+    /// value, one pair per page (empty: not kept, as in tables written before them). A
+    /// scan's comparisons rule out whole pages by them, not only whole chunks by the
+    /// chunk zonemaps (`crate::read::page_bounds`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub page_bounds: Vec<[i64; 2]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

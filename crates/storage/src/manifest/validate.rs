@@ -102,6 +102,10 @@ impl Manifest {
                 check_page_directory(f, self.rows)?;
             }
         }
+        for (c, f) in self.files.iter().enumerate() {
+            let ty = self.schema.columns.get(c).map(|d| d.ty);
+            check_page_bounds(f, self.layout, ty)?;
+        }
         Ok(())
     }
 
@@ -298,6 +302,41 @@ fn check_page_directory(f: &DataFile, rows: u64) -> Check {
             "{}: page directory does not match its {} pages of {rows} rows",
             f.name, f.pages
         ))
+    }
+}
+
+/// Page bounds: none, or (DSM integer columns only) one `[min, max]` per page, min ≤ max,
+/// inside the column's type. Only bounds that hold every stored value are safe to
+/// prune by; these checks catch what a manifest can show wrong, the checksum the rest.
+fn check_page_bounds(f: &DataFile, layout: Layout, ty: Option<ColumnType>) -> Check {
+    if f.page_bounds.is_empty() {
+        return Ok(());
+    }
+    let integer = ty.filter(|ty| matches!(ty.physical(), Physical::I32 | Physical::I64));
+    let Some(ty) = integer.filter(|_| layout == Layout::Dsm) else {
+        return Err(format!(
+            "{}: page bounds kept for a column that is no DSM integer column",
+            f.name
+        ));
+    };
+    if f.page_bounds.len() as u64 != f.pages {
+        return Err(format!(
+            "{}: {} page bounds for {} pages",
+            f.name,
+            f.page_bounds.len(),
+            f.pages
+        ));
+    }
+    let bad = f.page_bounds.iter().position(|&[min, max]| {
+        let zonemap = Zonemap::Int { min, max };
+        check_zonemap(&zonemap, ty).is_err()
+    });
+    match bad {
+        None => Ok(()),
+        Some(p) => Err(format!(
+            "{}: page {p}'s bounds {:?} do not fit a {ty} column",
+            f.name, f.page_bounds[p]
+        )),
     }
 }
 

@@ -1,13 +1,13 @@
 //! What `verify` adds to page checks: the manifest's claims about a chunk's values,
 //! recomputed from the decoded data. Zonemaps prune chunks, so a zonemap that does not
 //! cover its data silently drops rows from answers; pages cannot catch that, since
-//! the damage is in the manifest.
+//! the damage is in the manifest. DSM page bounds prune pages the same way.
 
 use arrow_array::RecordBatch;
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
-use crate::manifest::Manifest;
+use crate::manifest::{Layout, Manifest};
 use crate::read::Table;
 use crate::zonemap::ZonemapBuilder;
 
@@ -46,7 +46,40 @@ impl Table {
                     def.name
                 )));
             }
+            if let Some(p) = self.page_out_of_bounds(chunk.rows(), c, &values) {
+                return Err(mismatch(format!(
+                    "column {:?}: page {p} holds a value outside its bounds",
+                    def.name
+                )));
+            }
         }
         Ok(())
+    }
+
+    /// The first page of DSM column `c` with a value among `values` (the column's
+    /// values of rows `rows`) outside the page's bounds, which prune pages as zonemaps
+    /// prune chunks (`super::page_bounds`).
+    fn page_out_of_bounds(
+        &self,
+        rows: std::ops::Range<u64>,
+        c: usize,
+        values: &ColumnValues,
+    ) -> Option<usize> {
+        let file = self.manifest().files.get(c).filter(|_| self.layout() == Layout::Dsm)?;
+        let (starts, bounds) = (&file.page_row_starts, &file.page_bounds);
+        if bounds.len() != starts.len() {
+            return None;
+        }
+        let value = |i: usize| match values {
+            ColumnValues::I32(v) => v.get(i).map(|&x| i64::from(x)),
+            ColumnValues::I64(v) => v.get(i).copied(),
+            ColumnValues::Bytes { .. } => None,
+        };
+        (0..values.len()).find_map(|i| {
+            let row = rows.start + i as u64;
+            let p = starts.partition_point(|&s| s <= row).checked_sub(1)?;
+            let [min, max] = bounds[p];
+            value(i).filter(|x| !(min..=max).contains(x)).map(|_| p)
+        })
     }
 }

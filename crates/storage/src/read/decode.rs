@@ -9,7 +9,7 @@ use crate::codec::{decode_page, decode_page_at, test_page, Codec, Scratch, Store
 use crate::column::ColumnValues;
 use crate::encoding::{decode_minipage, decode_nsm_rows, DecodeError};
 use crate::error::{Result, StorageError};
-use crate::filter::gather_into;
+use crate::filter::{gather_into, Needed};
 use crate::manifest::{ChunkMeta, Extent, Layout};
 use crate::page::{check_identity, read_page_with, PageChecks, PageHeader, ALL_COLUMNS};
 use crate::read::Table;
@@ -436,8 +436,13 @@ impl<'a> Decoder<'a> {
         column: usize,
         out: &mut ColumnValues,
         spent_before: u64,
-        selected: Option<&[u32]>,
+        needed: Option<Needed<'_>>,
     ) -> Result<()> {
+        let (selected, flags) = match needed {
+            None => (None, None),
+            Some(Needed::At(at)) => (Some(at), None),
+            Some(Needed::All(keep)) => (None, Some(keep)),
+        };
         let mut scratch = Scratch::default();
         // Of `out`'s kind: a `CHAR(n)` column may be asked for as packed words.
         let mut page_values = out.empty_like();
@@ -456,6 +461,12 @@ impl<'a> Decoder<'a> {
                 &s[s.partition_point(|&p| p < lo)..s.partition_point(|&p| p < hi)]
             });
             if kept.is_some_and(<[u32]>::is_empty) {
+                return Ok(());
+            }
+            // Every tuple of the page already out (its bounds ruled it out): zeros.
+            let flagged = flags.and_then(|keep| keep.get(first..first + local.len()));
+            if flagged.is_some_and(|keep| !keep.contains(&true)) {
+                out.push_zeros(local.len());
                 return Ok(());
             }
             // The page's values take at most the plain minipage's bytes (`raw_len`):

@@ -12,6 +12,7 @@ mod codecs;
 mod cost;
 mod decode;
 mod fetch;
+mod page_bounds;
 mod page_map;
 mod piece;
 mod select;

@@ -9,10 +9,11 @@ use arrow_array::RecordBatch;
 
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
-use crate::filter::{gather_into, positions, RowFilter, Selection, StringIn};
+use crate::filter::{gather_into, positions, Needed, RowFilter, Selection, StringIn};
 use crate::manifest::{ChunkMeta, Extent, Layout};
 use crate::page::PageChecks;
 use crate::read::decode::{presized, wanted_rows, Decoder};
+use crate::read::page_bounds;
 use crate::read::Table;
 use crate::types::Physical;
 use crate::zonemap::Zonemap;
@@ -212,12 +213,17 @@ fn select(
             Some(Zonemap::Int { min, max }) => Some((min, max)),
             _ => None,
         };
-        let (selection, whole) = rest.selection_narrowing(n, passed, zonemap, |c, at| {
-            let rows = at.map_or(wanted.clone(), |at| 0..at.len() as u64);
+        let passed = and_flags(passed, page_bounds::in_bounds(table, &wanted, &rest));
+        let (selection, whole) = rest.selection_narrowing(n, passed, zonemap, |c, needed| {
+            let rows = match needed {
+                Needed::All(_) => wanted.clone(),
+                Needed::At(at) => 0..at.len() as u64,
+            };
             let mut out = presized(table, &[c], &rows).pop().ok_or_else(|| {
                 StorageError::Invalid(format!("chunk {k}: no column {c} to decode"))
             })?;
-            ctx.dsm_column(chunk.columns[c].extent, data, c, &mut out, spent, at)?;
+            let extent = chunk.columns[c].extent;
+            ctx.dsm_column(extent, data, c, &mut out, spent, Some(needed))?;
             spent = spent.saturating_add(out.decoded_bytes());
             Ok(out)
         })?;
@@ -290,7 +296,7 @@ fn select(
                     gather_into(out, &whole, &selected, 0)?;
                 }
             }
-            None => ctx.dsm_column(extent, data, c, out, spent, Some(&selected))?,
+            None => ctx.dsm_column(extent, data, c, out, spent, Some(Needed::At(&selected)))?,
         }
         spent = spent.saturating_add(out.decoded_bytes());
         if out.len() != selected_rows.len() {
@@ -433,6 +439,17 @@ impl<'t> Packing<'t> {
 /// decodes its other columns whole.
 const DENSE_NUMERATOR: usize = 1;
 const DENSE_DENOMINATOR: usize = 2;
+
+/// Tuples both flag lists pass (`None`: every tuple).
+fn and_flags(a: Option<Vec<bool>>, b: Option<Vec<bool>>) -> Option<Vec<bool>> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            a.iter_mut().zip(b).for_each(|(a, b)| *a &= b);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
+}
 
 /// `a ∪ b`, ascending.
 fn union(a: &[usize], b: &[usize]) -> Vec<usize> {

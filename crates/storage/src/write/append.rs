@@ -159,6 +159,14 @@ impl TableAppender {
         for (i, staged) in files.into_iter().enumerate() {
             self.copy_tail(i, &staged)?;
             let file = &mut manifest.files[i];
+            // Page bounds stay only where the base's and the staged pages all have them.
+            let bounded = file.page_bounds.len() == file.page_row_starts.len()
+                && staged.page_bounds.len() == staged.page_row_starts.len();
+            if bounded {
+                file.page_bounds.extend(staged.page_bounds);
+            } else {
+                file.page_bounds.clear();
+            }
             file.pages = staged.pages;
             file.page_row_starts.extend(staged.page_row_starts);
             if i + 1 == manifest.files.len().div_ceil(2) {

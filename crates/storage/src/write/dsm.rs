@@ -49,6 +49,8 @@ struct ColumnStream {
     pending: ColumnValues,
     pending_row_start: u64,
     page_row_starts: Vec<u64>,
+    /// Integer columns: each written page's `[min, max]` (`DataFile::page_bounds`).
+    page_bounds: Vec<[i64; 2]>,
     packer: PagePacker,
 }
 
@@ -77,6 +79,7 @@ impl DsmWriter {
                     pending: ColumnValues::empty(c.ty.physical()),
                     pending_row_start: origin.first_row,
                     page_row_starts: Vec::new(),
+                    page_bounds: Vec::new(),
                     packer,
                 })
             })
@@ -215,7 +218,12 @@ impl DsmWriter {
             .collect();
         for stream in self.streams {
             let starts = stream.page_row_starts;
+            let bounds = stream.page_bounds;
             let mut file = stream.file.finish()?;
+            // Every page or none: a page without values (none is written) has no bounds.
+            if bounds.len() == starts.len() {
+                file.page_bounds = bounds;
+            }
             file.page_row_starts = starts;
             files.push(file);
         }
@@ -241,6 +249,9 @@ impl ColumnStream {
             let rows = self.packer.fill_page(&self.pending, start, remaining)?;
             let raw_len = minipage_len(&self.pending, self.physical, start..start + rows);
             self.write_page(rows, raw_len, self.pending_row_start + start as u64)?;
+            if let Some(bounds) = int_bounds(&self.pending, start..start + rows) {
+                self.page_bounds.push(bounds);
+            }
             start += rows;
         }
         self.pending.drain_front(start);
@@ -265,6 +276,21 @@ impl ColumnStream {
         self.file.write_page(&header, payload)?;
         self.page_row_starts.push(row_start);
         Ok(())
+    }
+}
+
+/// The smallest and largest of `values[rows]` for an integer column (`None` for
+/// strings, which keep no page bounds, and for no rows).
+fn int_bounds(values: &ColumnValues, rows: std::ops::Range<usize>) -> Option<[i64; 2]> {
+    let fold = |it: &mut dyn Iterator<Item = i64>| {
+        it.fold(None, |b: Option<[i64; 2]>, x| {
+            Some(b.map_or([x, x], |[lo, hi]| [lo.min(x), hi.max(x)]))
+        })
+    };
+    match values {
+        ColumnValues::I32(v) => fold(&mut v.get(rows)?.iter().map(|&x| i64::from(x))),
+        ColumnValues::I64(v) => fold(&mut v.get(rows)?.iter().copied()),
+        ColumnValues::Bytes { .. } => None,
     }
 }
 

@@ -317,6 +317,7 @@ impl PageFile {
             name: self.name,
             pages: self.pages,
             page_row_starts: Vec::new(),
+            page_bounds: Vec::new(),
         })
     }
 }
