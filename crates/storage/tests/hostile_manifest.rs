@@ -303,12 +303,20 @@ fn page_bounds_of_the_wrong_count_column_or_range_are_refused() {
         let t = paged(tmp.path());
         assert!(t.manifest().files[1].pages >= 2, "price spans pages");
         edit_manifest(tmp.path(), true, edit);
-        Table::open(tmp.path()).expect_err("must refuse").to_string()
+        Table::open(tmp.path())
+            .expect_err("must refuse")
+            .to_string()
     };
     let msg = refused(&|m| {
-        m["files"][1]["page_bounds"].as_array_mut().expect("kept").pop();
+        m["files"][1]["page_bounds"]
+            .as_array_mut()
+            .expect("kept")
+            .pop();
     });
-    assert!(msg.contains("page bounds for") && msg.contains("pages"), "{msg}");
+    assert!(
+        msg.contains("page bounds for") && msg.contains("pages"),
+        "{msg}"
+    );
     let msg = refused(&|m| m["files"][1]["page_bounds"][1] = json!([9, 1]));
     assert!(msg.contains("page 1's bounds"), "{msg}");
     // `day` is a date: 32-bit days.
@@ -349,9 +357,14 @@ fn verify_checks_page_bounds_against_the_data() {
     let files = t.open_files(&device).expect("files");
     let all: Vec<usize> = (0..t.schema().len()).collect();
     let refuted = (0..t.chunk_count()).find_map(|k| {
-        let batch = t.read_chunk_batch(&device, &files, k, &all, None).expect("read");
+        let batch = t
+            .read_chunk_batch(&device, &files, k, &all, None)
+            .expect("read");
         t.check_chunk_contents(k, &batch).err()
     });
     let msg = refuted.expect("refuted").to_string();
-    assert!(msg.contains("\"price\"") && msg.contains("page 1 "), "{msg}");
+    assert!(
+        msg.contains("\"price\"") && msg.contains("page 1 "),
+        "{msg}"
+    );
 }

@@ -65,7 +65,11 @@ impl Table {
         c: usize,
         values: &ColumnValues,
     ) -> Option<usize> {
-        let file = self.manifest().files.get(c).filter(|_| self.layout() == Layout::Dsm)?;
+        let file = self
+            .manifest()
+            .files
+            .get(c)
+            .filter(|_| self.layout() == Layout::Dsm)?;
         let (starts, bounds) = (&file.page_row_starts, &file.page_bounds);
         if bounds.len() != starts.len() {
             return None;

@@ -34,7 +34,9 @@ pub(crate) fn in_bounds(
         }
         // The pages holding wanted rows: from the last starting at or before the first
         // wanted row to the last starting before the end.
-        let first = starts.partition_point(|&s| s <= wanted.start).saturating_sub(1);
+        let first = starts
+            .partition_point(|&s| s <= wanted.start)
+            .saturating_sub(1);
         let end = starts.partition_point(|&s| s < wanted.end);
         for p in first..end {
             let [min, max] = bounds[p];
@@ -146,8 +148,15 @@ mod tests {
                 .map(|_| {
                     let column = rng.random_range(0..2);
                     let op = ops[rng.random_range(0..ops.len())];
-                    let row = rng.random_range(0..ROWS);
-                    let value = value(column, row) + rng.random_range(-20..20);
+                    // Half of them at a page's bound, where an off-by-one would show.
+                    let near = match rng.random_bool(0.5) {
+                        true => {
+                            let spans = &spans[column];
+                            spans[rng.random_range(0..spans.len())][rng.random_range(0..2)]
+                        }
+                        false => value(column, rng.random_range(0..ROWS)),
+                    };
+                    let value = near + rng.random_range(-1..=1);
                     Comparison { column, op, value }
                 })
                 .collect();
@@ -162,14 +171,19 @@ mod tests {
                     let [min, max] = spans[c][starts.partition_point(|&s| s <= row) - 1];
                     max < lo || min > hi
                 });
-                let flag = flags.as_ref().is_none_or(|f| f[(row - wanted.start) as usize]);
+                let flag = flags
+                    .as_ref()
+                    .is_none_or(|f| f[(row - wanted.start) as usize]);
                 assert_eq!(flag, !out, "row {row} under {conjuncts:?}");
-                let passes = (conjuncts.iter())
-                    .all(|t| t.op.holds(value(t.column, row as i64), t.value));
+                let passes =
+                    (conjuncts.iter()).all(|t| t.op.holds(value(t.column, row as i64), t.value));
                 assert!(flag || !passes, "row {row} passes {conjuncts:?}");
                 ruled_out += usize::from(!flag);
             }
         }
-        assert!(ruled_out > 100_000, "pages were ruled out: {ruled_out} rows");
+        assert!(
+            ruled_out > 100_000,
+            "pages were ruled out: {ruled_out} rows"
+        );
     }
 }
