@@ -46,7 +46,10 @@ fn summary(table: &Table) -> anyhow::Result<Value> {
             };
             // DSM and CSM: pages per codec (each page picks its own); NSM/PAX pages are plain.
             let codecs = page_codecs(table, c)?;
-            Ok(json!({ "name": def.name, "type": def.ty.to_string(), "bytes": encoded, "file_bytes": on_disk, "page_codecs": codecs }))
+            // DSM integer columns: the pages whose min/max a filtered scan can rule out
+            // (0 in a table written before page bounds were kept).
+            let bounded = (m.layout == Layout::Dsm).then(|| m.files[c].page_bounds.len());
+            Ok(json!({ "name": def.name, "type": def.ty.to_string(), "bytes": encoded, "file_bytes": on_disk, "page_codecs": codecs, "pages_with_bounds": bounded }))
         })
         .collect::<anyhow::Result<Vec<Value>>>()?;
     let zonemap: serde_json::Map<String, Value> = m
