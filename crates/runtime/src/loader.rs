@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use coopscan_buffer::{LoadDecision, Nanos, PieceId, ReadPlan};
+use coopscan_storage::device::Completion;
 use coopscan_storage::{ChunkBytes, Layout, PageCopies, StorageError};
 
 use crate::error::RuntimeError;
@@ -80,10 +81,14 @@ fn serve(shared: &Shared) {
 }
 
 /// Reads the pieces of one load (DSM: its columns, in the order the ABM's
-/// `column_order` put them in `LoadDecision::pieces`) one after another;
-/// each is made resident as it arrives, so a scan that needs only the first columns can
-/// start before the rest are in. A CSM load's runs are read together first (one request
-/// per run of adjacent columns), then made resident in the same order. False if the
+/// `column_order` put them in `LoadDecision::pieces`); each is made resident as its
+/// transfer ends, so a scan that needs only the first columns can start before the
+/// rest are in. Every piece's request is issued at once, before the first is made
+/// resident, so the emulated disk transfers a load's pieces back to back: issued one
+/// after another, with the lock taken between them, the disk idled while the loader
+/// made each piece resident and woke the scans — on two busy cores longer than a
+/// small piece's transfer. A CSM load's runs are read together (one request per run of
+/// adjacent columns) and made resident in the same order once all are in. False if the
 /// runtime shut down meanwhile.
 fn load_pieces(
     shared: &Shared,
@@ -91,20 +96,23 @@ fn load_pieces(
     load: &LoadDecision,
     jobs: &[PieceJob],
 ) -> bool {
-    let mut pieces = load.pieces.iter().zip(jobs);
+    let mut pieces = load.pieces.iter();
     let mut first_error = None;
-    // A CSM load reads its runs together (adjacent ones in one request), then makes
-    // them resident one by one as any other load.
-    let mut tile = MutexGuard::unlocked(inner, || read_tile(shared, load)).map(Vec::into_iter);
-    for (piece, job) in pieces.by_ref() {
+    let mut reads = MutexGuard::unlocked(inner, || {
+        read_tile(shared, load).unwrap_or_else(|| issue_all(shared, jobs))
+    })
+    .into_iter();
+    for piece in pieces.by_ref() {
         if inner.shutdown {
             // Nobody will use the rest; the runtime is gone.
             return false;
         }
-        let result = match tile.as_mut().and_then(Iterator::next) {
-            Some(result) => result,
-            None => MutexGuard::unlocked(inner, || read(shared, job)),
-        };
+        // A piece is never left unread: past a failed issue the loop has stopped, and a
+        // read that gave fewer pieces than the load has fails the missing ones.
+        let issued = reads.next().unwrap_or_else(|| {
+            Err(StorageError::Invalid(format!("{piece} was not read")))
+        });
+        let result = MutexGuard::unlocked(inner, || issued.and_then(Issued::arrive));
         let now = shared.now();
         let ok = match result {
             Ok(read) => complete(shared, inner, load, *piece, read, now),
@@ -125,7 +133,7 @@ fn load_pieces(
         // After a failure the rest of the load is abandoned: its pieces fail too, with
         // the cause, so a scan that needed only those learns which file failed.
         Some(cause) => {
-            for (piece, _) in pieces {
+            for piece in pieces {
                 let error = Arc::new(StorageError::Invalid(format!(
                     "{piece} not read: an earlier piece of its load failed: {cause}"
                 )));
@@ -156,11 +164,42 @@ fn jobs(inner: &Inner, load: &LoadDecision) -> Vec<PieceJob> {
         .collect()
 }
 
+/// A piece whose request the emulated disk has booked: read and verified, not yet
+/// delivered.
+struct Issued {
+    read: Read,
+    verified: Result<(), StorageError>,
+    done: Completion,
+}
+
+impl Issued {
+    /// The piece once the emulated disk has transferred it (or the verification's error).
+    fn arrive(self) -> Result<Read, StorageError> {
+        self.done.wait();
+        self.verified.map(|()| self.read)
+    }
+}
+
+/// Every job's request issued in order, each read and verified at once; stops after the
+/// first that cannot be issued (its error last).
+fn issue_all(shared: &Shared, jobs: &[PieceJob]) -> Vec<Result<Issued, StorageError>> {
+    let mut issued = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let next = issue(shared, job);
+        let failed = next.is_err();
+        issued.push(next);
+        if failed {
+            break;
+        }
+    }
+    issued
+}
+
 /// CSM, a load of several pieces: each piece's result, in the load's order, read with
 /// one request per run of adjacent columns (`Table::read_tile_pieces_early`) and
-/// verified; `None` for other layouts and single pieces, which `read` reads. A failed
-/// read is the first piece's error (the load then fails the rest, naming it).
-fn read_tile(shared: &Shared, load: &LoadDecision) -> Option<Vec<Result<Read, StorageError>>> {
+/// verified; `None` for other layouts and single pieces, which `issue_all` reads. A
+/// failed read is the first piece's error (the load then fails the rest, naming it).
+fn read_tile(shared: &Shared, load: &LoadDecision) -> Option<Vec<Result<Issued, StorageError>>> {
     let served = shared.served(load.table);
     let table = &served.table;
     if table.layout() != Layout::Csm || load.pieces.len() < 2 {
@@ -177,16 +216,21 @@ fn read_tile(shared: &Shared, load: &LoadDecision) -> Option<Vec<Result<Read, St
             Ok(read) => read,
             Err(e) => return Some(vec![Err(e)]),
         };
-    // Verified while the emulated disk still transfers, as `read` does.
+    // Verified while the emulated disk still transfers, as `issue` does; all of them
+    // arrive with the last run.
     let results = pieces
         .into_iter()
         .map(|bytes| {
-            coopscan_storage::verify_chunk(table, &bytes.views())?;
+            let verified = coopscan_storage::verify_chunk(table, &bytes.views());
             let read_bytes = bytes.bytes();
-            Ok(Read { bytes, read_bytes })
+            let read = Read { bytes, read_bytes };
+            Ok(Issued {
+                read,
+                verified,
+                done,
+            })
         })
         .collect();
-    done.wait();
     Some(results)
 }
 
@@ -196,10 +240,10 @@ struct Read {
     read_bytes: u64,
 }
 
-/// Reads and verifies one piece; called without the lock. A DSM piece copies its
-/// shared boundary pages from the neighbours in `job` (`PageCopies`); verification
-/// checks the copied pages like the read ones.
-fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
+/// Reads and verifies one piece, its delivery left to the emulated disk; called
+/// without the lock. A DSM piece copies its shared boundary pages from the neighbours
+/// in `job` (`PageCopies`); verification checks the copied pages like the read ones.
+fn issue(shared: &Shared, job: &PieceJob) -> Result<Issued, StorageError> {
     let piece = job.plan.piece;
     let served = shared.served(piece.table);
     let (table, files) = (&served.table, &served.files);
@@ -232,9 +276,12 @@ fn read(shared: &Shared, job: &PieceJob) -> Result<Read, StorageError> {
     // after every load, and a lone I/O-bound scan ran 1.2-1.3× the table's read time
     // (issue 10; the paper's F-100 alone is its read time).
     let verified = coopscan_storage::verify_chunk(table, &bytes.views());
-    delivered.wait();
-    verified?;
-    Ok(Read { bytes, read_bytes })
+    let read = Read { bytes, read_bytes };
+    Ok(Issued {
+        read,
+        verified,
+        done: delivered,
+    })
 }
 
 /// Makes a read piece resident and serves the scans it completes; false if the ABM
