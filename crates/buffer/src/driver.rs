@@ -277,6 +277,11 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         std::mem::take(&mut self.posted)
     }
 
+    /// Workers told `Wait` whose answer has not come yet.
+    pub fn waiting_count(&self) -> usize {
+        self.waiting.len()
+    }
+
     /// Has a failure ended this scan?
     pub fn is_failed(&self, scan: ScanId) -> bool {
         self.failed.contains_key(&scan)

@@ -17,7 +17,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use coopscan_buffer::{LoadDecision, Nanos, PieceId, ReadPlan};
+use coopscan_buffer::{AbmState, ChunkId, LoadDecision, Nanos, PieceId, ReadPlan};
 use coopscan_storage::device::Completion;
 use coopscan_storage::{ChunkBytes, Layout, PageCopies, StorageError};
 
@@ -54,6 +54,11 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// How long the loader may find nothing to load while scan workers wait before it
+/// reports the buffer's state (once per runtime): a stall no scan can leave, seen in
+/// the TPC-H throughput run (docs/reliability.md) and not yet explained.
+const STALL_REPORT_AFTER: Duration = Duration::from_secs(30);
+
 /// The loader loop proper.
 fn serve(shared: &Shared) {
     let mut inner = shared.inner.lock();
@@ -70,7 +75,12 @@ fn serve(shared: &Shared) {
         let evicted = inner.driver.take_evicted();
         inner.drop_evicted(&evicted);
         let (Some(load), Some(jobs)) = (load, jobs) else {
-            shared.loader_wakeup.wait(&mut inner);
+            let wait = shared
+                .loader_wakeup
+                .wait_for(&mut inner, STALL_REPORT_AFTER);
+            if wait.timed_out() {
+                report_stall(shared, &mut inner);
+            }
             continue;
         };
         if !load_pieces(shared, &mut inner, &load, &jobs) {
@@ -109,9 +119,9 @@ fn load_pieces(
         }
         // A piece is never left unread: past a failed issue the loop has stopped, and a
         // read that gave fewer pieces than the load has fails the missing ones.
-        let issued = reads.next().unwrap_or_else(|| {
-            Err(StorageError::Invalid(format!("{piece} was not read")))
-        });
+        let issued = reads
+            .next()
+            .unwrap_or_else(|| Err(StorageError::Invalid(format!("{piece} was not read"))));
         let result = MutexGuard::unlocked(inner, || issued.and_then(Issued::arrive));
         let now = shared.now();
         let ok = match result {
@@ -343,4 +353,58 @@ fn fail_everyone(inner: &mut Inner, error: RuntimeError) {
     inner.driver.fail_all(error.clone());
     inner.stopped.get_or_insert(error);
     inner.shutdown = true;
+}
+
+/// Reports on stderr, once, that scan workers have waited `STALL_REPORT_AFTER` with
+/// the ABM offering nothing to load, and what every table's buffer holds: what a
+/// stall's cause must be found in. Nothing when no worker waits (an idle runtime).
+fn report_stall(shared: &Shared, inner: &mut Inner) {
+    let waiting = inner.driver.waiting_count();
+    if inner.stall_reported || waiting == 0 || inner.shutdown {
+        return;
+    }
+    inner.stall_reported = true;
+    eprint!(
+        "coopscan: {waiting} scan workers have waited {} s with nothing to load (a stall; please report it with what follows)\n{}",
+        STALL_REPORT_AFTER.as_secs(),
+        buffer_report(shared, inner)
+    );
+}
+
+/// What the shared buffer holds now: its bytes, and per table its chunks, resident
+/// pieces, pins, loads in flight and scans (`Runtime::buffer_report`).
+pub(crate) fn buffer_report(shared: &Shared, inner: &Inner) -> String {
+    let catalog = inner.driver.catalog();
+    let mut report = format!(
+        "  buffer: {} bytes, {} used, {} free; {} scan workers waiting\n",
+        catalog.budget_bytes(),
+        catalog.used_bytes(),
+        catalog.free_bytes(),
+        inner.driver.waiting_count()
+    );
+    for (i, abm) in catalog.tables().enumerate() {
+        let served = u32::try_from(i)
+            .ok()
+            .and_then(|i| shared.tables.get(i as usize));
+        let name = served.map_or_else(String::new, |s| s.get().table.manifest().name.clone());
+        report.push_str(&table_line(&name, abm.state()));
+    }
+    report
+}
+
+/// One table's line of a buffer report: its chunks, resident pieces, pins and scans.
+fn table_line(name: &str, state: &AbmState) -> String {
+    let pinned = (0..state.chunk_count())
+        .filter(|&k| state.is_pinned(ChunkId(k)))
+        .count();
+    format!(
+        "  table {name}: {} chunks, {} pieces resident ({} bytes), {pinned} chunks pinned, {} loads in flight, {} scans active ({} starved), {} queued\n",
+        state.chunk_count(),
+        state.pool().len(),
+        state.pool().used_bytes(),
+        state.inflight(),
+        state.active_count(),
+        state.starved_mask().len(),
+        state.pending_count()
+    )
 }

@@ -119,6 +119,7 @@ impl Runtime {
                 traced_registrations: None,
                 load_log: LoadLog::default(),
                 scheduling: Scheduling::default(),
+                stall_reported: false,
             }),
             loader_wakeup: Default::default(),
             scan_wakeup: Default::default(),
@@ -394,6 +395,14 @@ impl Runtime {
     /// Time since the runtime started: the clock of [`LoadRecord::at`].
     pub fn elapsed(&self) -> std::time::Duration {
         self.shared.started.elapsed()
+    }
+
+    /// The shared buffer's state in words: its bytes, the scan workers waiting, and per
+    /// table its chunks, resident pieces, pinned chunks, loads in flight and scans (what
+    /// the loader prints when scans wait and it finds nothing to load for 30 s).
+    pub fn buffer_report(&self) -> String {
+        let inner = self.shared.inner.lock();
+        crate::loader::buffer_report(&self.shared, &inner)
     }
 
     /// What the buffer holds on behalf of scans right now. All zero once every scan

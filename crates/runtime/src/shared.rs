@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) load_log: LoadLog,
     /// Time spent in ABM calls ([`Inner::decide`]).
     pub(crate) scheduling: Scheduling,
+    /// The loader has reported a stall (`loader::report_stall`): once per runtime.
+    pub(crate) stall_reported: bool,
 }
 
 impl Inner {

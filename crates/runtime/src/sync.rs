@@ -76,6 +76,19 @@ mod imp {
             guard.guard = Some(held);
         }
 
+        /// `wait` for at most `timeout`; the result says whether it timed out.
+        pub(crate) fn wait_for<T>(
+            &self,
+            guard: &mut MutexGuard<'_, T>,
+            timeout: std::time::Duration,
+        ) -> shuttle::sync::WaitTimeoutResult {
+            let held = guard.guard.take().expect("a guard holds its lock");
+            let (held, result) =
+                (self.0.wait_timeout(held, timeout)).unwrap_or_else(PoisonError::into_inner);
+            guard.guard = Some(held);
+            result
+        }
+
         pub(crate) fn notify_all(&self) {
             self.0.notify_all();
         }

@@ -98,3 +98,32 @@ fn the_trace_names_each_chunk_every_scan_consumed_once() {
         );
     }
 }
+
+/// `Runtime::buffer_report` (what the loader prints on a stall) says what the buffer
+/// holds: the table by name, a scan's held chunk as pinned, its pieces as resident, and
+/// none of it once the scan is gone.
+#[test]
+fn the_buffer_report_names_the_table_and_what_a_scan_holds() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = write_table(tmp.path(), Layout::Pax, 20_000);
+    let name = table.manifest().name.clone();
+    let rows = table.rows();
+    let runtime = Runtime::new(table, device(), config(8, PolicyKind::Relevance)).expect("runtime");
+    let mut scan = runtime
+        .register(std::iter::once(0..rows).collect(), vec![K, V])
+        .expect("register");
+    let chunk = scan.next_chunk().expect("no error").expect("a chunk");
+    let report = runtime.buffer_report();
+    assert!(report.contains(&format!("table {name}: ")), "{report}");
+    assert!(report.contains("1 chunks pinned"), "{report}");
+    assert!(report.contains("1 scans active"), "{report}");
+    assert!(!report.contains(" 0 pieces resident"), "{report}");
+    drop(chunk);
+    drop(scan);
+    let report = runtime.buffer_report();
+    assert!(
+        report.contains("0 chunks pinned") && report.contains("0 scans active"),
+        "{report}"
+    );
+    assert!(report.contains("0 scan workers waiting"), "{report}");
+}
