@@ -383,9 +383,7 @@ pub(crate) fn buffer_report(shared: &Shared, inner: &Inner) -> String {
         inner.driver.waiting_count()
     );
     for (i, abm) in catalog.tables().enumerate() {
-        let served = u32::try_from(i)
-            .ok()
-            .and_then(|i| shared.tables.get(i as usize));
+        let served = shared.tables.get(i);
         let name = served.map_or_else(String::new, |s| s.get().table.manifest().name.clone());
         report.push_str(&table_line(&name, abm.state()));
     }
