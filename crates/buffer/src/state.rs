@@ -389,6 +389,13 @@ impl AbmState {
         bits(self.resident_cols(chunk)).any(|c| self.pool.is_pinned(self.piece_of(chunk, c)))
     }
 
+    /// Chunks some scan processes right now.
+    pub fn pinned_chunks(&self) -> usize {
+        (0..self.chunk_count())
+            .filter(|&k| self.is_pinned(ChunkId(k)))
+            .count()
+    }
+
     pub fn scan(&self, slot: ScanSlot) -> Option<&ScanState> {
         self.scans.get(slot.index()).and_then(Option::as_ref)
     }

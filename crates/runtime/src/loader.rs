@@ -17,7 +17,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use coopscan_buffer::{AbmState, ChunkId, LoadDecision, Nanos, PieceId, ReadPlan};
+use coopscan_buffer::{AbmState, LoadDecision, Nanos, PieceId, ReadPlan};
 use coopscan_storage::device::Completion;
 use coopscan_storage::{ChunkBytes, Layout, PageCopies, StorageError};
 
@@ -392,9 +392,7 @@ pub(crate) fn buffer_report(shared: &Shared, inner: &Inner) -> String {
 
 /// One table's line of a buffer report: its chunks, resident pieces, pins and scans.
 fn table_line(name: &str, state: &AbmState) -> String {
-    let pinned = (0..state.chunk_count())
-        .filter(|&k| state.is_pinned(ChunkId(k)))
-        .count();
+    let pinned = state.pinned_chunks();
     format!(
         "  table {name}: {} chunks, {} pieces resident ({} bytes), {pinned} chunks pinned, {} loads in flight, {} scans active ({} starved), {} queued\n",
         state.chunk_count(),

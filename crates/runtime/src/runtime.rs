@@ -412,9 +412,7 @@ impl Runtime {
         let mut holdings = Holdings::default();
         for abm in inner.driver.catalog().tables() {
             let state = abm.state();
-            holdings.pinned_chunks += (0..state.chunk_count())
-                .filter(|&k| state.is_pinned(ChunkId(k)))
-                .count();
+            holdings.pinned_chunks += state.pinned_chunks();
             holdings.active_scans += state.active_count() as usize;
             holdings.queued_scans += state.pending_count();
         }
