@@ -8,6 +8,7 @@ use arrow_array::RecordBatch;
 use crate::column::ColumnValues;
 use crate::error::{Result, StorageError};
 use crate::manifest::{Layout, Manifest};
+use crate::read::page_bounds::bounded_pages;
 use crate::read::Table;
 use crate::zonemap::ZonemapBuilder;
 
@@ -70,20 +71,18 @@ impl Table {
             .files
             .get(c)
             .filter(|_| self.layout() == Layout::Dsm)?;
-        let (starts, bounds) = (&file.page_row_starts, &file.page_bounds);
-        if bounds.len() != starts.len() {
-            return None;
-        }
-        let value = |i: usize| match values {
-            ColumnValues::I32(v) => v.get(i).map(|&x| i64::from(x)),
-            ColumnValues::I64(v) => v.get(i).copied(),
+        let value = |row: u64| match values {
+            ColumnValues::I32(v) => v.get((row - rows.start) as usize).map(|&x| i64::from(x)),
+            ColumnValues::I64(v) => v.get((row - rows.start) as usize).copied(),
             ColumnValues::Bytes { .. } => None,
         };
-        (0..values.len()).find_map(|i| {
-            let row = rows.start + i as u64;
-            let p = starts.partition_point(|&s| s <= row).checked_sub(1)?;
-            let [min, max] = bounds[p];
-            value(i).filter(|x| !(min..=max).contains(x)).map(|_| p)
-        })
+        let (starts, bounds) = (&file.page_row_starts, &file.page_bounds);
+        bounded_pages(starts, bounds, self.rows(), &rows)
+            .find(|(p, page)| {
+                let [min, max] = bounds[*p];
+                page.clone()
+                    .any(|row| value(row).is_some_and(|x| !(min..=max).contains(&x)))
+            })
+            .map(|(p, _)| p)
     }
 }

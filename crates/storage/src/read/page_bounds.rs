@@ -8,6 +8,7 @@
 
 use std::ops::Range;
 
+use crate::chunk_map::dsm_page_range;
 use crate::filter::RowFilter;
 use crate::manifest::Layout;
 use crate::read::Table;
@@ -23,37 +24,50 @@ pub(crate) fn in_bounds(
     if table.layout() != Layout::Dsm || wanted.is_empty() {
         return None;
     }
+    let n = (wanted.end - wanted.start) as usize;
     let mut keep: Option<Vec<bool>> = None;
     for (column, (lo, hi)) in filter.intervals() {
         let Some(file) = table.manifest().files.get(column) else {
             continue;
         };
-        let (starts, bounds) = (&file.page_row_starts, &file.page_bounds);
-        if bounds.len() != starts.len() {
-            continue;
-        }
-        // The pages holding wanted rows: from the last starting at or before the first
-        // wanted row to the last starting before the end.
-        let first = starts
-            .partition_point(|&s| s <= wanted.start)
-            .saturating_sub(1);
-        let end = starts.partition_point(|&s| s < wanted.end);
-        for p in first..end {
-            let [min, max] = bounds[p];
+        for (p, rows) in bounded_pages(
+            &file.page_row_starts,
+            &file.page_bounds,
+            table.rows(),
+            wanted,
+        ) {
+            let [min, max] = file.page_bounds[p];
             if max >= lo && min <= hi {
                 continue;
             }
-            let page_end = starts.get(p + 1).copied().unwrap_or(table.rows());
-            let rows = starts[p].max(wanted.start)..page_end.min(wanted.end);
-            let n = (wanted.end - wanted.start) as usize;
             let flags = keep.get_or_insert_with(|| vec![true; n]);
             let at = |row: u64| (row - wanted.start) as usize;
-            if let Some(out) = flags.get_mut(at(rows.start)..at(rows.end.max(rows.start))) {
+            if let Some(out) = flags.get_mut(at(rows.start)..at(rows.end)) {
                 out.fill(false);
             }
         }
     }
     keep
+}
+
+/// Each page of a DSM column holding rows of `rows`, with those of its rows inside
+/// `rows`; nothing when the column keeps no page bounds (`bounds` is not one per page).
+/// What the scan prunes by and what `verify` checks.
+pub(crate) fn bounded_pages<'a>(
+    starts: &'a [u64],
+    bounds: &[[i64; 2]],
+    total_rows: u64,
+    rows: &'a Range<u64>,
+) -> impl Iterator<Item = (usize, Range<u64>)> + 'a {
+    let pages = match bounds.len() == starts.len() {
+        true => dsm_page_range(starts, total_rows, rows.clone()),
+        false => 0..0,
+    };
+    pages.map(move |p| {
+        let p = p as usize;
+        let end = starts.get(p + 1).copied().unwrap_or(total_rows);
+        (p, starts[p].max(rows.start)..end.min(rows.end))
+    })
 }
 
 #[cfg(test)]

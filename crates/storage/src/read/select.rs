@@ -366,13 +366,7 @@ fn test_strings(
                 answers.len()
             )));
         }
-        passed = Some(match passed {
-            None => answers,
-            Some(mut p) => {
-                p.iter_mut().zip(answers).for_each(|(p, a)| *p &= a);
-                p
-            }
-        });
+        passed = and_flags(passed, Some(answers));
     }
     Ok(passed)
 }

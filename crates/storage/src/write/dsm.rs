@@ -282,14 +282,15 @@ impl ColumnStream {
 /// The smallest and largest of `values[rows]` for an integer column (`None` for
 /// strings, which keep no page bounds, and for no rows).
 fn int_bounds(values: &ColumnValues, rows: std::ops::Range<usize>) -> Option<[i64; 2]> {
-    let fold = |it: &mut dyn Iterator<Item = i64>| {
-        it.fold(None, |b: Option<[i64; 2]>, x| {
-            Some(b.map_or([x, x], |[lo, hi]| [lo.min(x), hi.max(x)]))
-        })
-    };
     match values {
-        ColumnValues::I32(v) => fold(&mut v.get(rows)?.iter().map(|&x| i64::from(x))),
-        ColumnValues::I64(v) => fold(&mut v.get(rows)?.iter().copied()),
+        ColumnValues::I32(v) => {
+            let v = v.get(rows)?;
+            Some([(*v.iter().min()?).into(), (*v.iter().max()?).into()])
+        }
+        ColumnValues::I64(v) => {
+            let v = v.get(rows)?;
+            Some([*v.iter().min()?, *v.iter().max()?])
+        }
         ColumnValues::Bytes { .. } => None,
     }
 }
