@@ -298,7 +298,7 @@ fn paged(dir: &Path) -> Table {
 
 #[test]
 fn page_bounds_of_the_wrong_count_column_or_range_are_refused() {
-    let refused = |edit: &dyn Fn(&mut Value)| {
+    let refused_dsm = |edit: &dyn Fn(&mut Value)| {
         let tmp = tempfile::tempdir().expect("tempdir");
         let t = paged(tmp.path());
         assert!(t.manifest().files[1].pages >= 2, "price spans pages");
@@ -307,7 +307,7 @@ fn page_bounds_of_the_wrong_count_column_or_range_are_refused() {
             .expect_err("must refuse")
             .to_string()
     };
-    let msg = refused(&|m| {
+    let msg = refused_dsm(&|m| {
         m["files"][1]["page_bounds"]
             .as_array_mut()
             .expect("kept")
@@ -317,26 +317,22 @@ fn page_bounds_of_the_wrong_count_column_or_range_are_refused() {
         msg.contains("page bounds for") && msg.contains("pages"),
         "{msg}"
     );
-    let msg = refused(&|m| m["files"][1]["page_bounds"][1] = json!([9, 1]));
+    let msg = refused_dsm(&|m| m["files"][1]["page_bounds"][1] = json!([9, 1]));
     assert!(msg.contains("page 1's bounds"), "{msg}");
     // `day` is a date: 32-bit days.
-    let msg = refused(&|m| m["files"][2]["page_bounds"][0] = json!([0, 1_i64 << 40]));
+    let msg = refused_dsm(&|m| m["files"][2]["page_bounds"][0] = json!([0, 1_i64 << 40]));
     assert!(msg.contains("page 0's bounds"), "{msg}");
     // Strings keep none; NSM/PAX/CSM files none either.
-    let msg = refused(&|m| {
+    let msg = refused_dsm(&|m| {
         let pages = m["files"][4]["pages"].as_u64().expect("pages");
         m["files"][4]["page_bounds"] = json!(vec![[0, 1]; pages as usize]);
     });
     assert!(msg.contains("no DSM integer column"), "{msg}");
-    let msg = refused_pax(|m| {
+    let msg = refused(Layout::Pax, |m| {
         let pages = m["files"][0]["pages"].as_u64().expect("pages");
         m["files"][0]["page_bounds"] = json!(vec![[0, 1]; pages as usize]);
     });
     assert!(msg.contains("no DSM integer column"), "{msg}");
-}
-
-fn refused_pax(edit: impl FnOnce(&mut Value)) -> String {
-    refused(Layout::Pax, edit)
 }
 
 #[test]
