@@ -27,7 +27,9 @@
 //!    makes its own room, by its policy, as it would alone — unless its own bytes and
 //!    the free ones cannot hold the load (a share smaller than one load, when other
 //!    tables have many scans queued): then the others give below their shares, or its
-//!    starved scan would wait for ever.
+//!    starved scan would wait for ever. The room made is for one scan's largest load;
+//!    when the table's policy still finds none (it loads several scans' columns at
+//!    once), for one load of all its active scans' columns.
 //!
 //! A policy's working ahead ([`Policy::choose_prefetch`]: relevance's, for parallel
 //! scans) is asked only when no table wants a load and none runs, so it never delays a
@@ -309,9 +311,7 @@ impl<P: Policy> Catalog<P> {
         }
         let order = self.load_order();
         for &t in &order {
-            self.make_room_for(t, now);
-            self.rebalance();
-            if let Some(load) = self.tables[t].next_demand_load(now) {
+            if let Some(load) = self.demand_load_with_room(t, now) {
                 return Some(self.started(t, load));
             }
         }
@@ -326,6 +326,28 @@ impl<P: Policy> Catalog<P> {
             }
         }
         None
+    }
+
+    /// Table `t`'s next demand load, with room made for it by rule 2: first for one
+    /// scan's largest load; if the policy still finds no room, for one load of every
+    /// active scan's columns — a policy may load several scans' columns at once
+    /// (elevator's class columns, relevance's overlapping starved scans), and with the
+    /// budget full of other tables' pieces and none of `t`'s own to evict, its starved
+    /// scans would otherwise wait for ever.
+    fn demand_load_with_room(&mut self, t: usize, now: Nanos) -> Option<LoadDecision> {
+        let state = self.tables[t].state();
+        let (one, merged) = (state.wanted_load_bytes(), state.merged_load_bytes());
+        if let Some(want) = one {
+            self.make_room_for(t, want, now);
+        }
+        self.rebalance();
+        if let Some(load) = self.tables[t].next_demand_load(now) {
+            return Some(load);
+        }
+        let merged = merged.filter(|&m| Some(m) > one)?;
+        self.make_room_for(t, merged, now);
+        self.rebalance();
+        self.tables[t].next_demand_load(now)
     }
 
     /// Bookkeeping of a load table `t` starts: pieces evicted for it in other tables
@@ -358,15 +380,12 @@ impl<P: Policy> Catalog<P> {
     }
 
     /// Rule 2: when table `t` is below its fair share and the free bytes cannot hold
-    /// its next load, the tables furthest above their shares give pieces, down to their
+    /// its next load of `want` bytes, the tables furthest above their shares give pieces, down to their
     /// shares. When `t` is at or above its share but cannot make the room itself (its
     /// own bytes and the free ones are less than the load: a share smaller than one
     /// load, as many queued scans of other tables make it), the others give below
     /// their shares: otherwise its starved scan would wait for ever.
-    fn make_room_for(&mut self, t: usize, now: Nanos) {
-        let Some(want) = self.tables[t].state().wanted_load_bytes() else {
-            return;
-        };
+    fn make_room_for(&mut self, t: usize, want: u64, now: Nanos) {
         let free = self.free_bytes();
         let shares = self.fair_shares();
         let used = |c: &Self, u: usize| c.tables[u].state().pool().used_bytes();

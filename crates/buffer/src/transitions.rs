@@ -135,6 +135,18 @@ impl AbmState {
             .max()
     }
 
+    /// The most one load may reserve when a policy loads the columns of several scans
+    /// at once (elevator's class columns, relevance's overlapping starved scans): the
+    /// largest chunk of every active scan's columns; `None` when no scan lacks a chunk.
+    pub fn merged_load_bytes(&self) -> Option<u64> {
+        self.wanted_load_bytes()?;
+        let cols = self
+            .active_slots()
+            .map(|s| self.active_scan(s).cols)
+            .fold(0, |a, b| a | b);
+        Some(self.largest_load(cols))
+    }
+
     /// When the longest-waiting active scan started waiting, if any scan waits.
     pub fn earliest_blocked(&self) -> Option<Nanos> {
         self.blocked_mask()

@@ -566,3 +566,104 @@ fn working_ahead_yields_to_every_tables_demand() {
     assert!(ahead.iter().all(|l| l.table == TableId(0)));
     catalog.check_invariants().unwrap();
 }
+
+/// The state the engine's TPC-H throughput run once stalled in (its buffer report): the
+/// budget is full of pieces of a table nobody scans any more, and two starved scans of
+/// another table, holding nothing, read overlapping columns. A load for one of them
+/// may take the columns of both (relevance serves every starved scan that overlaps),
+/// more than either scan's own largest load: the room made for it must be room for
+/// that load, or no table ever loads again. Both scans then read every chunk.
+#[test]
+fn starved_scans_of_overlapping_columns_get_room_for_their_shared_load() {
+    const COLUMN: u64 = 100;
+    const BUDGET: u64 = 2000;
+    let full = TableGeometry::uniform(20, ROWS_PER_CHUNK).unwrap();
+    let full = full.with_chunk_bytes(vec![COLUMN; 20]).unwrap();
+    let part = TableGeometry::uniform(7, ROWS_PER_CHUNK).unwrap();
+    let part = part.with_column_bytes(vec![vec![COLUMN; 8]; 7]).unwrap();
+    let mut stalled = Vec::new();
+    for kind in PolicyKind::ALL {
+        let config = AbmConfig::with_budget(BufferBudget::Bytes(BUDGET));
+        let geometries = vec![full.clone(), part.clone()];
+        let mut catalog = Catalog::with_kind(geometries, &config, kind).unwrap();
+        // A scan of table 0 reads all of it, then ends: its pieces fill the budget.
+        let mut spec = ScanSpec::full(200);
+        spec.table = TableId(0);
+        let first = catalog.register_scan(&spec, Nanos(0)).unwrap().scan;
+        for _ in 0..20 {
+            consume_one(&mut catalog, first, Nanos(0));
+        }
+        catalog
+            .unregister_scan(first, Nanos(1), &mut Vec::new())
+            .unwrap();
+        assert_eq!(used_by(&catalog, 0), BUDGET, "{kind}");
+        // Columns 0-3 and 3-6 of table 1: 400 bytes a chunk each, 700 together.
+        let mut scans = Vec::new();
+        for cols in [0b000_1111u64, 0b111_1000] {
+            let rows = RowRanges::new(std::iter::once(0..70));
+            let mut spec = ScanSpec::new(rows, ColumnMask(cols));
+            spec.table = TableId(1);
+            let registered = catalog.register_scan(&spec, Nanos(2)).unwrap();
+            assert!(registered.admitted, "{kind}");
+            scans.push(registered.scan);
+        }
+        if !read_to_the_end(&mut catalog, &scans, 7) {
+            stalled.push(kind);
+        }
+        catalog.check_invariants().unwrap();
+    }
+    assert!(
+        stalled.is_empty(),
+        "starved scans stalled under {stalled:?}"
+    );
+}
+
+/// Runs `scans` (one worker each) until each has had its `chunks` chunks, exactly once
+/// each, loading whenever every unfinished scan waits; false if no load comes then.
+fn read_to_the_end(catalog: &mut Catalog, scans: &[ScanId], chunks: usize) -> bool {
+    let mut got: HashMap<ScanId, BTreeSet<ChunkId>> = HashMap::new();
+    let mut holding: HashMap<ScanId, ChunkId> = HashMap::new();
+    let mut waiting: BTreeSet<ScanId> = BTreeSet::new();
+    let mut take = |d: Delivery, holding: &mut HashMap<ScanId, ChunkId>| {
+        assert!(
+            got.entry(d.scan).or_default().insert(d.chunk),
+            "{d:?} twice"
+        );
+        holding.insert(d.scan, d.chunk);
+    };
+    let now = Nanos(3);
+    loop {
+        let mut finished = 0;
+        for &scan in scans {
+            if holding.remove(&scan).is_some() {
+                catalog.release_chunk(scan, now).unwrap();
+            }
+            if waiting.contains(&scan) {
+                continue;
+            }
+            match catalog.next_chunk(scan, now).unwrap() {
+                NextChunk::Deliver(d) => take(d, &mut holding),
+                NextChunk::Wait => _ = waiting.insert(scan),
+                NextChunk::Finished => finished += 1,
+            }
+        }
+        if finished == scans.len() {
+            break;
+        }
+        if holding.is_empty() {
+            let Some(load) = catalog.next_load(now) else {
+                return false;
+            };
+            let mut out = Vec::new();
+            for p in load.pieces {
+                catalog.load_completed(p, now, &mut out).unwrap();
+            }
+            for d in out {
+                assert!(waiting.remove(&d.scan), "{d:?} to a scan that did not wait");
+                take(d, &mut holding);
+            }
+        }
+    }
+    assert!(scans.iter().all(|s| got[s].len() == chunks), "{got:?}");
+    true
+}
