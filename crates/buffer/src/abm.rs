@@ -510,9 +510,21 @@ impl<P: Policy> Abm<P> {
     /// This table's ABM as table `table` of a catalog (`catalog.rs`): its pieces and
     /// deliveries name the table, and its scan ids start at `table << SCAN_ID_TABLE_BITS`
     /// so that ids are unique across the catalog and name their table.
-    pub(crate) fn in_catalog(&mut self, table: TableId) {
+    pub(crate) fn in_catalog(&mut self, table: TableId, from: crate::catalog::Successor) {
         self.state.table = table;
-        self.state.next_scan_id = u64::from(table.0) << crate::catalog::SCAN_ID_TABLE_BITS;
+        self.state.next_scan_id = from.next_scan_id;
+        self.state.version = from.version;
+    }
+
+    /// Evicts every resident piece (a retired version nobody scans: nothing is pinned
+    /// or loading). Returns them.
+    pub(crate) fn evict_all(&mut self) -> Vec<PieceId> {
+        let victims: Vec<PieceId> = self.state.pool().lru().collect();
+        // `Catalog::free_if_idle` frees only a table without scans or loads.
+        if let Err(e) = self.state.evict(&victims) {
+            panic!("evicting an idle table's pieces: {e}");
+        }
+        victims
     }
 
     /// Lends the pool `capacity` bytes and tells admission how much the other tables

@@ -38,15 +38,24 @@
 //! Admission counts every table's scans against the one budget, so the papers'
 //! guarantee (room for two chunks per scan) holds across tables.
 //!
+//! **Versions** (2012 §2.1, after a checkpoint: case (iv)). A checkpoint writes a new
+//! image of a table that shares no page with the old one, so the new version is added
+//! as a table of its own ([`Catalog::add_table`]) and the old one retired
+//! ([`Catalog::retire_table`]): scans of the old snapshot go on (new ones may still
+//! register on it), and once none is active or queued and no load of it is in flight,
+//! its pieces are evicted and its metadata dropped; its `TableId` is then unknown, and
+//! the next version added takes its slot (scan ids go on from the freed version's).
+//!
 //! Invariants (`check_invariants`, after every event in `tests/catalog.rs`): every
 //! table's own; Σ used ≤ B; each pool's capacity = its used + the free bytes; the
-//! admitted scans of all tables reserve at most B.
+//! admitted scans of all tables reserve at most B; no retired table is left with
+//! neither scans nor loads.
 
 use crate::Abm;
 use crate::{
     AbmConfig, AnyPolicy, BufferBudget, BufferError, ChunkId, Delivery, HolderId, LoadDecision,
     Nanos, NextChunk, Paced, PieceId, Policy, PolicyKind, Registration, ScanId, ScanSpec,
-    TableGeometry, TableId,
+    TableGeometry, TableId, TableVersion,
 };
 
 /// A scan id's table is its id shifted right by this (see [`Abm`]'s ids in a catalog):
@@ -58,7 +67,7 @@ pub fn scan_table_id(scan: ScanId) -> TableId {
     TableId((scan.0 >> SCAN_ID_TABLE_BITS) as u32)
 }
 
-/// Most tables one catalog serves.
+/// Most tables (live versions of tables) one catalog serves at once.
 pub const MAX_TABLES: usize = 1024;
 
 /// The ABMs of several tables under one byte budget.
@@ -66,7 +75,18 @@ pub const MAX_TABLES: usize = 1024;
 pub struct Catalog<P: Policy = AnyPolicy> {
     budget: u64,
     max_inflight: u32,
-    tables: Vec<Abm<P>>,
+    /// Every table's configuration: the whole budget, which admission counts against.
+    table_config: AbmConfig,
+    /// Indexed by `TableId`; `None`: a retired version, freed.
+    tables: Vec<Option<Abm<P>>>,
+    /// Per slot: its version is retired (a newer one replaces it), freed when idle.
+    retired: Vec<bool>,
+    /// Per slot: what the next version to take it starts from.
+    successors: Vec<Successor>,
+    /// Versions freed since [`Catalog::take_freed`].
+    freed: Vec<TableId>,
+    /// The counters of every version freed.
+    freed_stats: crate::AbmStats,
     /// Round-robin cursor of rule 1: the table after the last one that loaded.
     turn: usize,
     /// Pieces evicted for another table's load not yet reported in a [`LoadDecision`].
@@ -101,6 +121,17 @@ impl Catalog<AnyPolicy> {
             .collect();
         Catalog::new(tables, config)
     }
+
+    /// A table under the same policy `kind` as [`Catalog::with_kind`] gives (see
+    /// [`Catalog::add_table`]).
+    pub fn add_table_of_kind(
+        &mut self,
+        geometry: TableGeometry,
+        kind: PolicyKind,
+    ) -> Result<TableId, BufferError> {
+        let policy = AnyPolicy::new(kind, &geometry, &self.table_config);
+        self.add_table(geometry, policy)
+    }
 }
 
 /// The whole budget in bytes (`Chunks(n)` counts the largest chunk of any table), and
@@ -133,13 +164,19 @@ impl<P: Policy> Catalog<P> {
         let mut abms = Vec::with_capacity(tables.len());
         for (i, (geometry, policy)) in tables.into_iter().enumerate() {
             let mut abm = Abm::new(geometry, table_config.clone(), policy)?;
-            abm.in_catalog(TableId(i as u32));
-            abms.push(abm);
+            abm.in_catalog(TableId(i as u32), Successor::first(i));
+            abms.push(Some(abm));
         }
+        let n = abms.len();
         let mut catalog = Catalog {
             budget,
             max_inflight: config.max_inflight,
+            table_config,
             tables: abms,
+            retired: vec![false; n],
+            successors: (0..n).map(Successor::first).collect(),
+            freed: Vec::new(),
+            freed_stats: crate::AbmStats::default(),
             turn: 0,
             evicted: Vec::new(),
             stats: CatalogStats::default(),
@@ -152,12 +189,80 @@ impl<P: Policy> Catalog<P> {
         self.budget
     }
 
+    /// Adds a table under `policy` and returns its id: a freed version's slot, or a new
+    /// one. A checkpoint's new image is added so (case (iv) of the module doc), beside
+    /// the version it replaces.
+    pub fn add_table(
+        &mut self,
+        geometry: TableGeometry,
+        policy: P,
+    ) -> Result<TableId, BufferError> {
+        let slot = self.tables.iter().position(Option::is_none);
+        if slot.is_none() && self.tables.len() >= MAX_TABLES {
+            return Err(BufferError::InvalidConfig(format!(
+                "one catalog serves at most {MAX_TABLES} tables at once"
+            )));
+        }
+        let mut abm = Abm::new(geometry, self.table_config.clone(), policy)?;
+        let t = slot.unwrap_or(self.tables.len());
+        if t == self.tables.len() {
+            self.tables.push(None);
+            self.retired.push(false);
+            self.successors.push(Successor::first(t));
+        }
+        abm.in_catalog(TableId(t as u32), self.successors[t]);
+        self.tables[t] = Some(abm);
+        self.retired[t] = false;
+        self.rebalance();
+        Ok(TableId(t as u32))
+    }
+
+    /// A newer version replaces `table`: it is freed — its pieces evicted (reported by
+    /// [`Catalog::take_evicted`]), its metadata dropped, its id reported by
+    /// [`Catalog::take_freed`] — as soon as no scan of it is active or queued and no
+    /// load of it is in flight (now, if none is). Until then its scans go on and new
+    /// ones may register (transactions still on the old snapshot).
+    pub fn retire_table(&mut self, table: TableId) -> Result<(), BufferError> {
+        self.table(table)?;
+        self.retired[table.0 as usize] = true;
+        self.free_if_idle(table.0 as usize);
+        Ok(())
+    }
+
+    /// Versions freed since the last call: their ids are unknown now (until a new
+    /// version takes the slot), and a driver drops what it kept for them (files).
+    pub fn take_freed(&mut self) -> Vec<TableId> {
+        std::mem::take(&mut self.freed)
+    }
+
+    /// Frees slot `t` if its version is retired and idle (no scans, no loads).
+    fn free_if_idle(&mut self, t: usize) {
+        let Some(abm) = self.tables.get(t).and_then(Option::as_ref) else {
+            return;
+        };
+        let state = abm.state();
+        let idle = state.active_count() == 0 && state.pending_count() == 0;
+        if !self.retired[t] || !idle || state.inflight() > 0 {
+            return;
+        }
+        if let Some(mut abm) = self.tables[t].take() {
+            self.successors[t] = Successor::of(abm.state());
+            self.evicted.extend(abm.evict_all());
+            add_stats(&mut self.freed_stats, abm.state().stats());
+        }
+        self.retired[t] = false;
+        self.freed.push(TableId(t as u32));
+        self.rebalance();
+    }
+
+    /// The live tables (versions not freed).
+    fn live(&self) -> impl Iterator<Item = &Abm<P>> + '_ {
+        self.tables.iter().flatten()
+    }
+
     /// Bytes of every table's loading and resident pieces.
     pub fn used_bytes(&self) -> u64 {
-        self.tables
-            .iter()
-            .map(|t| t.state().pool().used_bytes())
-            .sum()
+        self.live().map(|t| t.state().pool().used_bytes()).sum()
     }
 
     pub fn free_bytes(&self) -> u64 {
@@ -168,47 +273,47 @@ impl<P: Policy> Catalog<P> {
         self.stats
     }
 
+    /// Live tables (versions not freed).
     pub fn table_count(&self) -> usize {
-        self.tables.len()
+        self.live().count()
     }
 
     /// One table's ABM (its state, policy and counters).
     pub fn table(&self, table: TableId) -> Result<&Abm<P>, BufferError> {
         self.tables
             .get(table.0 as usize)
+            .and_then(Option::as_ref)
             .ok_or(BufferError::UnknownTable(table.0))
     }
 
-    /// Every table's ABM, in `TableId` order.
-    pub fn tables(&self) -> impl Iterator<Item = &Abm<P>> + '_ {
-        self.tables.iter()
+    /// Whether `table` is a retired version not freed yet.
+    pub fn is_retired(&self, table: TableId) -> bool {
+        self.retired.get(table.0 as usize) == Some(&true)
     }
 
-    /// Every table's counters added up.
+    /// Every live table's ABM, in `TableId` order (`state().table()` is its id).
+    pub fn tables(&self) -> impl Iterator<Item = &Abm<P>> + '_ {
+        self.live()
+    }
+
+    /// Every table's counters added up, freed versions' included.
     pub fn abm_stats(&self) -> crate::AbmStats {
-        let mut sum = crate::AbmStats::default();
-        for t in &self.tables {
-            let s = t.state().stats();
-            sum.loads += s.loads;
-            sum.evictions += s.evictions;
-            sum.spare_evictions += s.spare_evictions;
-            sum.deliveries += s.deliveries;
-            sum.load_failures += s.load_failures;
-            sum.bytes_loaded += s.bytes_loaded;
-            sum.bytes_read += s.bytes_read;
+        let mut sum = self.freed_stats.clone();
+        for t in self.live() {
+            add_stats(&mut sum, t.state().stats());
         }
         sum
     }
 
     /// Starts recording every table's piece references (see [`Abm::record_trace`]).
     pub fn record_trace(&mut self) {
-        self.tables.iter_mut().for_each(Abm::record_trace);
+        self.tables.iter_mut().flatten().for_each(Abm::record_trace);
     }
 
     /// Every table's references recorded so far, in time order (recording continues).
     pub fn take_trace(&mut self) -> Vec<crate::Reference> {
-        let mut all: Vec<crate::Reference> =
-            self.tables.iter_mut().flat_map(Abm::take_trace).collect();
+        let tables = self.tables.iter_mut().flatten();
+        let mut all: Vec<crate::Reference> = tables.flat_map(Abm::take_trace).collect();
         all.sort_by_key(|r| r.at);
         all
     }
@@ -216,12 +321,14 @@ impl<P: Policy> Catalog<P> {
     fn table_mut(&mut self, table: TableId) -> Result<&mut Abm<P>, BufferError> {
         self.tables
             .get_mut(table.0 as usize)
+            .and_then(Option::as_mut)
             .ok_or(BufferError::UnknownTable(table.0))
     }
 
     fn scan_table(&mut self, scan: ScanId) -> Result<&mut Abm<P>, BufferError> {
         self.tables
             .get_mut(scan_table_id(scan).0 as usize)
+            .and_then(Option::as_mut)
             .ok_or(BufferError::UnknownScan(scan))
     }
 
@@ -278,14 +385,12 @@ impl<P: Policy> Catalog<P> {
 
     /// Every table's [`Abm::take_finished_waiters`].
     pub fn take_finished_waiters(&mut self) -> Vec<HolderId> {
-        self.tables
-            .iter_mut()
-            .flat_map(Abm::take_finished_waiters)
-            .collect()
+        let tables = self.tables.iter_mut().flatten();
+        tables.flat_map(Abm::take_finished_waiters).collect()
     }
 
     /// Ends a scan; its reservation may admit queued scans of any table (served ones
-    /// are appended to `out`).
+    /// are appended to `out`). The last scan of a retired version frees it.
     pub fn unregister_scan(
         &mut self,
         scan: ScanId,
@@ -293,9 +398,12 @@ impl<P: Policy> Catalog<P> {
         out: &mut Vec<Delivery>,
     ) -> Result<(), BufferError> {
         self.scan_table(scan)?.unregister_scan(scan, now, out)?;
+        self.free_if_idle(scan_table_id(scan).0 as usize);
         for t in 0..self.tables.len() {
             self.rebalance();
-            self.tables[t].admit_queued(now, out);
+            if let Some(abm) = self.tables[t].as_mut() {
+                abm.admit_queued(now, out);
+            }
         }
         self.rebalance();
         Ok(())
@@ -305,11 +413,11 @@ impl<P: Policy> Catalog<P> {
     /// Pieces evicted for it, of any table, are in its `evicted`; when no load follows
     /// a foreign eviction, [`Catalog::take_evicted`] reports them.
     pub fn next_load(&mut self, now: Nanos) -> Option<LoadDecision> {
-        let inflight: u32 = self.tables.iter().map(|t| t.state().inflight()).sum();
+        let inflight: u32 = self.live().map(|t| t.state().inflight()).sum();
         if inflight >= self.max_inflight {
             return None;
         }
-        let order = self.load_order();
+        let order: Vec<usize> = self.load_order().into_iter().map(|(t, _)| t).collect();
         for &t in &order {
             if let Some(load) = self.demand_load_with_room(t, now) {
                 return Some(self.started(t, load));
@@ -321,7 +429,10 @@ impl<P: Policy> Catalog<P> {
         }
         self.rebalance();
         for &t in &order {
-            if let Some(load) = self.tables[t].next_prefetch(now) {
+            let prefetch = self.tables[t]
+                .as_mut()
+                .and_then(|abm| abm.next_prefetch(now));
+            if let Some(load) = prefetch {
                 return Some(self.started(t, load));
             }
         }
@@ -335,19 +446,19 @@ impl<P: Policy> Catalog<P> {
     /// budget full of other tables' pieces and none of `t`'s own to evict, its starved
     /// scans would otherwise wait for ever.
     fn demand_load_with_room(&mut self, t: usize, now: Nanos) -> Option<LoadDecision> {
-        let state = self.tables[t].state();
+        let state = self.tables[t].as_ref()?.state();
         let (one, merged) = (state.wanted_load_bytes(), state.merged_load_bytes());
         if let Some(want) = one {
             self.make_room_for(t, want, now);
         }
         self.rebalance();
-        if let Some(load) = self.tables[t].next_demand_load(now) {
+        if let Some(load) = self.tables[t].as_mut()?.next_demand_load(now) {
             return Some(load);
         }
         let merged = merged.filter(|&m| Some(m) > one)?;
         self.make_room_for(t, merged, now);
         self.rebalance();
-        self.tables[t].next_demand_load(now)
+        self.tables[t].as_mut()?.next_demand_load(now)
     }
 
     /// Bookkeeping of a load table `t` starts: pieces evicted for it in other tables
@@ -367,12 +478,19 @@ impl<P: Policy> Catalog<P> {
         std::mem::take(&mut self.evicted)
     }
 
-    /// Tables by rule 1: the longest waiting scan first, then round robin from `turn`.
-    fn load_order(&self) -> Vec<usize> {
+    /// Live tables by rule 1: the longest waiting scan first, then round robin from
+    /// `turn`.
+    fn load_order(&self) -> Vec<(usize, Option<Nanos>)> {
         let n = self.tables.len();
-        let mut order: Vec<usize> = (0..n).map(|i| (self.turn + i) % n).collect();
+        let mut order: Vec<(usize, Option<Nanos>)> = (0..n)
+            .map(|i| (self.turn + i) % n)
+            .filter_map(|t| {
+                let abm = self.tables[t].as_ref()?;
+                Some((t, abm.state().earliest_blocked()))
+            })
+            .collect();
         // Stable: tables without a waiting scan keep their round-robin order.
-        order.sort_by_key(|&t| match self.tables[t].state().earliest_blocked() {
+        order.sort_by_key(|&(_, blocked)| match blocked {
             Some(since) => (0, since),
             None => (1, Nanos::ZERO),
         });
@@ -388,7 +506,10 @@ impl<P: Policy> Catalog<P> {
     fn make_room_for(&mut self, t: usize, want: u64, now: Nanos) {
         let free = self.free_bytes();
         let shares = self.fair_shares();
-        let used = |c: &Self, u: usize| c.tables[u].state().pool().used_bytes();
+        let used = |c: &Self, u: usize| {
+            let abm = c.tables[u].as_ref();
+            abm.map_or(0, |abm| abm.state().pool().used_bytes())
+        };
         let own = used(self, t);
         let above_share = own.saturating_add(want) > shares[t];
         if free >= want || (above_share && own.saturating_add(free) >= want) {
@@ -405,11 +526,11 @@ impl<P: Policy> Catalog<P> {
             .sort_by_key(|&u| std::cmp::Reverse(i128::from(used(self, u)) - i128::from(shares[u])));
         for u in givers {
             let over = used(self, u) - keeps(u);
-            let victims = self.tables[u].evict_for_other(need.min(over), now);
-            let freed: u64 = victims
-                .iter()
-                .map(|v| self.tables[u].state().piece_bytes(*v))
-                .sum();
+            let Some(giver) = self.tables[u].as_mut() else {
+                continue;
+            };
+            let victims = giver.evict_for_other(need.min(over), now);
+            let freed: u64 = victims.iter().map(|v| giver.state().piece_bytes(*v)).sum();
             self.stats.foreign_evictions += victims.len() as u64;
             self.stats.foreign_bytes += freed;
             self.evicted.extend(victims);
@@ -423,7 +544,9 @@ impl<P: Policy> Catalog<P> {
     /// Each table's fair share of the budget: in proportion to the workers of its
     /// admitted and queued scans (all zero when nobody scans).
     fn fair_shares(&self) -> Vec<u64> {
-        let weights: Vec<u64> = self.tables.iter().map(|t| t.state().workers()).collect();
+        let weights: Vec<u64> = (self.tables.iter())
+            .map(|t| t.as_ref().map_or(0, |t| t.state().workers()))
+            .collect();
         let total: u64 = weights.iter().sum();
         weights
             .iter()
@@ -438,32 +561,36 @@ impl<P: Policy> Catalog<P> {
     /// others' admitted scans reserve.
     fn rebalance(&mut self) {
         let free = self.free_bytes();
-        let reserved: Vec<u64> = self
-            .tables
-            .iter()
-            .map(|t| t.state().reserved_bytes())
+        let reserved: Vec<u64> = (self.tables.iter())
+            .map(|t| t.as_ref().map_or(0, |t| t.state().reserved_bytes()))
             .collect();
         let all: u64 = reserved.iter().fold(0, |a, b| a.saturating_add(*b));
         for (t, abm) in self.tables.iter_mut().enumerate() {
+            let Some(abm) = abm else { continue };
             let used = abm.state().pool().used_bytes();
             abm.share_budget(used + free, all - reserved[t]);
         }
     }
 
-    /// A piece of a load arrived (see [`Abm::load_completed`]).
+    /// A piece of a load arrived (see [`Abm::load_completed`]); the last load of a
+    /// retired version nobody scans frees it.
     pub fn load_completed(
         &mut self,
         piece: PieceId,
         now: Nanos,
         out: &mut Vec<Delivery>,
     ) -> Result<(), BufferError> {
-        self.table_mut(piece.table)?.load_completed(piece, now, out)
+        self.table_mut(piece.table)?
+            .load_completed(piece, now, out)?;
+        self.free_if_idle(piece.table.0 as usize);
+        Ok(())
     }
 
     /// The read of a piece failed (see [`Abm::load_failed`]); its bytes are free for
     /// every table.
     pub fn load_failed(&mut self, piece: PieceId, now: Nanos) -> Result<Vec<ScanId>, BufferError> {
         let failed = self.table_mut(piece.table)?.load_failed(piece, now);
+        self.free_if_idle(piece.table.0 as usize);
         self.rebalance();
         failed
     }
@@ -480,6 +607,12 @@ impl<P: Policy> Catalog<P> {
         }
         let mut reserved = 0u64;
         for (t, abm) in self.tables.iter().enumerate() {
+            let Some(abm) = abm else {
+                if self.retired[t] {
+                    return invariant(format!("freed table {t} is still retired"));
+                }
+                continue;
+            };
             abm.check_invariants()?;
             let (state, pool) = (abm.state(), abm.state().pool());
             if pool.capacity_bytes() != pool.used_bytes() + free {
@@ -492,6 +625,10 @@ impl<P: Policy> Catalog<P> {
             if state.table() != TableId(t as u32) {
                 return invariant(format!("table {t} calls itself {:?}", state.table()));
             }
+            let idle = state.active_count() == 0 && state.pending_count() == 0;
+            if self.retired[t] && idle && state.inflight() == 0 {
+                return invariant(format!("retired table {t} is idle and not freed"));
+            }
             reserved = reserved.saturating_add(state.reserved_bytes());
         }
         if reserved > self.budget {
@@ -501,5 +638,42 @@ impl<P: Policy> Catalog<P> {
             ));
         }
         Ok(())
+    }
+}
+
+fn add_stats(sum: &mut crate::AbmStats, s: &crate::AbmStats) {
+    sum.loads += s.loads;
+    sum.evictions += s.evictions;
+    sum.spare_evictions += s.spare_evictions;
+    sum.deliveries += s.deliveries;
+    sum.load_failures += s.load_failures;
+    sum.bytes_loaded += s.bytes_loaded;
+    sum.bytes_read += s.bytes_read;
+}
+
+/// Where the next version to take a slot starts: its scans' ids and its pieces'
+/// version go on from the freed one's, so nothing of the two is ever confused (a
+/// driver may still hold ids of the old one's evicted pieces).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Successor {
+    pub(crate) next_scan_id: u64,
+    pub(crate) version: TableVersion,
+}
+
+impl Successor {
+    /// The first version in slot `t` (its scan ids: see [`SCAN_ID_TABLE_BITS`]).
+    fn first(t: usize) -> Successor {
+        Successor {
+            next_scan_id: (t as u64) << SCAN_ID_TABLE_BITS,
+            version: TableVersion::default(),
+        }
+    }
+
+    /// After the version `state` is.
+    fn of(state: &crate::AbmState) -> Successor {
+        Successor {
+            next_scan_id: state.next_scan_id,
+            version: TableVersion(state.version.0.wrapping_add(1)),
+        }
     }
 }

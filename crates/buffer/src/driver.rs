@@ -80,6 +80,17 @@ pub struct Driver<P: Policy, E> {
     posted: bool,
 }
 
+impl<E: Clone> Driver<crate::AnyPolicy, E> {
+    /// A new version under the policy `kind` (see [`Catalog::add_table_of_kind`]).
+    pub fn add_table_of_kind(
+        &mut self,
+        geometry: crate::TableGeometry,
+        kind: crate::PolicyKind,
+    ) -> Result<crate::TableId, BufferError> {
+        self.catalog.add_table_of_kind(geometry, kind)
+    }
+}
+
 impl<P: Policy, E: Clone> Driver<P, E> {
     pub fn new(catalog: Catalog<P>, on_failure: OnLoadFailure) -> Self {
         Driver {
@@ -120,6 +131,29 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         chunks: &[crate::AppendedChunk],
     ) -> Result<std::ops::Range<ChunkId>, BufferError> {
         self.catalog.append_chunks(table, chunks)
+    }
+
+    /// A new version of a table, added beside the one it replaces (see
+    /// [`Catalog::add_table`]).
+    pub fn add_table(
+        &mut self,
+        geometry: crate::TableGeometry,
+        policy: P,
+    ) -> Result<crate::TableId, BufferError> {
+        self.catalog.add_table(geometry, policy)
+    }
+
+    /// `table` is replaced by a newer version (see [`Catalog::retire_table`]); its
+    /// pieces, once it is freed, are reported by [`Driver::take_evicted`].
+    pub fn retire_table(&mut self, table: crate::TableId) -> Result<(), BufferError> {
+        let retired = self.catalog.retire_table(table);
+        self.evicted.extend(self.catalog.take_evicted());
+        retired
+    }
+
+    /// Versions freed since the last call (see [`Catalog::take_freed`]).
+    pub fn take_freed(&mut self) -> Vec<crate::TableId> {
+        self.catalog.take_freed()
     }
 
     /// A worker wants its next chunk: its posted answer if there is one, else the
@@ -199,6 +233,8 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         let mut out = Vec::new();
         let unregistered = self.catalog.unregister_scan(scan, now, &mut out);
         self.post_deliveries(out);
+        // The last scan of a retired version freed it.
+        self.evicted.extend(self.catalog.take_evicted());
         unregistered
     }
 
@@ -223,6 +259,7 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         let mut out = Vec::new();
         let completed = self.catalog.load_completed(piece, now, &mut out);
         self.post_deliveries(out);
+        self.evicted.extend(self.catalog.take_evicted());
         completed
     }
 
@@ -236,6 +273,7 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         cause: E,
     ) -> Result<Vec<ScanId>, BufferError> {
         let scans = self.catalog.load_failed(piece, now)?;
+        self.evicted.extend(self.catalog.take_evicted());
         if self.on_failure == OnLoadFailure::Retry {
             return Ok(scans);
         }
@@ -247,6 +285,7 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         }
         // Unregistering may admit queued scans and serve them.
         self.post_deliveries(out);
+        self.evicted.extend(self.catalog.take_evicted());
         Ok(scans)
     }
 

@@ -192,7 +192,7 @@ pub struct AbmStats {
 pub struct AbmState {
     pub(crate) config: AbmConfig,
     pub(crate) table: TableId,
-    /// The version its pieces are of (one per ABM until checkpoints bring several).
+    /// The version its pieces are of: a catalog slot's versions count up (`catalog.rs`).
     pub(crate) version: TableVersion,
     pub(crate) chunks: Vec<ChunkEntry>,
     /// The chunks the table was opened with: a scan's snapshot unless it names one.

@@ -27,7 +27,7 @@ use coopscan_buffer::ScanOrder::InOrder as InOrderScan;
 use std::sync::{Mutex, PoisonError};
 
 use coopscan_buffer::{static_slices, ScanOrder, Split, TableId};
-use coopscan_runtime::{CScan, Runtime};
+use coopscan_runtime::{CScan, Runtime, VersionHold};
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::ExecutionPlan;
@@ -43,10 +43,26 @@ use coopscan_storage::aggregate::GroupedSums;
 use coopscan_storage::ValueColumns;
 
 /// One table of a shared [`Runtime`] (one buffer for all queries on all its tables):
-/// where a cooperative scan's chunks come from.
+/// where a cooperative scan's chunks come from. The provider and every plan built from
+/// it share one, so its hold on the table's version keeps a version a checkpoint
+/// replaced registered until the last plan that may scan it is gone
+/// ([`coopscan_runtime::VersionHold`]).
 pub struct Pooled {
     pub runtime: Arc<Runtime>,
     pub table: TableId,
+    /// `None` if the runtime no longer served the table (its scans fail as unknown).
+    _hold: Option<VersionHold>,
+}
+
+impl Pooled {
+    pub fn new(runtime: Arc<Runtime>, table: TableId) -> Pooled {
+        let hold = runtime.hold(table).ok();
+        Pooled {
+            runtime,
+            table,
+            _hold: hold,
+        }
+    }
 }
 
 /// The cooperative scan: a leaf plan whose chunks come from the shared [`Runtime`], in

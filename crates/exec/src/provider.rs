@@ -122,16 +122,17 @@ impl CoopTable {
                 }))
             }
             ScanMode::CScan(runtime) => {
-                let same =
-                    |t: &Arc<Table>| t.dir() == table.dir() && t.manifest() == table.manifest();
-                let Some(i) = runtime.tables().iter().position(same) else {
+                let same = |(_, t): &&(TableId, Arc<Table>)| {
+                    t.dir() == table.dir() && t.manifest() == table.manifest()
+                };
+                let served = runtime.tables();
+                let Some(&(table, _)) = served.iter().find(same) else {
                     return Err(ExecError::Invalid(format!(
                         "the runtime does not serve {}",
                         table.dir().display()
                     )));
                 };
-                let table = TableId(i as u32);
-                Source::Shared(Arc::new(Pooled { runtime, table }))
+                Source::Shared(Arc::new(Pooled::new(runtime, table)))
             }
         };
         Ok(CoopTable::with_source(table, source))
@@ -170,10 +171,7 @@ impl CoopTable {
     /// A cooperative provider over the (first) table `runtime` serves.
     pub fn cooperative(runtime: Arc<Runtime>) -> CoopTable {
         let table = Table::clone(&runtime.table());
-        let pooled = Pooled {
-            runtime,
-            table: TableId(0),
-        };
+        let pooled = Pooled::new(runtime, TableId(0));
         CoopTable::with_source(table, Source::Shared(Arc::new(pooled)))
     }
 
@@ -183,7 +181,7 @@ impl CoopTable {
         let served = served
             .ok_or_else(|| ExecError::Invalid(format!("the runtime has no table {}", table.0)))?;
         let served = Table::clone(&served);
-        let pooled = Pooled { runtime, table };
+        let pooled = Pooled::new(runtime, table);
         Ok(CoopTable::with_source(
             served,
             Source::Shared(Arc::new(pooled)),
@@ -208,6 +206,29 @@ impl CoopTable {
             Source::Shared(pooled) => {
                 pooled.runtime.append(pooled.table, table)?;
                 CoopTable::cooperative_of(Arc::clone(&pooled.runtime), pooled.table)?
+            }
+        };
+        Ok(CoopTable {
+            in_order: self.in_order,
+            ..provider
+        })
+    }
+
+    /// A provider over the table's new stable image after a checkpoint committed to
+    /// its directory (`delta::checkpoint`): read from storage, or handed to the shared
+    /// buffer as a version of its own (`Runtime::checkpointed`, the 2012 paper's case
+    /// (iv): it shares no page with the old image). This provider, and every plan made
+    /// from it, keeps reading the old image and its changes; in the shared buffer the
+    /// old version is dropped once the last of them is gone and its scans have left.
+    pub fn checkpointed(&self) -> Result<CoopTable> {
+        let table = Table::open(self.table.dir())?.with_decode_budget(self.table.decode_budget());
+        let provider = match &self.source {
+            Source::Direct(direct) => {
+                CoopTable::new(table, Arc::clone(&direct.device), ScanMode::Scan)?
+            }
+            Source::Shared(pooled) => {
+                let new = pooled.runtime.checkpointed(pooled.table, table)?;
+                CoopTable::cooperative_of(Arc::clone(&pooled.runtime), new)?
             }
         };
         Ok(CoopTable {

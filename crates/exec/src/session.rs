@@ -21,6 +21,7 @@ use crate::checked_arithmetic::CheckedArithmetic;
 use crate::checked_sum::CheckedSum;
 use crate::create_index::{create_index, create_index_statement};
 use crate::delta::bulk_insert::{bulk_insert, bulk_target};
+use crate::delta::checkpoint_statement::{checkpoint_statement, run_checkpoint};
 use crate::delta::transaction::TransactionSlot;
 use crate::delta::TableDelta;
 use crate::error::{ExecError, Result};
@@ -158,9 +159,13 @@ pub async fn plan_read_only(ctx: &SessionContext, sql: &str) -> Result<DataFrame
 
 /// Plans `sql` for `ctx` if it only reads ([`plan_read_only`]) or is an INSERT, UPDATE
 /// or DELETE of a coopscan table whose input only reads, or runs it if it is a `CREATE
-/// INDEX` on a coopscan table ([`crate::create_index`]): what `coopscan sql` runs. A
+/// INDEX` on a coopscan table ([`crate::create_index`]) or a `CHECKPOINT [table]`
+/// (`delta::checkpoint_statement`): what `coopscan sql` runs. A
 /// change to any other table (a `COPY … TO` is DML too) is refused like any write.
 pub async fn plan_read_or_change(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    if let Some(table) = checkpoint_statement(sql) {
+        return run_checkpoint(ctx, table.as_deref()).await;
+    }
     if let Some(create) = create_index_statement(ctx, sql) {
         create_index(ctx, &create).await?;
         return Ok(ctx.read_empty()?);

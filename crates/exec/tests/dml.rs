@@ -393,6 +393,84 @@ async fn a_checkpoint_merges_the_changes_into_a_new_image() {
     }
 }
 
+/// `CHECKPOINT` in a session, from storage and through the shared buffer: a query
+/// planned before it still answers from the old image and its changes (whose files the
+/// checkpoint has replaced), a query after it reads the new image with no changes left
+/// to merge; both equal the reference. In the shared buffer the old image is a version
+/// of its own until the old plan is gone (2012 §2.1, case (iv)).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_in_a_session_serves_plans_of_both_images() {
+    use coopscan_buffer::TableId;
+    use coopscan_exec::{query_session, query_session_config};
+    let reference = reference();
+    change(&reference).await;
+    let want = answers(&reference).await;
+    let rows = reference_in_order(&reference).await.len();
+    for cooperative in [false, true] {
+        let what = if cooperative { "CScans" } else { "Scan" };
+        let (_dir, table) = private_table(Layout::Dsm);
+        let runtime = cooperative.then(|| {
+            let config = RuntimeConfig::new(FRAMES, PolicyKind::Relevance);
+            Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"))
+        });
+        let provider = match &runtime {
+            Some(runtime) => CoopTable::cooperative(Arc::clone(runtime)),
+            None => CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider"),
+        };
+        let ctx = query_session(query_session_config(2));
+        ctx.register_table("lineitem", Arc::new(provider))
+            .expect("register");
+        for sql in statements() {
+            statement(&ctx, &sql).await.expect("change");
+        }
+        let planned = ctx.sql(&queries()[0]).await.expect("plan before");
+        statement(&ctx, "BEGIN").await.expect("begin");
+        let in_transaction = statement(&ctx, "CHECKPOINT").await;
+        assert!(
+            in_transaction.is_err(),
+            "{what}: a checkpoint in a transaction"
+        );
+        statement(&ctx, "ROLLBACK").await.expect("rollback");
+        let unknown = statement(&ctx, "CHECKPOINT nosuchtable").await;
+        assert!(unknown.is_err(), "{what}: a checkpoint of no table");
+        let done = statement(&ctx, "CHECKPOINT lineitem")
+            .await
+            .expect("checkpoint");
+        assert_eq!(done.len(), 1, "{what}: {done:?}");
+        assert_eq!(done[0][0], "lineitem");
+        assert!(done[0][1].parse::<u64>().expect("changes") > 0, "{what}");
+        assert_eq!(done[0][2], rows.to_string(), "{what}");
+        assert_eq!(stable_rows(&table), rows as u64, "{what}: the new image");
+        let log = table.dir().join(coopscan_exec::delta::LOG_FILE);
+        assert!(!log.exists(), "{what}: the log went with the old image");
+        if let Some(runtime) = &runtime {
+            assert_eq!(runtime.tables().len(), 2, "the old version is held");
+        }
+        assert_eq!(answers(&ctx).await, want, "{what}: after the checkpoint");
+        let old = canonical(&planned.collect().await.expect("the old plan"));
+        assert_eq!(old, want[0], "{what}: planned before the checkpoint");
+        if let Some(runtime) = &runtime {
+            assert!(
+                runtime.table_at(TableId(0)).is_none(),
+                "the old version is freed"
+            );
+            assert_eq!(runtime.tables().len(), 1);
+            runtime.check_invariants().expect("invariants");
+        }
+        // Nothing left to merge: nothing written, the provider kept.
+        let again = statement(&ctx, "CHECKPOINT").await.expect("checkpoint");
+        assert_eq!(
+            again,
+            vec![vec!["lineitem".to_string(), "0".into(), rows.to_string()]]
+        );
+        assert_eq!(
+            answers(&ctx).await,
+            want,
+            "{what}: after a checkpoint of nothing"
+        );
+    }
+}
+
 /// A `query_session` over `provider` as `lineitem`: it has a transaction slot.
 fn transactional(provider: CoopTable) -> SessionContext {
     let ctx = coopscan_exec::query_session(SessionConfig::new());

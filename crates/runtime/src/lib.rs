@@ -43,7 +43,7 @@ pub use coopscan_buffer::{AbmConfig, PolicyKind, ADMISSION_CHUNKS_PER_SCAN};
 pub use error::{Result, RuntimeError};
 pub use guard::ChunkGuard;
 pub use load_log::{LoadRecord, MAX_LOAD_LOG};
-pub use runtime::{Holdings, Runtime, RuntimeConfig};
+pub use runtime::{Holdings, Runtime, RuntimeConfig, VersionHold};
 pub use scan::CScan;
 pub use stats::{RuntimeStats, ScanStats, Scheduling};
 #[cfg(feature = "shuttle")]

@@ -55,8 +55,10 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// How long the loader may find nothing to load while scan workers wait before it
-/// reports the buffer's state (once per runtime): a stall no scan can leave, seen in
-/// the TPC-H throughput run (docs/reliability.md) and not yet explained.
+/// reports the buffer's state (once per runtime): a stall no scan can leave. The one
+/// seen in the TPC-H throughput run was the catalog making too little room for a
+/// load of several scans' columns (docs/reliability.md), mended; the report stays for
+/// whatever else could stall.
 const STALL_REPORT_AFTER: Duration = Duration::from_secs(30);
 
 /// The loader loop proper.
@@ -210,7 +212,7 @@ fn issue_all(shared: &Shared, jobs: &[PieceJob]) -> Vec<Result<Issued, StorageEr
 /// verified; `None` for other layouts and single pieces, which `issue_all` reads. A
 /// failed read is the first piece's error (the load then fails the rest, naming it).
 fn read_tile(shared: &Shared, load: &LoadDecision) -> Option<Vec<Result<Issued, StorageError>>> {
-    let served = shared.served(load.table);
+    let served = shared.served(load.table)?;
     let table = &served.table;
     if table.layout() != Layout::Csm || load.pieces.len() < 2 {
         return None;
@@ -255,7 +257,10 @@ struct Read {
 /// in `job` (`PageCopies`); verification checks the copied pages like the read ones.
 fn issue(shared: &Shared, job: &PieceJob) -> Result<Issued, StorageError> {
     let piece = job.plan.piece;
-    let served = shared.served(piece.table);
+    // A load's table lives while the load is in flight (the catalog frees a version
+    // only without scans or loads): a missing one is a runtime bug, failed as a read.
+    let served = (shared.served(piece.table))
+        .ok_or_else(|| StorageError::Invalid(format!("{piece}: no such table version")))?;
     let (table, files) = (&served.table, &served.files);
     let k = piece.chunk.0 as usize;
     // A piece of one column is a DSM column's pages or a CSM column's run; the piece of
@@ -316,7 +321,10 @@ fn complete(
     });
     inner.resident.insert(piece, Arc::new(bytes));
     match inner.decide(|driver| driver.loaded(piece, now)) {
-        Ok(()) => true,
+        Ok(()) => {
+            shared.forget_freed(inner);
+            true
+        }
         Err(e) => {
             fail_everyone(inner, e.into());
             false
@@ -343,6 +351,7 @@ fn fail(
     if let Err(e) = inner.decide(|driver| driver.load_failed(piece, now, error)) {
         fail_everyone(inner, e.into());
     }
+    shared.forget_freed(inner);
     false
 }
 
@@ -382,9 +391,9 @@ pub(crate) fn buffer_report(shared: &Shared, inner: &Inner) -> String {
         catalog.free_bytes(),
         inner.driver.waiting_count()
     );
-    for (i, abm) in catalog.tables().enumerate() {
-        let served = shared.tables.get(i);
-        let name = served.map_or_else(String::new, |s| s.get().table.manifest().name.clone());
+    for abm in catalog.tables() {
+        let served = shared.served(abm.state().table());
+        let name = served.map_or_else(String::new, |s| s.table.manifest().name.clone());
         report.push_str(&table_line(&name, abm.state()));
     }
     report

@@ -3,15 +3,15 @@
 //! tables), starts one set of loader threads for all of them, registers CScans, and
 //! stops everything on drop.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
 use coopscan_buffer::{
     AbmConfig, AbmStats, AppendedChunk, Catalog, ChunkId, ColumnMask, Driver, Nanos, OnLoadFailure,
-    PolicyKind, RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, Snapshot, TableGeometry,
-    TableId,
+    Policy, PolicyKind, RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, Snapshot,
+    TableGeometry, TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
 use coopscan_storage::{Layout, Table};
@@ -19,7 +19,7 @@ use coopscan_storage::{Layout, Table};
 use crate::error::{Result, RuntimeError};
 use crate::load_log::{LoadLog, LoadRecord};
 use crate::scan::{CScan, Registration};
-use crate::shared::{Inner, Served, ServedSlot, Shared};
+use crate::shared::{Inner, Served, ServedTables, Shared};
 use crate::stats::{Counters, RuntimeStats, Scheduling};
 use crate::sync::{Builder, JoinHandle, Mutex};
 
@@ -32,6 +32,51 @@ pub struct Holdings {
     pub queued_scans: usize,
     /// Chunks some scan is processing right now.
     pub pinned_chunks: usize,
+}
+
+/// A hold on one version of a table ([`Runtime::hold`]): while one is left, a version a
+/// checkpoint replaced is not retired, so a plan made before the checkpoint can still
+/// register its scans on it when it runs (the paper's transactions "still working on
+/// the old snapshot"). Dropping the last hold of a replaced version retires it; it is
+/// freed when its last scan leaves.
+pub struct VersionHold {
+    shared: Arc<Shared>,
+    table: TableId,
+}
+
+impl VersionHold {
+    /// The version held.
+    pub fn table(&self) -> TableId {
+        self.table
+    }
+}
+
+impl std::fmt::Debug for VersionHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("VersionHold").field(&self.table).finish()
+    }
+}
+
+impl Drop for VersionHold {
+    fn drop(&mut self) {
+        let mut inner = self.shared.inner.lock();
+        let table = self.table;
+        let left = inner.holds.get_mut(&table).map(|n| {
+            *n = n.saturating_sub(1);
+            *n
+        });
+        if left != Some(0) {
+            return;
+        }
+        inner.holds.remove(&table);
+        if inner.superseded.remove(&table) {
+            // An error means the runtime stopped: nothing is retired any more.
+            let _ = inner.decide(|driver| driver.retire_table(table));
+            self.shared.forget_freed(&mut inner);
+            drop(inner);
+            self.shared.wake_loaders();
+        }
+    }
 }
 
 /// How to run: the ABM's buffer and I/O limits, and the policy.
@@ -98,11 +143,11 @@ impl Runtime {
             let load_projection: Vec<usize> = (0..table.schema().len()).collect();
             geometries.push(geometry(&table, &load_projection)?);
             let files = table.open_files(&device)?;
-            served.push(ServedSlot::new(Served {
+            served.push(Served {
                 table: Arc::new(table),
                 files,
                 load_projection,
-            }));
+            });
         }
         let loader_count = config.abm.max_inflight;
         let catalog = Catalog::with_kind(geometries, &config.abm, config.policy)?;
@@ -120,10 +165,12 @@ impl Runtime {
                 load_log: LoadLog::default(),
                 scheduling: Scheduling::default(),
                 stall_reported: false,
+                holds: HashMap::new(),
+                superseded: BTreeSet::new(),
             }),
             loader_wakeup: Default::default(),
             scan_wakeup: Default::default(),
-            tables: served,
+            tables: ServedTables::new(served),
             device,
             started: Instant::now(),
             counters: Counters::default(),
@@ -252,9 +299,6 @@ impl Runtime {
                 },
             ));
         }
-        if self.shared.tables.get(table.0 as usize).is_none() {
-            return Err(coopscan_buffer::BufferError::UnknownTable(table.0).into());
-        }
         let mut spec = ScanSpec::new(ranges.clone(), ColumnMask::of(&projection));
         spec.order = order;
         spec.table = table;
@@ -265,7 +309,8 @@ impl Runtime {
         }
         // The table's newest version, under the lock an append replaces it under: the
         // scan's snapshot is its chunks, and its ranges are rows of it.
-        let served = self.shared.served(table);
+        let served = (self.shared.served(table))
+            .ok_or(coopscan_buffer::BufferError::UnknownTable(table.0))?;
         served.table.check_projection(&projection)?;
         let chunks = u32::try_from(served.table.chunk_count()).unwrap_or(u32::MAX);
         spec.snapshot = Some(Snapshot::first(chunks));
@@ -302,21 +347,31 @@ impl Runtime {
         Ok(handles)
     }
 
-    /// Table 0 (the table of a runtime built by [`Runtime::new`]), its newest version.
+    /// The first table the runtime serves (lowest id) that no checkpoint has replaced,
+    /// its newest version: for a runtime built by [`Runtime::new`], its one table
+    /// (after [`Runtime::checkpointed`], the new image).
     pub fn table(&self) -> Arc<Table> {
-        Arc::clone(&self.shared.served(TableId(0)).table)
+        let inner = self.shared.inner.lock();
+        let replaced =
+            |t: TableId| inner.superseded.contains(&t) || inner.driver.catalog().is_retired(t);
+        let all = self.shared.tables.all();
+        let newest = all.iter().find(|(t, _)| !replaced(*t)).or(all.first());
+        // A checkpoint adds the new version before the old one is retired: a runtime
+        // always serves a table no checkpoint replaced.
+        let (_, served) = newest.unwrap_or_else(|| unreachable!("a runtime serves no table"));
+        Arc::clone(&served.table)
     }
 
     /// Table `table`'s newest version, if the runtime serves it.
     pub fn table_at(&self, table: TableId) -> Option<Arc<Table>> {
-        let slot = self.shared.tables.get(table.0 as usize)?;
-        Some(Arc::clone(&slot.get().table))
+        Some(Arc::clone(&self.shared.served(table)?.table))
     }
 
-    /// Every table's newest version, in [`TableId`] order.
-    pub fn tables(&self) -> Vec<Arc<Table>> {
-        let tables = &self.shared.tables;
-        tables.iter().map(|s| Arc::clone(&s.get().table)).collect()
+    /// Every table the runtime serves, its newest version with its id, in id order: a
+    /// version a checkpoint replaced too, until it is freed.
+    pub fn tables(&self) -> Vec<(TableId, Arc<Table>)> {
+        let tables = self.shared.tables.all().into_iter();
+        tables.map(|(t, s)| (t, Arc::clone(&s.table))).collect()
     }
 
     /// A bulk append to table `table` committed (2012 §2.1): `appended` is the table's
@@ -326,30 +381,81 @@ impl Runtime {
     /// chunks (`Catalog::append_chunks`), and the chunks both versions have stay one
     /// chunk of the buffer, shared by the scans of either. Returns the new chunks.
     pub fn append(&self, table: TableId, appended: Table) -> Result<Range<ChunkId>> {
-        let slot = (self.shared.tables.get(table.0 as usize))
-            .ok_or(coopscan_buffer::BufferError::UnknownTable(table.0))?;
         let mut inner = self.shared.inner.lock();
         if inner.shutdown {
             return Err(inner.stop_error());
         }
-        let old = slot.get();
+        let old = (self.shared.served(table))
+            .ok_or(coopscan_buffer::BufferError::UnknownTable(table.0))?;
         // Sized as the running ABM keeps the table: by column or by whole chunk.
         let columnar = inner.driver.catalog().table(table)?.geometry().columns() > 0;
         let (first, chunks) = appended_chunks(&old, &appended, columnar)?;
         let files = appended.open_files(&self.shared.device)?;
         // The new version first: a load of a new chunk, which the ABM can decide only
         // after `append_chunks`, always finds it.
-        slot.replace(Served {
-            table: Arc::new(appended),
-            files,
-            load_projection: old.load_projection.clone(),
-        });
+        self.shared.tables.set(
+            table,
+            Served {
+                table: Arc::new(appended),
+                files,
+                load_projection: old.load_projection.clone(),
+            },
+        );
         let added = inner.decide(|driver| driver.append_chunks(table, &chunks));
         // The ABM numbers the new chunks after the old ones, as the table does.
         debug_assert!(added.as_ref().map_or(true, |r| r.start.0 as usize == first));
         drop(inner);
         self.shared.wake_loaders();
         Ok(added?)
+    }
+
+    /// A checkpoint of table `table` committed (2012 §2.1, case (iv)): `image` is the
+    /// table's new stable image, which shares no page with the old one, so the ABM
+    /// serves it as a table of its own — returned: scans registered on it read the new
+    /// image. The old version is retired once no [`VersionHold`] on it is left (at
+    /// once if none is): scans already on it go on and new ones may still register on
+    /// its id (a plan or transaction on the old snapshot), and once none is left and no
+    /// load of it runs, its pieces and metadata are dropped and its id is unknown. Both
+    /// versions share the one budget meanwhile.
+    pub fn checkpointed(&self, table: TableId, image: Table) -> Result<TableId> {
+        let load_projection: Vec<usize> = (0..image.schema().len()).collect();
+        let geometry = geometry(&image, &load_projection)?;
+        let files = image.open_files(&self.shared.device)?;
+        let mut inner = self.shared.inner.lock();
+        if inner.shutdown {
+            return Err(inner.stop_error());
+        }
+        let kind = inner.driver.catalog().table(table)?.policy().kind();
+        let new = inner.decide(|driver| driver.add_table_of_kind(geometry, kind))?;
+        // Served before the ABM can decide a load of it (the loaders wait for the lock).
+        let served = Served {
+            table: Arc::new(image),
+            files,
+            load_projection,
+        };
+        self.shared.tables.set(new, served);
+        match inner.holds.contains_key(&table) {
+            true => _ = inner.superseded.insert(table),
+            false => {
+                inner.decide(|driver| driver.retire_table(table))?;
+                self.shared.forget_freed(&mut inner);
+            }
+        }
+        drop(inner);
+        self.shared.wake_loaders();
+        Ok(new)
+    }
+
+    /// A hold on table `table`'s version: after a checkpoint replaced it
+    /// ([`Runtime::checkpointed`]), it stays registered until the last hold goes.
+    pub fn hold(&self, table: TableId) -> Result<VersionHold> {
+        let mut inner = self.shared.inner.lock();
+        inner.driver.catalog().table(table)?;
+        *inner.holds.entry(table).or_default() += 1;
+        Ok(VersionHold {
+            shared: Arc::clone(&self.shared),
+            table,
+        })
     }
 
     pub fn stats(&self) -> RuntimeStats {

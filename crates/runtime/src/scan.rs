@@ -45,6 +45,8 @@ impl Drop for Registration {
         // A scan a failed read ended is already out of the ABM; the driver knows.
         let now = self.shared.now();
         let _ = inner.decide(|driver| driver.unregister(self.id, now));
+        // The last scan of a checkpoint's old version frees it.
+        self.shared.forget_freed(&mut inner);
         drop(inner);
         self.shared.wake_loaders();
         self.shared.scan_wakeup.notify_all();

@@ -6,7 +6,7 @@
 //! under it: the loader reads with the lock released, scans decode from an `Arc` of the
 //! chunk's bytes after dropping it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
@@ -48,6 +48,10 @@ pub(crate) struct Inner {
     pub(crate) scheduling: Scheduling,
     /// The loader has reported a stall (`loader::report_stall`): once per runtime.
     pub(crate) stall_reported: bool,
+    /// Holds on table versions (`VersionHold`), by table.
+    pub(crate) holds: HashMap<TableId, usize>,
+    /// Versions a checkpoint replaced that are retired when their last hold goes.
+    pub(crate) superseded: BTreeSet<TableId>,
 }
 
 impl Inner {
@@ -101,9 +105,8 @@ pub(crate) struct Shared {
     /// Scans park here in `next_chunk`; notified after every event that posts a
     /// delivery or a failure, and at shutdown.
     pub(crate) scan_wakeup: Condvar,
-    /// The tables, indexed by `TableId`: each its newest version (a bulk append
-    /// replaces it, `Runtime::append`).
-    pub(crate) tables: Vec<ServedSlot>,
+    /// The tables, indexed by `TableId`.
+    pub(crate) tables: ServedTables,
     pub(crate) device: Arc<Device>,
     /// Origin of the runtime's clock; the ABM only ever sees `Nanos` since then.
     pub(crate) started: Instant,
@@ -119,29 +122,74 @@ pub(crate) struct Served {
     pub(crate) load_projection: Vec<usize>,
 }
 
-/// A table's newest version. Versions only grow (a bulk append adds chunks after the
-/// old ones, which stay as they were), so whichever version a reader holds reads every
-/// chunk it knows of the same.
-pub(crate) struct ServedSlot(RwLock<Arc<Served>>);
+/// The tables of the catalog, indexed by `TableId`: in each slot its table's newest
+/// version. A bulk append replaces it (`Runtime::append`): versions only grow (the new
+/// chunks come after the old ones, which stay as they were), so whichever version a
+/// reader holds reads every chunk it knows of the same. A checkpoint's image, which
+/// shares no page with the old one, takes a slot of its own (`Runtime::checkpointed`);
+/// the old version's slot is emptied when the catalog frees it, and may be taken by a
+/// later version.
+pub(crate) struct ServedTables(RwLock<Vec<Option<Arc<Served>>>>);
 
-impl ServedSlot {
-    pub(crate) fn new(served: Served) -> ServedSlot {
-        ServedSlot(RwLock::new(Arc::new(served)))
+impl ServedTables {
+    pub(crate) fn new(tables: Vec<Served>) -> ServedTables {
+        let slots = tables.into_iter().map(|t| Some(Arc::new(t))).collect();
+        ServedTables(RwLock::new(slots))
     }
 
-    pub(crate) fn get(&self) -> Arc<Served> {
-        Arc::clone(&self.0.read().unwrap_or_else(PoisonError::into_inner))
+    /// Table `table`'s newest version, `None` if the runtime serves no such table.
+    pub(crate) fn get(&self, table: TableId) -> Option<Arc<Served>> {
+        let slots = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        slots.get(table.0 as usize)?.clone()
     }
 
-    pub(crate) fn replace(&self, served: Served) {
-        *self.0.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(served);
+    /// Every table's newest version, with its id.
+    pub(crate) fn all(&self) -> Vec<(TableId, Arc<Served>)> {
+        let slots = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        let live = slots.iter().enumerate();
+        live.filter_map(|(t, s)| Some((TableId(t as u32), Arc::clone(s.as_ref()?))))
+            .collect()
+    }
+
+    /// Serves `served` as table `table` (a new slot, or one replaced or reused).
+    pub(crate) fn set(&self, table: TableId, served: Served) {
+        let mut slots = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        let t = table.0 as usize;
+        if slots.len() <= t {
+            slots.resize_with(t + 1, || None);
+        }
+        slots[t] = Some(Arc::new(served));
+    }
+
+    /// Table `table` is freed: its files close once no scan holds them.
+    pub(crate) fn clear(&self, table: TableId) {
+        let mut slots = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = slots.get_mut(table.0 as usize) {
+            *slot = None;
+        }
     }
 }
 
 impl Shared {
-    /// Table `table`'s newest version (the ABM names only tables of this runtime).
-    pub(crate) fn served(&self, table: TableId) -> Arc<Served> {
-        self.tables[table.0 as usize].get()
+    /// Table `table`'s newest version, `None` if the runtime serves no such table (or
+    /// no longer: a checkpoint's old version, freed).
+    pub(crate) fn served(&self, table: TableId) -> Option<Arc<Served>> {
+        self.tables.get(table)
+    }
+
+    /// Drops what the runtime kept for the versions the catalog freed (their pieces'
+    /// bytes, their files): after an event that may end a retired version's last scan
+    /// or load.
+    pub(crate) fn forget_freed(&self, inner: &mut Inner) {
+        let freed = inner.driver.take_freed();
+        if freed.is_empty() {
+            return;
+        }
+        let evicted = inner.driver.take_evicted();
+        inner.drop_evicted(&evicted);
+        for table in freed {
+            self.tables.clear(table);
+        }
     }
 
     /// The runtime clock: the policy never reads one, it is handed this value.

@@ -11,6 +11,7 @@
 pub mod append;
 pub(crate) mod bulk_insert;
 pub mod checkpoint;
+pub(crate) mod checkpoint_statement;
 mod codec;
 pub mod dml;
 mod merge;
