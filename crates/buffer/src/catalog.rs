@@ -417,7 +417,7 @@ impl<P: Policy> Catalog<P> {
         if inflight >= self.max_inflight {
             return None;
         }
-        let order: Vec<usize> = self.load_order().into_iter().map(|(t, _)| t).collect();
+        let order = self.load_order();
         for &t in &order {
             if let Some(load) = self.demand_load_with_room(t, now) {
                 return Some(self.started(t, load));
@@ -480,17 +480,15 @@ impl<P: Policy> Catalog<P> {
 
     /// Live tables by rule 1: the longest waiting scan first, then round robin from
     /// `turn`.
-    fn load_order(&self) -> Vec<(usize, Option<Nanos>)> {
+    fn load_order(&self) -> Vec<usize> {
         let n = self.tables.len();
-        let mut order: Vec<(usize, Option<Nanos>)> = (0..n)
+        let blocked = |t: usize| self.tables[t].as_ref()?.state().earliest_blocked();
+        let mut order: Vec<usize> = (0..n)
             .map(|i| (self.turn + i) % n)
-            .filter_map(|t| {
-                let abm = self.tables[t].as_ref()?;
-                Some((t, abm.state().earliest_blocked()))
-            })
+            .filter(|&t| self.tables[t].is_some())
             .collect();
         // Stable: tables without a waiting scan keep their round-robin order.
-        order.sort_by_key(|&(_, blocked)| match blocked {
+        order.sort_by_key(|&t| match blocked(t) {
             Some(since) => (0, since),
             None => (1, Nanos::ZERO),
         });
@@ -498,11 +496,11 @@ impl<P: Policy> Catalog<P> {
     }
 
     /// Rule 2: when table `t` is below its fair share and the free bytes cannot hold
-    /// its next load of `want` bytes, the tables furthest above their shares give pieces, down to their
-    /// shares. When `t` is at or above its share but cannot make the room itself (its
-    /// own bytes and the free ones are less than the load: a share smaller than one
-    /// load, as many queued scans of other tables make it), the others give below
-    /// their shares: otherwise its starved scan would wait for ever.
+    /// its next load of `want` bytes, the tables furthest above their shares give
+    /// pieces, down to their shares. When `t` is at or above its share but cannot make
+    /// the room itself (its own bytes and the free ones are less than the load: a share
+    /// smaller than one load, as many queued scans of other tables make it), the others
+    /// give below their shares: otherwise its starved scan would wait for ever.
     fn make_room_for(&mut self, t: usize, want: u64, now: Nanos) {
         let free = self.free_bytes();
         let shares = self.fair_shares();

@@ -436,6 +436,43 @@ fn a_transaction_over_two_tables_of_a_database_commits_in_both() {
         let merged = coopscan(&["checkpoint", "--db", db], tmp.path());
         assert!(merged.status.success(), "checkpoint");
     }
+    // `CHECKPOINT` in the prompt: merged in the running session, whose next query
+    // reads the new image (in its shared buffer, a version of its own).
+    let script = "DELETE FROM lineitem WHERE l_orderkey < 400;\n\
+        CHECKPOINT lineitem;\n\
+        SELECT count(*) AS n FROM lineitem;\n";
+    let res = coopscan_with_input(&["sql", "--db", db], script, tmp.path());
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let lines = 60_175 - lines_below(400);
+    let deleted = lines_below(400) - lines_below(200);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("lineitem") && l.contains(&format!(" {deleted} "))),
+        "the checkpoint's row: {text}"
+    );
+    assert!(
+        text.contains(&format!(" {lines} ")),
+        "the count after: {text}"
+    );
+    let log = tmp
+        .path()
+        .join("lineitem")
+        .join(coopscan_exec::delta::LOG_FILE);
+    assert!(!log.exists(), "the log went with the old image");
+    let out = coopscan(
+        &["sql", "--db", db, "SELECT count(*) FROM lineitem"],
+        tmp.path(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(" {lines} ")),
+        "a later process: {text}"
+    );
 }
 
 /// `coopscan sql` runs DELETE, UPDATE and INSERT on its tables: later statements of the

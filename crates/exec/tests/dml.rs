@@ -701,11 +701,15 @@ const SNAPSHOT_QUERIES: [&str; 2] = [
     "SELECT l_orderkey, l_linenumber, l_quantity, l_comment FROM lineitem WHERE l_suppkey < 6",
 ];
 
-/// One random change: copies of some rows under new order keys (appended), a delete or
-/// an update of a random slice of the table, by its values.
+/// One random change: copies of some rows under new order keys (appended: into the
+/// tree, or as new pages in a session with `BulkInserts`), a delete or an update of a
+/// random slice of the table, by its values, or a checkpoint.
 fn random_change(rng: &mut rand_chacha::ChaCha8Rng, step: usize) -> String {
     use rand::RngExt;
     let (m, r) = (rng.random_range(5..40), rng.random_range(0..5));
+    if rng.random_bool(0.25) {
+        return CHECKPOINT.into();
+    }
     match rng.random_range(0..3) {
         0 => {
             let values = COLUMNS.replacen("l_orderkey", &format!("l_orderkey + {}", 1_000_000 * (step + 1)), 1);
@@ -716,39 +720,50 @@ fn random_change(rng: &mut rand_chacha::ChaCha8Rng, step: usize) -> String {
     }
 }
 
-/// Random interleavings of changes and scans planned between them: every scan, run
-/// only after later changes were committed, returns exactly the rows of the state it
-/// was planned in (DataFusion's `MemTable` after the same statements up to then), as a
-/// Scan and as CScans of 1-3 workers under several policies; at the end the whole table
-/// is the reference's, numbered 0… by `_rowid`.
+const CHECKPOINT: &str = "CHECKPOINT lineitem";
+
+/// Random interleavings of inserts, deletes, updates, bulk appends, checkpoints and
+/// scans planned between them: every scan, run only after later changes were
+/// committed, returns exactly the rows of the state it was planned in (DataFusion's
+/// `MemTable` after the same statements up to then), as a Scan and as CScans of 1-3
+/// workers under several policies; at the end the whole table is the reference's,
+/// numbered 0… by `_rowid`, and the shared buffer serves only the newest image.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scans_planned_between_random_changes_read_their_snapshots() {
+    use coopscan_exec::delta::BulkInserts;
     use rand::{RngExt, SeedableRng};
-    let configs: [(Option<PolicyKind>, usize); 4] = [
-        (None, 1),
-        (Some(PolicyKind::Relevance), 2),
-        (Some(PolicyKind::Pbm), 3),
-        (Some(PolicyKind::Normal), 1),
+    // (policy, workers, INSERT … SELECT as bulk appends)
+    let configs: [(Option<PolicyKind>, usize, bool); 6] = [
+        (None, 1, false),
+        (None, 1, true),
+        (Some(PolicyKind::Relevance), 2, false),
+        (Some(PolicyKind::Relevance), 2, true),
+        (Some(PolicyKind::Pbm), 3, true),
+        (Some(PolicyKind::Normal), 1, false),
     ];
     // Scans whose state changed between their planning and their run: the test's point.
-    let mut stale = 0;
-    for (seed, (policy, workers)) in configs.into_iter().enumerate() {
+    let (mut stale, mut checkpoints, mut appends) = (0, 0, 0);
+    for (seed, (policy, workers, bulk)) in configs.into_iter().enumerate() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5a9 + seed as u64);
         let (_dir, table) = private_table(Layout::Dsm);
-        let ctx = match policy {
-            None => session(
-                CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider"),
-                1,
-            ),
-            Some(policy) => {
-                let config = RuntimeConfig::new(FRAMES, policy);
-                let runtime = Runtime::new(table.clone(), device(), config).expect("runtime");
-                session(CoopTable::cooperative(Arc::new(runtime)), workers)
-            }
+        let runtime = policy.map(|policy| {
+            let config = RuntimeConfig::new(FRAMES, policy);
+            Arc::new(Runtime::new(table.clone(), device(), config).expect("runtime"))
+        });
+        let provider = match &runtime {
+            Some(runtime) => CoopTable::cooperative(Arc::clone(runtime)),
+            None => CoopTable::new(table.clone(), device(), ScanMode::Scan).expect("provider"),
         };
+        let mut config = SessionConfig::new().with_extension(Arc::new(ScanWorkers(workers)));
+        if bulk {
+            config = config.with_extension(Arc::new(BulkInserts));
+        }
+        let ctx = SessionContext::new_with_config(config);
+        ctx.register_table("lineitem", Arc::new(provider))
+            .expect("register");
         let reference = reference();
         let mut pending = Vec::new();
-        for step in 0..8 {
+        for step in 0..10 {
             if rng.random_bool(0.6) {
                 let sql = SNAPSHOT_QUERIES[rng.random_range(0..SNAPSHOT_QUERIES.len())];
                 let plan = ctx
@@ -761,11 +776,14 @@ async fn scans_planned_between_random_changes_read_their_snapshots() {
                 pending.push((step, sql, plan.expect("physical plan"), want));
             }
             let change = random_change(&mut rng, step);
-            assert_eq!(
-                run(&ctx, &change).await,
-                run(&reference, &change).await,
-                "{change}"
-            );
+            let stable = stable_rows(&table);
+            let got = statement(&ctx, &change).await.expect("a change");
+            if change == CHECKPOINT {
+                checkpoints += 1;
+            } else {
+                assert_eq!(got, run(&reference, &change).await, "{change}");
+            }
+            appends += usize::from(change.starts_with("INSERT") && stable_rows(&table) > stable);
             // Some pending scans run now, after later changes, the rest at the end.
             while !pending.is_empty() && rng.random_bool(0.3) {
                 let (at, sql, plan, want) = pending.remove(rng.random_range(0..pending.len()));
@@ -794,10 +812,19 @@ async fn scans_planned_between_random_changes_read_their_snapshots() {
             run(&ctx, &all).await == run(&reference, &all).await,
             "{policy:?} x{workers}: the whole table"
         );
+        if let Some(runtime) = &runtime {
+            // Every older image's plans are gone: only the newest is served.
+            assert_eq!(runtime.tables().len(), 1, "{policy:?} x{workers}");
+            runtime.check_invariants().expect("invariants");
+        }
     }
     assert!(
         stale >= 4,
         "only {stale} scans ran on a state other than their own"
+    );
+    assert!(
+        checkpoints >= 6 && appends >= 3,
+        "{checkpoints} checkpoints, {appends} appends"
     );
 }
 
