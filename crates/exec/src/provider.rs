@@ -198,19 +198,9 @@ impl CoopTable {
     /// read the new chunks, those before keep their snapshot), its changes read again
     /// from the log the append carried. This provider keeps its snapshot.
     pub fn appended(&self) -> Result<CoopTable> {
-        let table = Table::open(self.table.dir())?.with_decode_budget(self.table.decode_budget());
-        let provider = match &self.source {
-            Source::Direct(direct) => {
-                CoopTable::new(table, Arc::clone(&direct.device), ScanMode::Scan)?
-            }
-            Source::Shared(pooled) => {
-                pooled.runtime.append(pooled.table, table)?;
-                CoopTable::cooperative_of(Arc::clone(&pooled.runtime), pooled.table)?
-            }
-        };
-        Ok(CoopTable {
-            in_order: self.in_order,
-            ..provider
+        self.reopened(|pooled, table| {
+            pooled.runtime.append(pooled.table, table)?;
+            Ok(pooled.table)
         })
     }
 
@@ -221,14 +211,20 @@ impl CoopTable {
     /// from it, keeps reading the old image and its changes; in the shared buffer the
     /// old version is dropped once the last of them is gone and its scans have left.
     pub fn checkpointed(&self) -> Result<CoopTable> {
+        self.reopened(|pooled, table| Ok(pooled.runtime.checkpointed(pooled.table, table)?))
+    }
+
+    /// A provider over the image now in this table's directory, read as this one is:
+    /// from storage, or from the shared buffer's table `serve` hands the image to.
+    fn reopened(&self, serve: impl FnOnce(&Pooled, Table) -> Result<TableId>) -> Result<CoopTable> {
         let table = Table::open(self.table.dir())?.with_decode_budget(self.table.decode_budget());
         let provider = match &self.source {
             Source::Direct(direct) => {
                 CoopTable::new(table, Arc::clone(&direct.device), ScanMode::Scan)?
             }
             Source::Shared(pooled) => {
-                let new = pooled.runtime.checkpointed(pooled.table, table)?;
-                CoopTable::cooperative_of(Arc::clone(&pooled.runtime), new)?
+                let served = serve(pooled, table)?;
+                CoopTable::cooperative_of(Arc::clone(&pooled.runtime), served)?
             }
         };
         Ok(CoopTable {
