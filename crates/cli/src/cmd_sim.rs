@@ -10,15 +10,15 @@
 //! ```
 
 use anyhow::Context;
-use coopscan_buffer::PolicyKind;
+use coopscan_buffer::{PolicyKind, Split};
 use coopscan_sim::experiments::{
     bandwidth_points, buffer_points, defs, in_order_points, stream_points,
 };
 use coopscan_sim::{
     common_prefix, common_prefix_text, fig8, fig8_default_chunks, mixed_pool, mixed_pool_text,
     pbm_bandwidth, pbm_bandwidth_text, pbm_buffer, pbm_buffer_text, pbm_sharing, pbm_sharing_text,
-    pbm_streams, pbm_streams_text, run_preset_traced, run_sweep, svg, sweep_text, table4,
-    table4_text, PresetName,
+    pbm_streams, pbm_streams_text, run_preset_shaped, run_sweep, svg, sweep_text, table4,
+    table4_text, PresetName, QueryShape,
 };
 use std::path::{Path, PathBuf};
 
@@ -61,6 +61,14 @@ pub struct SimArgs {
     /// fig8 only: chunk counts to sweep, comma separated.
     #[arg(long, value_delimiter = ',')]
     pub chunks: Vec<u32>,
+    /// table2 and table3 only: workers of each query's scan, 1 to 64 (default 1, the
+    /// papers' one per query), as `bench --scan-workers` runs them on the engine.
+    #[arg(long, default_value_t = 1)]
+    pub scan_workers: u16,
+    /// With --scan-workers: the 2012 paper's static split (each worker its own scan of
+    /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
+    #[arg(long)]
+    pub static_split: bool,
 }
 
 /// Largest chunk count `--chunks` accepts: 4× Figure 8's largest point. The simulator
@@ -71,6 +79,20 @@ pub const MAX_SIM_CHUNKS: u32 = 4 * 16_384;
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if args.policies.is_empty() {
         anyhow::bail!("--policies needs at least one policy");
+    }
+    if !(1..=coopscan_buffer::MAX_WORKERS).contains(&args.scan_workers) {
+        anyhow::bail!(
+            "--scan-workers {}: a scan has 1 to {} workers",
+            args.scan_workers,
+            coopscan_buffer::MAX_WORKERS
+        );
+    }
+    let shaped = matches!(args.preset, PresetName::Table2 | PresetName::Table3);
+    if (args.scan_workers != 1 || args.static_split) && !shaped {
+        anyhow::bail!(
+            "--scan-workers, --static-split: only table2 and table3 run their queries with several workers, not {}",
+            args.preset.name()
+        );
     }
     if let Some(bad) = args.chunks.iter().find(|&&c| c == 0 || c > MAX_SIM_CHUNKS) {
         anyhow::bail!("--chunks {bad}: each count must be in 1..={MAX_SIM_CHUNKS}");
@@ -168,8 +190,15 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     } else if args.preset == PresetName::Table4 {
         without_picture(&table4(&args.policies, args.seed)?, table4_text)?
     } else {
-        let report =
-            run_preset_traced(args.preset, &args.policies, args.seed, args.trace.is_some())?;
+        let shape = QueryShape {
+            workers: args.scan_workers,
+            split: match args.static_split {
+                true => Split::Static,
+                false => Split::Dynamic,
+            },
+        };
+        let traced = args.trace.is_some();
+        let report = run_preset_shaped(args.preset, &args.policies, args.seed, traced, shape)?;
         if let Some(dir) = &args.trace {
             write_traces(dir, &report)?;
         }

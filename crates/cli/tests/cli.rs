@@ -648,6 +648,23 @@ fn common_prefix_runs_in_the_simulator_only() {
     assert!(err.contains("only in the simulator"), "{err}");
 }
 
+/// `coopscan sim --scan-workers` is for Table 2 and 3's queries, and a scan has 1 to 64
+/// workers: anything else is refused before a simulation runs.
+#[test]
+fn sim_scan_workers_are_checked() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let refused: [(&[&str], &str); 3] = [
+        (&["--preset", "fig8", "--scan-workers", "2"], "only table2 and table3"),
+        (&["--preset", "heterogeneous", "--static-split"], "only table2 and table3"),
+        (&["--preset", "table2", "--scan-workers", "65"], "1 to 64 workers"),
+    ];
+    for (args, why) in refused {
+        let out = coopscan(&[&["sim"][..], args].concat(), data.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(why), "{args:?}: {err}");
+    }
+}
+
 /// `coopscan append` writes a query's rows as new pages after the table's: sessions
 /// after it see them beside the changes committed before (a delete, an inserted row),
 /// under a Scan and under CScans, further changes commit, and the table verifies.

@@ -77,7 +77,7 @@ pub use pbm_sharing::{
 pub use pbm_streams::{
     pbm_streams, pbm_streams_text, pbm_streams_workload, PbmStreamsPoint, PbmStreamsReport,
 };
-pub use presets::{run_preset, run_preset_traced, PresetName};
+pub use presets::{run_preset, run_preset_shaped, run_preset_traced, PresetName};
 pub use report::{PaperNumbers, PolicyReport, PresetReport};
 pub use result::{QueryResult, RunResult};
 pub use sweep::{run_sweep, sweep_text, SweepPoint, SweepReport, SweepRow};
@@ -87,4 +87,4 @@ pub use table4::{
     FAMILIES,
 };
 pub use timeline::{Interval, Processing, Timeline};
-pub use workload::{QuerySpec, StreamSpec, Workload};
+pub use workload::{QueryShape, QuerySpec, StreamSpec, Workload};

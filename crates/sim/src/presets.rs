@@ -4,7 +4,7 @@ use crate::engine::{simulate, SimConfig};
 use crate::experiments::{defs, range_workload, short_names, table2_config};
 use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 use crate::report::{table2_paper, PolicyReport, PresetReport};
-use crate::workload::{QuerySpec, Workload};
+use crate::workload::{QueryShape, QuerySpec, Workload};
 use crate::SimError;
 use coopscan_buffer::PolicyKind;
 use std::collections::HashMap;
@@ -262,10 +262,28 @@ pub fn run_preset_traced(
     seed: u64,
     record_trace: bool,
 ) -> Result<PresetReport, SimError> {
+    run_preset_shaped(name, policies, seed, record_trace, QueryShape::default())
+}
+
+/// [`run_preset_traced`] with every query of Table 2 or 3 run as `shape` says (its
+/// workers and their split); other presets take only the default shape.
+pub fn run_preset_shaped(
+    name: PresetName,
+    policies: &[PolicyKind],
+    seed: u64,
+    record_trace: bool,
+    shape: QueryShape,
+) -> Result<PresetReport, SimError> {
     let traced = |cfg: SimConfig| SimConfig {
         record_trace,
         ..cfg
     };
+    let shaped = matches!(name, PresetName::Table2 | PresetName::Table3);
+    if !shaped && shape != QueryShape::default() {
+        return Err(SimError::InvalidSetup(format!(
+            "{name}: only table2 and table3 run their queries with several workers"
+        )));
+    }
     match name {
         PresetName::Homogeneous => {
             let (cfg, w) = homogeneous();
@@ -277,10 +295,12 @@ pub fn run_preset_traced(
         }
         PresetName::Table2 => {
             let (cfg, w) = table2(seed)?;
+            let w = w.shaped(shape);
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Table3 => {
             let (cfg, w) = crate::table3::table3(seed);
+            let w = w.shaped(shape);
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Fig5 | PresetName::Fig6 | PresetName::Fig7 => Err(SimError::InvalidSetup(

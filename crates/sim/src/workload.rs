@@ -50,6 +50,36 @@ pub struct Workload {
     pub streams: Vec<StreamSpec>,
 }
 
+/// How every query of a workload runs its scan: its workers and how they share its
+/// chunks (the 2012 paper's parallel CScans, §2.2). The default is the papers' one
+/// worker per query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryShape {
+    pub workers: u16,
+    pub split: Split,
+}
+
+impl Default for QueryShape {
+    fn default() -> Self {
+        QueryShape {
+            workers: 1,
+            split: Split::Dynamic,
+        }
+    }
+}
+
+impl Workload {
+    /// This workload with every query of `shape`.
+    pub fn shaped(mut self, shape: QueryShape) -> Workload {
+        let queries = self.streams.iter_mut().flat_map(|s| s.queries.iter_mut());
+        for query in queries {
+            query.workers = shape.workers;
+            query.split = shape.split;
+        }
+        self
+    }
+}
+
 impl Workload {
     /// One single-query stream per (start, query): the 2004 report's setups.
     pub fn independent(queries: Vec<(f64, QuerySpec)>) -> Self {

@@ -43,3 +43,50 @@ fn the_dynamic_split_reaches_the_bound_on_the_papers_example() {
         assert_eq!(dynamic.loads, 5, "{cpb} c/b");
     }
 }
+
+/// Table 2 with parallel CScans, as `coopscan sim --preset table2 --scan-workers N
+/// [--static-split]` runs it: every query has the shape's workers and split, each query
+/// processes exactly the chunks it does with one worker, and with four workers on the
+/// paper's two CPUs no query is slower alone than with one; a preset without several
+/// workers refuses a shape.
+#[test]
+fn table2_runs_with_parallel_scans_of_either_split() {
+    use coopscan_sim::{run_preset_shaped, PresetName, QueryShape};
+    let policies = [PolicyKind::Relevance];
+    let table2 = |shape| run_preset_shaped(PresetName::Table2, &policies, 7, false, shape);
+    let one = table2(QueryShape::default()).unwrap();
+    let chunks = |r: &coopscan_sim::PresetReport| -> Vec<(String, u32)> {
+        let mut v: Vec<(String, u32)> = r.runs[0]
+            .queries
+            .iter()
+            .map(|q| (q.name.clone(), q.chunks))
+            .collect();
+        v.sort();
+        v
+    };
+    for split in [Split::Dynamic, Split::Static] {
+        let report = table2(QueryShape { workers: 4, split }).unwrap();
+        let queries = report.workload.streams.iter().flat_map(|s| &s.queries);
+        assert!(queries.clone().all(|q| q.workers == 4 && q.split == split));
+        assert_eq!(chunks(&report), chunks(&one), "{split:?}");
+        for q in &report.runs[0].queries {
+            let alone = q.standalone_s.unwrap();
+            let single = one.runs[0]
+                .queries
+                .iter()
+                .find(|o| o.name == q.name)
+                .unwrap();
+            assert!(
+                alone <= single.standalone_s.unwrap() + 1e-9,
+                "{split:?} {}: {alone} s alone",
+                q.name
+            );
+        }
+    }
+    let shape = QueryShape {
+        workers: 2,
+        split: Split::Dynamic,
+    };
+    let other = run_preset_shaped(PresetName::Heterogeneous, &policies, 7, false, shape);
+    assert!(other.is_err());
+}
