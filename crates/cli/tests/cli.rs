@@ -654,14 +654,26 @@ fn common_prefix_runs_in_the_simulator_only() {
 fn sim_scan_workers_are_checked() {
     let data = tempfile::tempdir().expect("tempdir");
     let refused: [(&[&str], &str); 3] = [
-        (&["--preset", "fig8", "--scan-workers", "2"], "only table2 and table3"),
-        (&["--preset", "heterogeneous", "--static-split"], "only table2 and table3"),
-        (&["--preset", "table2", "--scan-workers", "65"], "1 to 64 workers"),
+        (
+            &["--preset", "fig8", "--scan-workers", "2"],
+            "only table2 and table3",
+        ),
+        (
+            &["--preset", "heterogeneous", "--static-split"],
+            "only table2 and table3",
+        ),
+        (
+            &["--preset", "table2", "--scan-workers", "65"],
+            "1 to 64 workers",
+        ),
     ];
     for (args, why) in refused {
         let out = coopscan(&[&["sim"][..], args].concat(), data.path());
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(why), "{args:?}: {err}");
+        assert!(
+            !out.status.success() && err.contains(why),
+            "{args:?}: {err}"
+        );
     }
 }
 
