@@ -20,16 +20,15 @@ use crate::provider::CoopTable;
 const KEYWORD: &str = "checkpoint";
 
 /// Whether `sql` is a `CHECKPOINT` statement: `Some(None)` for every coopscan table of
-/// the session's default schema, `Some(Some(name))` for one; `None` for any other
-/// statement.
+/// the session's default schema, `Some(Some(name))` for one, the name as written (the
+/// session resolves it as any table reference: unquoted in lower case, quoted as is);
+/// `None` for any other statement.
 pub(crate) fn checkpoint_statement(sql: &str) -> Option<Option<String>> {
     let statement = sql.trim().trim_end_matches(';');
     let words: Vec<&str> = statement.split_whitespace().collect();
     match words.as_slice() {
         [word] if word.eq_ignore_ascii_case(KEYWORD) => Some(None),
-        [word, name] if word.eq_ignore_ascii_case(KEYWORD) => {
-            Some(Some(name.trim_matches('"').to_string()))
-        }
+        [word, name] if word.eq_ignore_ascii_case(KEYWORD) => Some(Some(name.to_string())),
         _ => None,
     }
 }
@@ -126,7 +125,8 @@ mod tests {
         assert_eq!(checkpoint_statement("  checkpoint ; "), Some(None));
         let one = Some(Some("lineitem".to_string()));
         assert_eq!(checkpoint_statement("Checkpoint lineitem;"), one);
-        assert_eq!(checkpoint_statement("CHECKPOINT \"lineitem\""), one);
+        let quoted = Some(Some("\"LineItem\"".to_string()));
+        assert_eq!(checkpoint_statement("CHECKPOINT \"LineItem\""), quoted);
         assert_eq!(checkpoint_statement("SELECT checkpoint FROM t"), None);
         assert_eq!(checkpoint_statement("CHECKPOINT a b"), None);
         assert_eq!(checkpoint_statement("checkpoints"), None);
