@@ -133,16 +133,6 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         self.catalog.append_chunks(table, chunks)
     }
 
-    /// A new version of a table, added beside the one it replaces (see
-    /// [`Catalog::add_table`]).
-    pub fn add_table(
-        &mut self,
-        geometry: crate::TableGeometry,
-        policy: P,
-    ) -> Result<crate::TableId, BufferError> {
-        self.catalog.add_table(geometry, policy)
-    }
-
     /// `table` is replaced by a newer version (see [`Catalog::retire_table`]); its
     /// pieces, once it is freed, are reported by [`Driver::take_evicted`].
     pub fn retire_table(&mut self, table: crate::TableId) -> Result<(), BufferError> {

@@ -172,28 +172,22 @@ impl Harness {
         }
     }
 
-    /// Starts a load if the catalog wants one; false if not.
-    fn load(&mut self) -> bool {
+    /// Starts a load if the catalog wants one.
+    fn load(&mut self) {
         let now = self.now();
-        let Some(load) = self.d.next_load(now) else {
-            return false;
-        };
-        assert!(
-            self.chunks.contains_key(&load.table),
-            "a freed version: {load:?}"
-        );
-        self.loading.extend(&load.pieces);
-        true
+        if let Some(load) = self.d.next_load(now) {
+            let live = self.chunks.contains_key(&load.table);
+            assert!(live, "a freed version: {load:?}");
+            self.loading.extend(&load.pieces);
+        }
     }
 
+    /// Piece `i` of those loading arrived; its answers are taken by [`Harness::settle`].
     fn complete(&mut self, i: usize) {
         let piece = self.loading.swap_remove(i);
         let now = self.now();
         self.d.loaded(piece, now).unwrap();
         self.pooled.insert(piece);
-        for (holder, mail) in self.d.drain_mail() {
-            self.take(holder, mail);
-        }
     }
 
     /// After every event: answers posted (an unregistration may admit and serve a

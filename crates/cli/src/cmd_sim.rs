@@ -87,8 +87,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             coopscan_buffer::MAX_WORKERS
         );
     }
-    let shaped = matches!(args.preset, PresetName::Table2 | PresetName::Table3);
-    if (args.scan_workers != 1 || args.static_split) && !shaped {
+    if (args.scan_workers != 1 || args.static_split) && !args.preset.takes_query_shape() {
         anyhow::bail!(
             "--scan-workers, --static-split: only table2 and table3 run their queries with several workers, not {}",
             args.preset.name()

@@ -44,13 +44,6 @@ pub struct VersionHold {
     table: TableId,
 }
 
-impl VersionHold {
-    /// The version held.
-    pub fn table(&self) -> TableId {
-        self.table
-    }
-}
-
 impl std::fmt::Debug for VersionHold {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("VersionHold").field(&self.table).finish()

@@ -9,7 +9,6 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::{mpsc, Arc};
 
-use arrow_array::{Int64Array, RecordBatch};
 use coopscan_buffer::TableId;
 use coopscan_runtime::{PolicyKind, Runtime, RuntimeConfig};
 use coopscan_storage::{Layout, Table, TableAppender};
@@ -22,13 +21,7 @@ const APPENDED: i64 = 1500;
 /// Appends rows `from..from + rows` (the table's `k`, `v` columns) and opens the new
 /// version.
 fn append_rows(dir: &Path, from: i64, rows: i64) -> Table {
-    let k: Vec<i64> = (from..from + rows).collect();
-    let v: Vec<i64> = k.iter().map(|&k| value_of(k)).collect();
-    let batch = RecordBatch::try_new(
-        schema().arrow_schema(),
-        vec![Arc::new(Int64Array::from(k)), Arc::new(Int64Array::from(v))],
-    )
-    .expect("batch");
+    let batch = rows_batch(from..from + rows, value_of);
     let mut appender = TableAppender::begin(dir).expect("begin");
     appender.write_batch(&batch).expect("write");
     appender.commit().expect("commit");

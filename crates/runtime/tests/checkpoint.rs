@@ -11,10 +11,8 @@ mod common;
 use std::path::Path;
 use std::sync::{mpsc, Arc};
 
-use arrow_array::{Int64Array, RecordBatch};
 use coopscan_buffer::{RowRanges, ScanOrder, TableId};
 use coopscan_runtime::{Holdings, PolicyKind, Runtime, RuntimeConfig};
-use coopscan_storage::write::{TableWriter, WriteOptions};
 use coopscan_storage::{Layout, Table};
 
 use common::*;
@@ -26,21 +24,8 @@ const NEW_ROWS: i64 = 2000;
 /// Writes the new image over the old one in `dir`, as a checkpoint does (staged, then
 /// swapped in, the old files removed): row `k` holds `k`, `3 * value_of(k)`.
 fn overwrite(dir: &Path, layout: Layout) -> Table {
-    let mut opts = WriteOptions::new(layout);
-    opts.page_bytes = PAGE_BYTES;
-    opts.chunk_bytes = u64::from(PAGE_BYTES) * CHUNK_PAGES;
-    opts.overwrite = true;
-    let mut w = TableWriter::create(dir, "t", schema(), opts).expect("create");
-    let k: Vec<i64> = (0..NEW_ROWS).collect();
-    let v: Vec<i64> = k.iter().map(|&k| 3 * value_of(k)).collect();
-    let columns = vec![
-        Arc::new(Int64Array::from(k)) as _,
-        Arc::new(Int64Array::from(v)) as _,
-    ];
-    let batch = RecordBatch::try_new(schema().arrow_schema(), columns).expect("batch");
-    w.write_batch(&batch).expect("write");
-    w.finish().expect("finish");
-    Table::open(dir).expect("open the new image")
+    let batch = rows_batch(0..NEW_ROWS, |k| 3 * value_of(k));
+    write_image(dir, layout, &batch, true)
 }
 
 fn all_rows(table: TableId, rows: i64) -> (TableId, RowRanges) {

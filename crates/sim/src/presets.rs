@@ -55,6 +55,11 @@ impl PresetName {
         PresetName::CommonPrefix,
     ];
 
+    /// Whether its queries may run with several workers ([`run_preset_shaped`]).
+    pub fn takes_query_shape(self) -> bool {
+        matches!(self, PresetName::Table2 | PresetName::Table3)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             PresetName::Homogeneous => "homogeneous",
@@ -278,8 +283,7 @@ pub fn run_preset_shaped(
         record_trace,
         ..cfg
     };
-    let shaped = matches!(name, PresetName::Table2 | PresetName::Table3);
-    if !shaped && shape != QueryShape::default() {
+    if !name.takes_query_shape() && shape != QueryShape::default() {
         return Err(SimError::InvalidSetup(format!(
             "{name}: only table2 and table3 run their queries with several workers"
         )));

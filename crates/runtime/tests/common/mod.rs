@@ -37,19 +37,29 @@ pub fn schema() -> TableSchema {
 
 /// Writes `rows` rows in `layout` with small pages and chunks; returns the open table.
 pub fn write_table(dir: &Path, layout: Layout, rows: i64) -> Table {
+    write_image(dir, layout, &rows_batch(0..rows, value_of), false)
+}
+
+/// Rows `keys` of [`schema`]: `k`, and `v = value(k)`.
+pub fn rows_batch(keys: Range<i64>, value: impl Fn(i64) -> i64) -> RecordBatch {
+    let k: Vec<i64> = keys.collect();
+    let v: Vec<i64> = k.iter().map(|&k| value(k)).collect();
+    let columns = vec![
+        Arc::new(Int64Array::from(k)) as _,
+        Arc::new(Int64Array::from(v)) as _,
+    ];
+    RecordBatch::try_new(schema().arrow_schema(), columns).expect("batch")
+}
+
+/// Writes `batch` as the table in `dir` with small pages and chunks; `overwrite`
+/// replaces a table there, staged and swapped in as a checkpoint's image is.
+pub fn write_image(dir: &Path, layout: Layout, batch: &RecordBatch, overwrite: bool) -> Table {
     let mut opts = WriteOptions::new(layout);
     opts.page_bytes = PAGE_BYTES;
     opts.chunk_bytes = u64::from(PAGE_BYTES) * CHUNK_PAGES;
-    let schema = schema();
-    let mut w = TableWriter::create(dir, "t", schema.clone(), opts).expect("create");
-    let k: Vec<i64> = (0..rows).collect();
-    let v: Vec<i64> = k.iter().map(|&k| value_of(k)).collect();
-    let batch = RecordBatch::try_new(
-        schema.arrow_schema(),
-        vec![Arc::new(Int64Array::from(k)), Arc::new(Int64Array::from(v))],
-    )
-    .expect("batch");
-    w.write_batch(&batch).expect("write");
+    opts.overwrite = overwrite;
+    let mut w = TableWriter::create(dir, "t", schema(), opts).expect("create");
+    w.write_batch(batch).expect("write");
     w.finish().expect("finish");
     Table::open(dir).expect("open")
 }
