@@ -117,7 +117,7 @@ impl Workload {
                 })
             })
             .collect::<Result<_, BenchError>>()?;
-        let mut workload = Workload { streams };
+        let mut workload = Workload::new(streams);
         workload.choose_in_order(spec.in_order_pct, spec.seed);
         Ok(workload)
     }

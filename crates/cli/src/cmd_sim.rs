@@ -69,6 +69,11 @@ pub struct SimArgs {
     /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
     #[arg(long)]
     pub static_split: bool,
+    /// table2 and table3 only: checkpoint the table every SECONDS of simulated time
+    /// (2012 paper §2.1, case (iv)): queries arriving from then on read a new version
+    /// that shares no page with the old, which is freed once its last scan leaves.
+    #[arg(long, value_name = "SECONDS")]
+    pub checkpoint_every_s: Option<f64>,
 }
 
 /// Largest chunk count `--chunks` accepts: 4× Figure 8's largest point. The simulator
@@ -86,6 +91,21 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             args.scan_workers,
             coopscan_buffer::MAX_WORKERS
         );
+    }
+    if args.checkpoint_every_s.is_some() && !args.preset.takes_query_shape() {
+        anyhow::bail!(
+            "--checkpoint-every-s: only table2 and table3 take checkpoints, not {}",
+            args.preset.name()
+        );
+    }
+    if let Some(every) = args
+        .checkpoint_every_s
+        .filter(|s| !(s.is_finite() && *s > 0.0))
+    {
+        anyhow::bail!("--checkpoint-every-s {every}: the interval must be positive");
+    }
+    if args.checkpoint_every_s.is_some() && args.trace.is_some() {
+        anyhow::bail!("--checkpoint-every-s with --trace: a trace follows one version's chunks");
     }
     if (args.scan_workers != 1 || args.static_split) && !args.preset.takes_query_shape() {
         anyhow::bail!(
@@ -197,7 +217,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             },
         };
         let traced = args.trace.is_some();
-        let report = run_preset_shaped(args.preset, &args.policies, args.seed, traced, shape)?;
+        let every = args.checkpoint_every_s;
+        let report =
+            run_preset_shaped(args.preset, &args.policies, args.seed, traced, shape, every)?;
         if let Some(dir) = &args.trace {
             write_traces(dir, &report)?;
         }

@@ -726,21 +726,31 @@ const CHECKPOINT: &str = "CHECKPOINT lineitem";
 /// scans planned between them: every scan, run only after later changes were
 /// committed, returns exactly the rows of the state it was planned in (DataFusion's
 /// `MemTable` after the same statements up to then), as a Scan and as CScans of 1-3
-/// workers under several policies; at the end the whole table is the reference's,
+/// workers under every policy; at the end the whole table is the reference's,
 /// numbered 0… by `_rowid`, and the shared buffer serves only the newest image.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scans_planned_between_random_changes_read_their_snapshots() {
     use coopscan_exec::delta::BulkInserts;
     use rand::{RngExt, SeedableRng};
     // (policy, workers, INSERT … SELECT as bulk appends)
-    let configs: [(Option<PolicyKind>, usize, bool); 6] = [
+    let configs: [(Option<PolicyKind>, usize, bool); 12] = [
         (None, 1, false),
         (None, 1, true),
         (Some(PolicyKind::Relevance), 2, false),
         (Some(PolicyKind::Relevance), 2, true),
         (Some(PolicyKind::Pbm), 3, true),
         (Some(PolicyKind::Normal), 1, false),
+        (Some(PolicyKind::Attach), 2, true),
+        (Some(PolicyKind::Elevator), 3, false),
+        (Some(PolicyKind::PbmLru), 1, true),
+        (Some(PolicyKind::Mixed), 2, true),
+        (Some(PolicyKind::PbmThrottle), 2, false),
+        (Some(PolicyKind::PbmOpportunistic), 3, true),
     ];
+    // Every policy of the shared buffer is among them.
+    for kind in PolicyKind::ALL {
+        assert!(configs.iter().any(|(p, _, _)| *p == Some(kind)), "{kind:?}");
+    }
     // Scans whose state changed between their planning and their run: the test's point.
     let (mut stale, mut checkpoints, mut appends) = (0, 0, 0);
     for (seed, (policy, workers, bulk)) in configs.into_iter().enumerate() {

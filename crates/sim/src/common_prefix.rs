@@ -69,7 +69,7 @@ fn workload(cfg: &SimConfig, snapshots: Snapshots) -> Workload {
             }
         })
         .collect();
-    Workload { streams }
+    Workload::new(streams)
 }
 
 /// Every way of snapshots under each of `policies`.

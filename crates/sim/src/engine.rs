@@ -20,7 +20,10 @@ use crate::boundaries::Boundaries;
 use crate::model::{nanos, CpuModel, DeviceModel};
 use crate::result::{QueryResult, RunResult};
 use crate::timeline::Timeline;
-use crate::workload::{QuerySpec, Workload};
+use crate::workload::{QuerySpec, SimCheckpoint, Workload};
+use checkpoints::checkpoints_in_order;
+
+mod checkpoints;
 use crate::SimError;
 use coopscan_buffer::static_slices;
 use coopscan_buffer::{
@@ -145,6 +148,9 @@ enum Event {
     /// Query `.0`'s worker `.1` finishes its chunk.
     ChunkDone(usize, u16),
     LoadDone(usize),
+    /// The run's next checkpoint: before the arrivals at its time, so a query that
+    /// arrives then reads the new version.
+    Checkpoint,
     Arrival(usize),
     /// A throttled query's hold ends: it asks again.
     HoldEnds(usize),
@@ -155,8 +161,9 @@ impl Event {
         match self {
             Event::ChunkDone(..) => 0,
             Event::LoadDone(_) => 1,
-            Event::Arrival(_) => 2,
-            Event::HoldEnds(_) => 3,
+            Event::Checkpoint => 2,
+            Event::Arrival(_) => 3,
+            Event::HoldEnds(_) => 4,
         }
     }
 }
@@ -225,6 +232,14 @@ struct Sim<'a> {
     faults: Option<(ChaCha8Rng, u32)>,
     /// Chunk boundaries of the pieces read (straddling pages; `boundaries.rs`).
     boundaries: Boundaries,
+    /// The checkpoints still to come, in time order, and how many were taken.
+    checkpoints: Vec<SimCheckpoint>,
+    checkpoints_done: u32,
+    /// Each workload table's newest version (`QuerySpec::table` indexes it).
+    versions: Vec<TableId>,
+    /// Versions retired by a checkpoint and not yet freed, and how many were freed.
+    retired: BTreeSet<TableId>,
+    versions_freed: u32,
 }
 
 /// The simulated table: `chunk_count` equal chunks of `chunk_bytes` (or of
@@ -395,12 +410,14 @@ pub fn simulate_catalog(
     let geometries = geometries(cfg)?;
     let kind = one_kind(&policies, geometries.len())?;
     check_query_tables(workload, geometries.len())?;
+    let checkpoints = checkpoints_in_order(cfg, workload, geometries.len())?;
     if cfg.record_timeline && geometries.len() > 1 {
         return Err(SimError::InvalidSetup(
             "the timeline draws one table: not with several `tables`".into(),
         ));
     }
     let first_chunks = geometries.first().map_or(0, TableGeometry::chunk_count);
+    let versions = (0..geometries.len() as u32).map(TableId).collect();
     let tables = geometries.into_iter().zip(policies).collect();
     let catalog = Catalog::new(tables, &abm_config(cfg)).map_err(setup)?;
     // An injected failure is transient: the scans keep their interest and the policy
@@ -437,6 +454,11 @@ pub fn simulate_catalog(
             .faults
             .map(|f| (ChaCha8Rng::seed_from_u64(f.seed), f.per_mille)),
         boundaries: Boundaries::default(),
+        checkpoints,
+        checkpoints_done: 0,
+        versions,
+        retired: BTreeSet::new(),
+        versions_freed: 0,
     };
     sim.run()
 }
@@ -530,11 +552,13 @@ impl Sim<'_> {
             match event {
                 Event::ChunkDone(q, w) => self.on_chunk_done(q, w)?,
                 Event::LoadDone(i) => self.on_load_done(i)?,
+                Event::Checkpoint => self.on_checkpoint()?,
                 Event::Arrival(s) => self.on_arrival(s)?,
                 Event::HoldEnds(q) => self.on_hold_end(q)?,
             }
             // An ask may have told a sibling worker of its scan it is finished.
             self.serve_deliveries()?;
+            self.note_freed();
             if self.cfg.check_invariants {
                 self.driver
                     .catalog()
@@ -602,7 +626,14 @@ impl Sim<'_> {
             .iter()
             .enumerate()
             .filter_map(|(i, q)| Some((q.held_until?, Event::HoldEnds(i))));
+        // A checkpoint after the last query would only stretch the run.
+        let busy =
+            self.results.iter().any(Option::is_none) || self.arrivals.iter().any(Option::is_some);
+        let checkpoint = (self.checkpoints.first())
+            .filter(|_| busy)
+            .map(|c| (c.at_s.max(self.now), Event::Checkpoint));
         cpu.chain(loads)
+            .chain(checkpoint)
             .chain(arrivals)
             .chain(holds)
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.rank().cmp(&b.1.rank())))
@@ -673,7 +704,7 @@ impl Sim<'_> {
             return Ok(());
         };
         let spec = self.workload.streams[stream].queries[k].clone();
-        let table = TableId(spec.table);
+        let table = self.versions[spec.table as usize];
         let geometry = self.abm(table)?.geometry();
         let chunk_count = geometry.chunk_count();
         let snapshot = spec.snapshot.clone().map(Snapshot::new);
@@ -1030,6 +1061,13 @@ impl Sim<'_> {
                 unfinished,
             });
         }
+        if let Some(&version) = self.retired.first() {
+            // Every query has ended, so every retired version is idle: the buffer
+            // must have freed it.
+            return Err(self.buffer_error(BufferError::Invariant(format!(
+                "retired {version:?} was not freed after its last scan left"
+            ))));
+        }
         if let Some(t) = self.timeline.as_mut() {
             t.finish(self.now);
         }
@@ -1074,6 +1112,8 @@ impl Sim<'_> {
             max_classes: self.max_classes,
             timeline: self.timeline,
             trace,
+            checkpoints: self.checkpoints_done,
+            versions_freed: self.versions_freed,
         })
     }
 }

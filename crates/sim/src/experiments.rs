@@ -69,7 +69,7 @@ pub fn range_workload(
             }
         })
         .collect();
-    Ok(Workload { streams })
+    Ok(Workload::new(streams))
 }
 
 /// When stream `s` starts, in virtual seconds.

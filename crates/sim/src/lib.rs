@@ -87,4 +87,4 @@ pub use table4::{
     FAMILIES,
 };
 pub use timeline::{Interval, Processing, Timeline};
-pub use workload::{QueryShape, QuerySpec, StreamSpec, Workload};
+pub use workload::{QueryShape, QuerySpec, SimCheckpoint, StreamSpec, Workload};

@@ -87,7 +87,7 @@ pub fn split_example(
             queries: vec![scan],
         },
     ];
-    let run = simulate(&cfg, &Workload { streams }, policy)?;
+    let run = simulate(&cfg, &Workload::new(streams), policy)?;
     let stuck = SimError::Stuck {
         policy,
         time_s: run.total_time_s,

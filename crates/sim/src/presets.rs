@@ -4,7 +4,7 @@ use crate::engine::{simulate, SimConfig};
 use crate::experiments::{defs, range_workload, short_names, table2_config};
 use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 use crate::report::{table2_paper, PolicyReport, PresetReport};
-use crate::workload::{QueryShape, QuerySpec, Workload};
+use crate::workload::{QueryShape, QuerySpec, SimCheckpoint, Workload};
 use crate::SimError;
 use coopscan_buffer::PolicyKind;
 use std::collections::HashMap;
@@ -267,17 +267,38 @@ pub fn run_preset_traced(
     seed: u64,
     record_trace: bool,
 ) -> Result<PresetReport, SimError> {
-    run_preset_shaped(name, policies, seed, record_trace, QueryShape::default())
+    run_preset_shaped(
+        name,
+        policies,
+        seed,
+        record_trace,
+        QueryShape::default(),
+        None,
+    )
+}
+
+/// A checkpoint of table 0 every `every_s` simulated seconds (the first at `every_s`),
+/// while queries run.
+fn checkpoints_every(every_s: f64) -> Vec<SimCheckpoint> {
+    vec![SimCheckpoint {
+        at_s: every_s,
+        table: 0,
+        every_s: Some(every_s),
+    }]
 }
 
 /// [`run_preset_traced`] with every query of Table 2 or 3 run as `shape` says (its
-/// workers and their split); other presets take only the default shape.
+/// workers and their split), and with a checkpoint of the table every
+/// `checkpoint_every_s` simulated seconds (2012 paper §2.1, case (iv): from each on,
+/// new queries read a new version sharing no page with the old); other presets take
+/// only the default shape and no checkpoints.
 pub fn run_preset_shaped(
     name: PresetName,
     policies: &[PolicyKind],
     seed: u64,
     record_trace: bool,
     shape: QueryShape,
+    checkpoint_every_s: Option<f64>,
 ) -> Result<PresetReport, SimError> {
     let traced = |cfg: SimConfig| SimConfig {
         record_trace,
@@ -288,6 +309,22 @@ pub fn run_preset_shaped(
             "{name}: only table2 and table3 run their queries with several workers"
         )));
     }
+    if !name.takes_query_shape() && checkpoint_every_s.is_some() {
+        return Err(SimError::InvalidSetup(format!(
+            "{name}: only table2 and table3 take checkpoints"
+        )));
+    }
+    // Checkpoints follow no one version's chunks: no timeline with them.
+    let checkpointed = |cfg: SimConfig, w: Workload| match checkpoint_every_s {
+        None => Ok((cfg, w)),
+        Some(every) => Ok((
+            SimConfig {
+                record_timeline: false,
+                ..cfg
+            },
+            w.with_checkpoints(checkpoints_every(every)),
+        )),
+    };
     match name {
         PresetName::Homogeneous => {
             let (cfg, w) = homogeneous();
@@ -299,12 +336,12 @@ pub fn run_preset_shaped(
         }
         PresetName::Table2 => {
             let (cfg, w) = table2(seed)?;
-            let w = w.shaped(shape);
+            let (cfg, w) = checkpointed(cfg, w.shaped(shape))?;
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Table3 => {
             let (cfg, w) = crate::table3::table3(seed);
-            let w = w.shaped(shape);
+            let (cfg, w) = checkpointed(cfg, w.shaped(shape))?;
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Fig5 | PresetName::Fig6 | PresetName::Fig7 => Err(SimError::InvalidSetup(

@@ -32,7 +32,16 @@ pub struct PolicyReport {
     pub scheduling_s: f64,
     pub abm_calls: u64,
     pub max_classes: usize,
+    /// Checkpoints taken and old versions freed (`RunResult::checkpoints`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub checkpoints: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub versions_freed: u32,
     pub queries: Vec<QueryResult>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl PolicyReport {
@@ -47,6 +56,8 @@ impl PolicyReport {
             scheduling_s: run.scheduling_s,
             abm_calls: run.abm_calls,
             max_classes: run.max_classes,
+            checkpoints: run.checkpoints,
+            versions_freed: run.versions_freed,
             queries: run.queries.clone(),
         }
     }
@@ -173,6 +184,17 @@ impl PresetReport {
                     Some(x) => format!("{} / {}", p.chunk_loads, x.io_requests),
                     None => p.chunk_loads.to_string(),
                 },
+            );
+        }
+        for (name, p) in self
+            .ordered()
+            .into_iter()
+            .filter(|(_, p)| p.checkpoints > 0)
+        {
+            let _ = writeln!(
+                s,
+                "{name:<10} {} checkpoints, {} old versions freed",
+                p.checkpoints, p.versions_freed
             );
         }
         s.push_str(&self.kind_table());

@@ -65,6 +65,16 @@ pub struct RunResult {
     /// Every piece reference in order, when `SimConfig::record_trace` is set.
     #[serde(skip)]
     pub trace: Option<Vec<coopscan_buffer::Reference>>,
+    /// Checkpoints taken during the run (`Workload::checkpoints`), and the old versions
+    /// the buffer freed once their last scan left (all of them, or the run fails).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub checkpoints: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub versions_freed: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl RunResult {

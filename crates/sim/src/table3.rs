@@ -124,7 +124,7 @@ pub fn table3(seed: u64) -> (SimConfig, Workload) {
             }
         })
         .collect();
-    (cfg, Workload { streams })
+    (cfg, Workload::new(streams))
 }
 
 /// Table 3's system statistics, by policy name, for the report.

@@ -106,7 +106,7 @@ pub fn table4_workload(cfg: &SimConfig, family: &[&str], seed: u64) -> Workload 
             }
         })
         .collect();
-    Workload { streams }
+    Workload::new(streams)
 }
 
 /// Every family under every policy in `policies`, with the paper's choices (greedy

@@ -48,6 +48,23 @@ pub struct StreamSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Workload {
     pub streams: Vec<StreamSpec>,
+    /// Checkpoints during the run (2012 paper §2.1, case (iv)), in any order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<SimCheckpoint>,
+}
+
+/// A checkpoint of table `table` at `at_s`, and again every `every_s` after it while
+/// queries run: its new stable image shares no page with the old one, so the buffer
+/// takes it as a table of its own (`Catalog::add_table_of_kind`) and retires the old
+/// version. Queries that arrive from then on read the new version; those running keep
+/// reading the old one, which is freed when the last of them leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SimCheckpoint {
+    pub at_s: f64,
+    /// As `QuerySpec::table`.
+    pub table: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every_s: Option<f64>,
 }
 
 /// How every query of a workload runs its scan: its workers and how they share its
@@ -69,6 +86,20 @@ impl Default for QueryShape {
 }
 
 impl Workload {
+    /// Streams without checkpoints.
+    pub fn new(streams: Vec<StreamSpec>) -> Workload {
+        Workload {
+            streams,
+            checkpoints: Vec::new(),
+        }
+    }
+
+    /// This workload with `checkpoints` as well.
+    pub fn with_checkpoints(mut self, checkpoints: Vec<SimCheckpoint>) -> Workload {
+        self.checkpoints.extend(checkpoints);
+        self
+    }
+
     /// This workload with every query of `shape`.
     pub fn shaped(mut self, shape: QueryShape) -> Workload {
         let queries = self.streams.iter_mut().flat_map(|s| s.queries.iter_mut());
@@ -90,7 +121,7 @@ impl Workload {
                 queries: vec![q],
             })
             .collect();
-        Workload { streams }
+        Workload::new(streams)
     }
 
     pub fn query_count(&self) -> usize {

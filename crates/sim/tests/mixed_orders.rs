@@ -88,7 +88,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
                 .collect(),
         })
         .collect();
-    (cfg, Workload { streams }, in_order)
+    (cfg, Workload::new(streams), in_order)
 }
 
 #[test]

@@ -53,7 +53,7 @@ fn the_dynamic_split_reaches_the_bound_on_the_papers_example() {
 fn table2_runs_with_parallel_scans_of_either_split() {
     use coopscan_sim::{run_preset_shaped, PresetName, QueryShape};
     let policies = [PolicyKind::Relevance];
-    let table2 = |shape| run_preset_shaped(PresetName::Table2, &policies, 7, false, shape);
+    let table2 = |shape| run_preset_shaped(PresetName::Table2, &policies, 7, false, shape, None);
     let one = table2(QueryShape::default()).unwrap();
     let chunks = |r: &coopscan_sim::PresetReport| -> Vec<(String, u32)> {
         let mut v: Vec<(String, u32)> = r.runs[0]
@@ -87,6 +87,6 @@ fn table2_runs_with_parallel_scans_of_either_split() {
         workers: 2,
         split: Split::Dynamic,
     };
-    let other = run_preset_shaped(PresetName::Heterogeneous, &policies, 7, false, shape);
+    let other = run_preset_shaped(PresetName::Heterogeneous, &policies, 7, false, shape, None);
     assert!(other.is_err());
 }

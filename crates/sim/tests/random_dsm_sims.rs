@@ -63,7 +63,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                 .collect(),
         })
         .collect();
-    (cfg, Workload { streams })
+    (cfg, Workload::new(streams))
 }
 
 #[test]

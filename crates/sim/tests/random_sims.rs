@@ -91,7 +91,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
                 .collect(),
         })
         .collect();
-    (cfg, Workload { streams })
+    (cfg, Workload::new(streams))
 }
 
 #[test]

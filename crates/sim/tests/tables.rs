@@ -98,7 +98,7 @@ fn one_table_setup(seed: u64) -> (SimConfig, SimConfig, Workload) {
                 .collect(),
         })
         .collect();
-    (single, tables, Workload { streams })
+    (single, tables, Workload::new(streams))
 }
 
 /// Every number of a run but the host time spent scheduling.
@@ -205,7 +205,7 @@ fn three_table_setup(seed: u64) -> (SimConfig, Workload) {
                 .collect(),
         })
         .collect();
-    (cfg, Workload { streams })
+    (cfg, Workload::new(streams))
 }
 
 /// Bytes of table `t`'s piece of `chunk` and `column`, from the spec.

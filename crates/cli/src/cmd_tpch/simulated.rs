@@ -207,7 +207,7 @@ impl SimulatedStreams {
                 queries: stream,
             });
         }
-        Ok((Workload { streams: specs }, in_order))
+        Ok((Workload::new(specs), in_order))
     }
 
     /// Query `q` of stream `s` as simulated scans with its CPU spread over their bytes.
