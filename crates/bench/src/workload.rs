@@ -117,7 +117,7 @@ impl Workload {
                 })
             })
             .collect::<Result<_, BenchError>>()?;
-        let mut workload = Workload::new(streams);
+        let mut workload = Workload { streams };
         workload.choose_in_order(spec.in_order_pct, spec.seed);
         Ok(workload)
     }

@@ -157,7 +157,7 @@ impl<P: Policy> Abm<P> {
         };
         let chunks = self.geometry.snapshot_chunks(&snapshot, &spec.ranges)?;
         let cols = self.state.scan_cols(spec.columns);
-        let needed = self.state.footprint(cols, spec.workers);
+        let needed = self.state.footprint(cols, spec.workers, chunks.len());
         let capacity = self.state.admission_bytes;
         if needed > capacity {
             return Err(BufferError::ScanTooLarge { needed, capacity });

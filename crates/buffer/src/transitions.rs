@@ -97,12 +97,16 @@ impl AbmState {
         })
     }
 
-    /// The budget a scan reading `cols` with `workers` workers reserves: room for 2 of
-    /// its largest chunks, and one more per further worker (each holds one while the
-    /// next is ready).
-    pub(crate) fn footprint(&self, cols: u64, workers: u16) -> u64 {
-        let chunks = ADMISSION_CHUNKS_PER_SCAN + u32::from(workers.max(1)) - 1;
-        self.largest_load(cols).saturating_mul(u64::from(chunks))
+    /// The budget a scan reading `cols` of `chunks` chunks with `workers` workers
+    /// reserves: room for 2 of its largest chunks, and one more per further worker
+    /// (each holds one while the next is ready) — but never for more chunks than it
+    /// reads, which are all it can ever hold. Without that cap a short query of four
+    /// workers reserved room for 5 chunks to read 1 or 2, and waited for admission
+    /// behind scans that needed the room.
+    pub(crate) fn footprint(&self, cols: u64, workers: u16, chunks: u32) -> u64 {
+        let held = ADMISSION_CHUNKS_PER_SCAN + u32::from(workers.max(1)) - 1;
+        self.largest_load(cols)
+            .saturating_mul(u64::from(held.min(chunks)))
     }
 
     /// The bytes of the largest chunk's pieces for `cols`: the most one load of a scan

@@ -498,6 +498,24 @@ fn admission_queues_scans_beyond_two_frames_each() {
     assert_eq!(abm.state().pending_count(), 1);
 }
 
+/// A scan never reserves room for more chunks than it reads: four workers over 2 chunks
+/// reserve 2 frames, not 2 + 3 (which 4 frames could not even hold), so beside a full
+/// scan's 2 they are admitted at once; a full scan of two workers (3 frames) then waits.
+#[test]
+fn a_short_parallel_scan_reserves_only_the_chunks_it_reads() {
+    let geometry = TableGeometry::uniform(10, ROWS_PER_CHUNK).unwrap();
+    let mut abm = Abm::with_kind(geometry, AbmConfig::new(4), PolicyKind::Relevance).unwrap();
+    let full = ScanSpec::full(10 * ROWS_PER_CHUNK);
+    assert!(abm.register_scan(&full, Nanos(0)).unwrap().admitted);
+    let short = ScanSpec::new(3 * ROWS_PER_CHUNK..5 * ROWS_PER_CHUNK, ColumnMask::ALL);
+    let short = abm.register_scan(&short.with_workers(4), Nanos(0)).unwrap();
+    assert!(short.admitted);
+    assert_eq!(abm.state().reserved_bytes(), 4 * abm.state().chunk_bytes(ChunkId(0)));
+    let wide = abm.register_scan(&full.with_workers(2), Nanos(0)).unwrap();
+    assert!(!wide.admitted);
+    abm.check_invariants().unwrap();
+}
+
 #[test]
 fn driver_misuse_is_an_error_not_a_panic() {
     let geometry = TableGeometry::uniform(4, ROWS_PER_CHUNK).unwrap();
@@ -547,9 +565,15 @@ fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
             .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
             .unwrap();
         assert!(full.admitted);
+        // A scan of no chunks reserves nothing, but admission is in order: behind a
+        // second full scan, which two frames cannot admit, it queues.
+        let second = abm
+            .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
+            .unwrap();
+        assert!(!second.admitted, "{kind:?}: two frames admit only one full scan");
         let empty = ScanSpec::new(5..5, ColumnMask::ALL);
         let queued = abm.register_scan(&empty, Nanos(0)).unwrap();
-        assert!(!queued.admitted, "{kind:?}: two frames admit only one scan");
+        assert!(!queued.admitted, "{kind:?}: queued behind the second scan");
         assert_eq!(
             abm.next_chunk(queued.scan, Nanos(1)).unwrap(),
             NextChunk::Finished,

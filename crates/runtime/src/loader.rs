@@ -88,7 +88,9 @@ fn serve(shared: &Shared) {
         if !load_pieces(shared, &mut inner, &load, &jobs) {
             return;
         }
-        shared.scan_wakeup.notify_all();
+        if inner.driver.take_posted() {
+            shared.scan_wakeup.notify_all();
+        }
     }
 }
 
@@ -126,15 +128,25 @@ fn load_pieces(
             .unwrap_or_else(|| Err(StorageError::Invalid(format!("{piece} was not read"))));
         let result = MutexGuard::unlocked(inner, || issued.and_then(Issued::arrive));
         let now = shared.now();
-        let ok = match result {
-            Ok(read) => complete(shared, inner, load, *piece, read, now),
+        let (ok, wake) = match result {
+            Ok(read) => {
+                let ok = complete(shared, inner, load, *piece, read, now);
+                // Parked workers wait for an answer, and only a piece that completes a
+                // waiting worker's chunk posts one: waking every parked scan thread for
+                // each piece of a DSM load only made them take the lock and park again.
+                (ok, !ok || inner.driver.take_posted())
+            }
             Err(e) => {
                 let e = Arc::new(e);
                 first_error = Some(Arc::clone(&e));
-                fail(shared, inner, *piece, e, now)
+                // A failure posts nothing: the failed scans' workers learn of it when
+                // they ask again, so all of them must wake.
+                (fail(shared, inner, *piece, e, now), true)
             }
         };
-        shared.scan_wakeup.notify_all();
+        if wake {
+            shared.scan_wakeup.notify_all();
+        }
         if !ok {
             break;
         }
@@ -151,6 +163,7 @@ fn load_pieces(
                 )));
                 fail(shared, inner, *piece, error, shared.now());
             }
+            shared.scan_wakeup.notify_all();
         }
     }
     true
