@@ -510,7 +510,10 @@ fn a_short_parallel_scan_reserves_only_the_chunks_it_reads() {
     let short = ScanSpec::new(3 * ROWS_PER_CHUNK..5 * ROWS_PER_CHUNK, ColumnMask::ALL);
     let short = abm.register_scan(&short.with_workers(4), Nanos(0)).unwrap();
     assert!(short.admitted);
-    assert_eq!(abm.state().reserved_bytes(), 4 * abm.state().chunk_bytes(ChunkId(0)));
+    assert_eq!(
+        abm.state().reserved_bytes(),
+        4 * abm.state().chunk_bytes(ChunkId(0))
+    );
     let wide = abm.register_scan(&full.with_workers(2), Nanos(0)).unwrap();
     assert!(!wide.admitted);
     abm.check_invariants().unwrap();
@@ -570,7 +573,10 @@ fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
         let second = abm
             .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
             .unwrap();
-        assert!(!second.admitted, "{kind:?}: two frames admit only one full scan");
+        assert!(
+            !second.admitted,
+            "{kind:?}: two frames admit only one full scan"
+        );
         let empty = ScanSpec::new(5..5, ColumnMask::ALL);
         let queued = abm.register_scan(&empty, Nanos(0)).unwrap();
         assert!(!queued.admitted, "{kind:?}: queued behind the second scan");

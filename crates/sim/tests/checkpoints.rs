@@ -43,7 +43,7 @@ fn full_scan(name: &str) -> QuerySpec {
         kind: "full".into(),
         cycles_per_byte: READ_S * 2e9 / CHUNK_BYTES as f64,
         table: 0,
-        chunks: vec![0..CHUNKS],
+        chunks: std::iter::once(0..CHUNKS).collect(),
         columns: 0,
         workers: 1,
         split: Split::Dynamic,
@@ -128,7 +128,7 @@ fn random_checkpoints_leave_every_query_its_chunks() {
                         let start = rng.random_range(0..CHUNKS);
                         let end = rng.random_range(start + 1..=CHUNKS);
                         QuerySpec {
-                            chunks: vec![start..end],
+                            chunks: std::iter::once(start..end).collect(),
                             workers: rng.random_range(1..=3),
                             split: match rng.random_bool(0.5) {
                                 true => Split::Dynamic,
