@@ -76,8 +76,6 @@ pub struct Driver<P: Policy, E> {
     failed: HashMap<ScanId, E>,
     /// Pieces whose bytes a driver that keeps bytes may drop.
     evicted: Vec<PieceId>,
-    /// An answer was posted since [`Driver::take_posted`] last said so.
-    posted: bool,
 }
 
 impl<E: Clone> Driver<crate::AnyPolicy, E> {
@@ -100,7 +98,6 @@ impl<P: Policy, E: Clone> Driver<P, E> {
             waiting: BTreeSet::new(),
             failed: HashMap::new(),
             evicted: Vec::new(),
-            posted: false,
         }
     }
 
@@ -299,11 +296,13 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         }
     }
 
-    /// Whether an answer was posted since the last call: a driver that parks workers
-    /// wakes them then (an `ask` can post a sibling worker's `Finished`). Waking on
-    /// answers merely untaken would have parked workers wake each other forever.
-    pub fn take_posted(&mut self) -> bool {
-        std::mem::take(&mut self.posted)
+    /// Workers whose answer is posted and not yet taken: a driver that parks each
+    /// worker on its own wakeup wakes these after an event (an `ask` can post a
+    /// sibling worker's `Finished`). One wakeup for every parked worker could not be
+    /// given on untaken answers: the woken workers without one would wake each other
+    /// forever.
+    pub fn answered(&self) -> impl Iterator<Item = HolderId> + '_ {
+        self.mail.iter().map(|(holder, _)| *holder)
     }
 
     /// Workers told `Wait` whose answer has not come yet.
@@ -345,6 +344,5 @@ impl<P: Policy, E: Clone> Driver<P, E> {
             "a second answer for {holder} before it took the first"
         );
         self.mail.push((holder, mail));
-        self.posted = true;
     }
 }

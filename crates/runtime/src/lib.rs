@@ -6,7 +6,7 @@
 //! ```text
 //!   scan threads                    Mutex<Inner>                         loader thread(s)
 //!   CScan::next_chunk ──lock──► Abm + resident bytes + mailboxes ◄──lock── next_load(now)
-//!        │ parked on scan_wakeup          ▲                          │ unlock
+//!        │ parked on its own wakeup       ▲                          │ unlock
 //!        ▼                                │                          ▼
 //!   ChunkGuard::batch (decode,            └──lock── load_completed ◄─ Device read + verify
 //!     no lock held)                                 / load_failed       (no lock held)

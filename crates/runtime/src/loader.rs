@@ -38,8 +38,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
         let message = panic_message(payload.as_ref());
         let mut inner = shared.inner.lock();
         fail_everyone(&mut inner, RuntimeError::LoaderPanicked(message));
+        shared.wake_all_scans(&inner);
         drop(inner);
-        shared.scan_wakeup.notify_all();
         shared.loader_wakeup.notify_all();
     }
 }
@@ -88,9 +88,7 @@ fn serve(shared: &Shared) {
         if !load_pieces(shared, &mut inner, &load, &jobs) {
             return;
         }
-        if inner.driver.take_posted() {
-            shared.scan_wakeup.notify_all();
-        }
+        shared.wake_answered(&inner);
     }
 }
 
@@ -128,25 +126,27 @@ fn load_pieces(
             .unwrap_or_else(|| Err(StorageError::Invalid(format!("{piece} was not read"))));
         let result = MutexGuard::unlocked(inner, || issued.and_then(Issued::arrive));
         let now = shared.now();
-        let (ok, wake) = match result {
+        let ok = match result {
             Ok(read) => {
                 let ok = complete(shared, inner, load, *piece, read, now);
-                // Parked workers wait for an answer, and only a piece that completes a
-                // waiting worker's chunk posts one: waking every parked scan thread for
-                // each piece of a DSM load only made them take the lock and park again.
-                (ok, !ok || inner.driver.take_posted())
+                // Only a piece that completes a waiting worker's chunk answers it; a
+                // piece that could not be made resident stopped the runtime.
+                match ok {
+                    true => shared.wake_answered(inner),
+                    false => shared.wake_all_scans(inner),
+                }
+                ok
             }
             Err(e) => {
                 let e = Arc::new(e);
                 first_error = Some(Arc::clone(&e));
+                let ok = fail(shared, inner, *piece, e, now);
                 // A failure posts nothing: the failed scans' workers learn of it when
                 // they ask again, so all of them must wake.
-                (fail(shared, inner, *piece, e, now), true)
+                shared.wake_all_scans(inner);
+                ok
             }
         };
-        if wake {
-            shared.scan_wakeup.notify_all();
-        }
         if !ok {
             break;
         }
@@ -163,7 +163,7 @@ fn load_pieces(
                 )));
                 fail(shared, inner, *piece, error, shared.now());
             }
-            shared.scan_wakeup.notify_all();
+            shared.wake_all_scans(inner);
         }
     }
     true

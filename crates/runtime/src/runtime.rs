@@ -160,9 +160,9 @@ impl Runtime {
                 stall_reported: false,
                 holds: HashMap::new(),
                 superseded: BTreeSet::new(),
+                parked: HashMap::new(),
             }),
             loader_wakeup: Default::default(),
-            scan_wakeup: Default::default(),
             tables: ServedTables::new(served),
             device,
             started: Instant::now(),
@@ -591,9 +591,11 @@ impl Drop for Runtime {
     /// wait for it (issue "Reliability", item 10). The loaders own a reference to the
     /// shared state, so it outlives them.
     fn drop(&mut self) {
-        self.shared.inner.lock().shutdown = true;
+        let mut inner = self.shared.inner.lock();
+        inner.shutdown = true;
+        self.shared.wake_all_scans(&inner);
+        drop(inner);
         self.shared.loader_wakeup.notify_all();
-        self.shared.scan_wakeup.notify_all();
         self.loaders.clear();
     }
 }

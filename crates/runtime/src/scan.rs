@@ -23,6 +23,7 @@ use crate::error::{Result, RuntimeError};
 use crate::guard::{ChunkGuard, GuardedScan};
 use crate::shared::{Inner, Served, Shared};
 use crate::stats::ScanStats;
+use crate::sync::Condvar;
 
 /// A scan's registration with the driver, shared by its workers' handles: the last
 /// one to let go unregisters it (dropping every pin and all interest; queued scans may
@@ -47,9 +48,11 @@ impl Drop for Registration {
         let _ = inner.decide(|driver| driver.unregister(self.id, now));
         // The last scan of a checkpoint's old version frees it.
         self.shared.forget_freed(&mut inner);
+        // Unregistering may admit queued scans and answer their waiting workers, or
+        // tell this scan's other workers they are finished.
+        self.shared.wake_answered(&inner);
         drop(inner);
         self.shared.wake_loaders();
-        self.shared.scan_wakeup.notify_all();
     }
 }
 
@@ -73,6 +76,8 @@ pub struct CScan {
     ranges: RowRanges,
     projection: Vec<usize>,
     stats: ScanStats,
+    /// This worker's wakeup while it is parked (`Inner::parked`).
+    parked: Arc<Condvar>,
 }
 
 /// What a wait in `next_chunk` ended with.
@@ -98,6 +103,7 @@ impl CScan {
             ranges,
             projection,
             stats: ScanStats::default(),
+            parked: Arc::default(),
         }
     }
 
@@ -200,10 +206,8 @@ impl CScan {
         loop {
             let now = shared.now();
             let answer = inner.decide(|driver| driver.ask(holder, now, false))?;
-            if inner.driver.take_posted() {
-                // The ask may have told a sibling worker of this scan it is finished.
-                shared.scan_wakeup.notify_all();
-            }
+            // The ask may have told a sibling worker of this scan it is finished.
+            shared.wake_answered(&inner);
             match answer {
                 Answer::Mail(Mail::Chunk(d)) => {
                     return Ok(Some(chunk_of(&inner, d.table, d.chunk, self.columns())));
@@ -230,7 +234,10 @@ impl CScan {
             }
             // Parks with the lock held until the wait releases it: an answer posted
             // after the `ask` above comes with a notification this wait receives.
-            shared.scan_wakeup.wait(&mut inner);
+            let parked = Arc::clone(&self.parked);
+            inner.parked.insert(holder, Arc::clone(&parked));
+            parked.wait(&mut inner);
+            inner.parked.remove(&holder);
         }
     }
 

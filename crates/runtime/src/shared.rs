@@ -10,7 +10,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
-use coopscan_buffer::{AnyPolicy, ChunkId, ColumnMask, Driver, Nanos, PieceId, ScanId, TableId};
+use coopscan_buffer::{
+    AnyPolicy, ChunkId, ColumnMask, Driver, HolderId, Nanos, PieceId, ScanId, TableId,
+};
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 
@@ -52,6 +54,11 @@ pub(crate) struct Inner {
     pub(crate) holds: HashMap<TableId, usize>,
     /// Versions a checkpoint replaced that are retired when their last hold goes.
     pub(crate) superseded: BTreeSet<TableId>,
+    /// Each parked scan worker's own wakeup, while it waits for its answer: an event
+    /// wakes only the workers it answered (`Shared::wake_answered`). One wakeup for
+    /// all woke every parked worker (64 with 16 queries of 4 workers) for each answer,
+    /// to take the lock and park again.
+    pub(crate) parked: HashMap<HolderId, Arc<Condvar>>,
 }
 
 impl Inner {
@@ -102,9 +109,6 @@ pub(crate) struct Shared {
     /// Loaders park here when `next_load` has nothing; every event that can create
     /// work (register, a scan starting to wait, release, unregister) notifies it.
     pub(crate) loader_wakeup: Condvar,
-    /// Scans park here in `next_chunk`; notified after every event that posts a
-    /// delivery or a failure, and at shutdown.
-    pub(crate) scan_wakeup: Condvar,
     /// The tables, indexed by `TableId`.
     pub(crate) tables: ServedTables,
     pub(crate) device: Arc<Device>,
@@ -200,5 +204,24 @@ impl Shared {
     /// Something may have created loader work.
     pub(crate) fn wake_loaders(&self) {
         self.loader_wakeup.notify_all();
+    }
+
+    /// Wakes the parked workers whose answer has been posted (`Driver::answered`).
+    /// Called under the lock after every event that can post one; a worker parks
+    /// holding the lock from its `ask` to its wait, so no answer slips between.
+    pub(crate) fn wake_answered(&self, inner: &Inner) {
+        for holder in inner.driver.answered() {
+            if let Some(parked) = inner.parked.get(&holder) {
+                parked.notify_all();
+            }
+        }
+    }
+
+    /// Wakes every parked worker: after a failure, which posts no answer (a failed
+    /// scan's workers learn of it when they ask again), and at shutdown.
+    pub(crate) fn wake_all_scans(&self, inner: &Inner) {
+        for parked in inner.parked.values() {
+            parked.notify_all();
+        }
     }
 }
