@@ -648,12 +648,34 @@ fn common_prefix_runs_in_the_simulator_only() {
     assert!(err.contains("only in the simulator"), "{err}");
 }
 
-/// `coopscan sim --scan-workers` is for Table 2 and 3's queries, and a scan has 1 to 64
-/// workers: anything else is refused before a simulation runs.
+/// `coopscan sim --scan-workers` and `--checkpoint-every-s` are for Table 2 and 3's
+/// queries, a scan has 1 to 64 workers and checkpoints come at a positive interval
+/// without a trace: anything else is refused before a simulation runs.
 #[test]
-fn sim_scan_workers_are_checked() {
+fn sim_scan_workers_and_checkpoints_are_checked() {
     let data = tempfile::tempdir().expect("tempdir");
-    let refused: [(&[&str], &str); 3] = [
+    let trace = data.path().join("traces");
+    let trace = trace.to_str().expect("a UTF-8 path");
+    let refused: [(&[&str], &str); 6] = [
+        (
+            &["--preset", "homogeneous", "--checkpoint-every-s", "10"],
+            "only table2 and table3 take checkpoints",
+        ),
+        (
+            &["--preset", "table2", "--checkpoint-every-s", "0"],
+            "the interval must be positive",
+        ),
+        (
+            &[
+                "--preset",
+                "table2",
+                "--checkpoint-every-s",
+                "5",
+                "--trace",
+                trace,
+            ],
+            "a trace follows one version",
+        ),
         (
             &["--preset", "fig8", "--scan-workers", "2"],
             "only table2 and table3",

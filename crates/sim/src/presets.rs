@@ -316,14 +316,14 @@ pub fn run_preset_shaped(
     }
     // Checkpoints follow no one version's chunks: no timeline with them.
     let checkpointed = |cfg: SimConfig, w: Workload| match checkpoint_every_s {
-        None => Ok((cfg, w)),
-        Some(every) => Ok((
+        None => (cfg, w),
+        Some(every) => (
             SimConfig {
                 record_timeline: false,
                 ..cfg
             },
             w.with_checkpoints(checkpoints_every(every)),
-        )),
+        ),
     };
     match name {
         PresetName::Homogeneous => {
@@ -336,12 +336,12 @@ pub fn run_preset_shaped(
         }
         PresetName::Table2 => {
             let (cfg, w) = table2(seed)?;
-            let (cfg, w) = checkpointed(cfg, w.shaped(shape))?;
+            let (cfg, w) = checkpointed(cfg, w.shaped(shape));
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Table3 => {
             let (cfg, w) = crate::table3::table3(seed);
-            let (cfg, w) = checkpointed(cfg, w.shaped(shape))?;
+            let (cfg, w) = checkpointed(cfg, w.shaped(shape));
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Fig5 | PresetName::Fig6 | PresetName::Fig7 => Err(SimError::InvalidSetup(
