@@ -98,15 +98,6 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             args.preset.name()
         );
     }
-    if let Some(every) = args
-        .checkpoint_every_s
-        .filter(|s| !(s.is_finite() && *s > 0.0))
-    {
-        anyhow::bail!("--checkpoint-every-s {every}: the interval must be positive");
-    }
-    if args.checkpoint_every_s.is_some() && args.trace.is_some() {
-        anyhow::bail!("--checkpoint-every-s with --trace: a trace follows one version's chunks");
-    }
     if (args.scan_workers != 1 || args.static_split) && !args.preset.takes_query_shape() {
         anyhow::bail!(
             "--scan-workers, --static-split: only table2 and table3 run their queries with several workers, not {}",

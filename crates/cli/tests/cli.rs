@@ -674,7 +674,7 @@ fn sim_scan_workers_and_checkpoints_are_checked() {
                 "--trace",
                 trace,
             ],
-            "a trace follows one version",
+            "follow one version's chunks",
         ),
         (
             &["--preset", "fig8", "--scan-workers", "2"],

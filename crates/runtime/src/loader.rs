@@ -85,10 +85,10 @@ fn serve(shared: &Shared) {
             }
             continue;
         };
+        // Each piece woke the workers it answered (`load_pieces`).
         if !load_pieces(shared, &mut inner, &load, &jobs) {
             return;
         }
-        shared.wake_answered(&inner);
     }
 }
 

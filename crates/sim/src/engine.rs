@@ -463,6 +463,15 @@ pub fn simulate_catalog(
     sim.run()
 }
 
+/// Refuses what [`simulate_catalog`] would refuse of `workload` on `cfg`'s tables — a
+/// query of a table the run does not have, a checkpoint it cannot take — before
+/// anything runs (a preset runs every query alone first: `presets::run_policies`).
+pub fn check_setup(cfg: &SimConfig, workload: &Workload) -> Result<(), SimError> {
+    let tables = geometries(cfg)?.len();
+    check_query_tables(workload, tables)?;
+    checkpoints_in_order(cfg, workload, tables).map(|_| ())
+}
+
 /// The one policy kind of `policies`, one per table: a run reports one policy.
 fn one_kind(policies: &[AnyPolicy], tables: usize) -> Result<PolicyKind, SimError> {
     if policies.len() != tables {

@@ -170,6 +170,7 @@ pub fn run_policies(
     policies: &[PolicyKind],
     normalize: bool,
 ) -> Result<PresetReport, SimError> {
+    crate::engine::check_setup(cfg, workload)?;
     let standalone = if normalize {
         standalone_latencies(cfg, workload)?
     } else {

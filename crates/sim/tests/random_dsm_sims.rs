@@ -9,7 +9,7 @@
 //! ```
 
 use coopscan_buffer::{ColumnOrder, EvictionStrategy, PolicyKind};
-use coopscan_sim::{simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, StreamSpec, Workload};
+use coopscan_sim::{simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, Workload};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -41,28 +41,17 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
         ..SimConfig::paper_2007(chunk_count, 1 << 20, 2)
     };
     cfg.frames = rng.random_range(2..=12);
-    let streams = (0..rng.random_range(1..=8))
-        .map(|s| StreamSpec {
-            start_s: rng.random_range(0.0..1.0),
-            queries: (0..rng.random_range(1..=3))
-                .map(|k| {
-                    let start = rng.random_range(0..chunk_count);
-                    let len = rng.random_range(1..=chunk_count - start);
-                    QuerySpec {
-                        name: format!("s{s}q{k}"),
-                        kind: "random".into(),
-                        cycles_per_byte: rng.random_range(0.5..40.0),
-                        chunks: std::iter::once(start..start + len).collect(),
-                        columns: rng.random_range(1..1u64 << columns),
-                        workers: 1,
-                        split: coopscan_buffer::Split::Dynamic,
-                        snapshot: None,
-                        table: 0,
-                    }
-                })
-                .collect(),
-        })
-        .collect();
+    let streams = common::random_streams(&mut rng, 8, chunk_count, |rng, name, run| QuerySpec {
+        name,
+        kind: "random".into(),
+        cycles_per_byte: rng.random_range(0.5..40.0),
+        chunks: std::iter::once(run).collect(),
+        columns: rng.random_range(1..1u64 << columns),
+        workers: 1,
+        split: coopscan_buffer::Split::Dynamic,
+        snapshot: None,
+        table: 0,
+    });
     (cfg, Workload::new(streams))
 }
 

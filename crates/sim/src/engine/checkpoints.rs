@@ -6,8 +6,9 @@ use super::{Sim, SimConfig};
 use crate::workload::{SimCheckpoint, Workload};
 use crate::SimError;
 
-/// The workload's checkpoints in time order, refused when one names a table the run
-/// does not have or comes with a timeline or a trace (both name chunks of one version).
+/// The workload's checkpoints in time order, refused when one comes with a timeline or
+/// a trace (both name chunks of one version), names a table the run does not have,
+/// repeats at an interval that is not positive or falls before the run.
 pub(super) fn checkpoints_in_order(
     cfg: &SimConfig,
     workload: &Workload,
@@ -22,16 +23,20 @@ pub(super) fn checkpoints_in_order(
             "checkpoints with a timeline or a trace: both follow one version's chunks".into(),
         ));
     }
-    let bad_every = |c: &SimCheckpoint| c.every_s.is_some_and(|e| !(e.is_finite() && e > 0.0));
-    if let Some(c) = checkpoints
-        .iter()
-        .find(|c| c.table as usize >= tables || !c.at_s.is_finite() || c.at_s < 0.0 || bad_every(c))
-    {
-        return Err(SimError::InvalidSetup(format!(
-            "a checkpoint of table {} at {} s (every {:?} s): the run has {tables} table(s), \
-             starts at 0 s, and repeats at positive intervals",
-            c.table, c.at_s, c.every_s
-        )));
+    for c in &checkpoints {
+        let refused = if c.table as usize >= tables {
+            format!(
+                "a checkpoint of table {}: the run has {tables} table(s)",
+                c.table
+            )
+        } else if let Some(every) = c.every_s.filter(|e| !(e.is_finite() && *e > 0.0)) {
+            format!("a checkpoint every {every} s: the interval must be positive")
+        } else if !(c.at_s.is_finite() && c.at_s >= 0.0) {
+            format!("a checkpoint at {} s: a run starts at 0 s", c.at_s)
+        } else {
+            continue;
+        };
+        return Err(SimError::InvalidSetup(refused));
     }
     checkpoints.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
     Ok(checkpoints)

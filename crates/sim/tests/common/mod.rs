@@ -61,3 +61,32 @@ pub fn every_policy_finishes(
         })
         .collect()
 }
+
+/// 1 to `most` streams starting in the first second, each of 1 to 3 queries over one
+/// random run of `chunks` chunks; `query(rng, name, run)` makes each query (its name
+/// `s{stream}q{index}`) and draws whatever else it varies.
+#[allow(dead_code)] // used by some of the test files that include this module
+pub fn random_streams(
+    rng: &mut rand_chacha::ChaCha8Rng,
+    most: usize,
+    chunks: u32,
+    mut query: impl FnMut(
+        &mut rand_chacha::ChaCha8Rng,
+        String,
+        std::ops::Range<u32>,
+    ) -> coopscan_sim::QuerySpec,
+) -> Vec<coopscan_sim::StreamSpec> {
+    use rand::RngExt;
+    (0..rng.random_range(1..=most))
+        .map(|s| coopscan_sim::StreamSpec {
+            start_s: rng.random_range(0.0..1.0),
+            queries: (0..rng.random_range(1..=3))
+                .map(|k| {
+                    let start = rng.random_range(0..chunks);
+                    let len = rng.random_range(1..=chunks - start);
+                    query(rng, format!("s{s}q{k}"), start..start + len)
+                })
+                .collect(),
+        })
+        .collect()
+}
