@@ -6,7 +6,7 @@ use crate::state::PendingScan;
 use std::ops::Range;
 
 use crate::{
-    AbmConfig, AbmState, AnyPolicy, AppendedChunk, BufferError, ChunkId, EvictionRequest, HolderId,
+    AbmConfig, AbmState, AnyPolicy, AppendedChunk, BufferError, ChunkId, ChunkRanges, EvictionRequest, HolderId,
     Nanos, PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec,
     TableGeometry, TableId,
 };
@@ -156,6 +156,9 @@ impl<P: Policy> Abm<P> {
             None => self.state.base_snapshot(),
         };
         let chunks = self.geometry.snapshot_chunks(&snapshot, &spec.ranges)?;
+        if let Some(pages) = &spec.pages {
+            self.state.check_pages(pages)?;
+        }
         let cols = self.state.scan_cols(spec.columns);
         let needed = self.state.footprint(cols, spec.workers, chunks.len());
         let capacity = self.state.admission_bytes;
@@ -175,8 +178,9 @@ impl<P: Policy> Abm<P> {
             workers: spec.workers,
             registered_at: now,
             waiting: Vec::new(),
+            pages: spec.pages.clone().map(std::sync::Arc::new),
         };
-        if self.state.pending.is_empty() && self.state.admission_open(needed) {
+        if self.state.pending.is_empty() && self.admissible(needed, &pending.chunks) {
             self.admit(pending);
             return Ok(Registration {
                 scan: id,
@@ -203,6 +207,12 @@ impl<P: Policy> Abm<P> {
         self.state.append_chunks(&geometry)?;
         self.geometry = geometry;
         Ok(ChunkId(added.start)..ChunkId(added.end))
+    }
+
+    /// Whether `pending` may be admitted now: room in the budget, and none of its chunks
+    /// with a scattered piece left (`scatter.rs`: those evicted now if they can be).
+    fn admissible(&mut self, footprint: u64, chunks: &ChunkRanges) -> bool {
+        self.state.admission_open(footprint) && self.state.clear_scatter_for(chunks)
     }
 
     fn admit(&mut self, pending: PendingScan) -> ScanSlot {
@@ -417,7 +427,8 @@ impl<P: Policy> Abm<P> {
     /// served at once if it can be (appended to `out`).
     pub(crate) fn admit_queued(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
         while let Some(footprint) = self.state.pending.front().map(|p| p.footprint) {
-            if !self.state.admission_open(footprint) {
+            let chunks = self.state.pending.front().map(|p| p.chunks.clone());
+            if !chunks.is_some_and(|c| self.admissible(footprint, &c)) {
                 break;
             }
             let Some(pending) = self.state.pending.pop_front() else {
@@ -476,6 +487,7 @@ impl<P: Policy> Abm<P> {
         LoadDecision {
             table: self.state.table(),
             chunk: choice.chunk,
+            // What the pool reserved: less than the pieces' size for a scattered load.
             bytes: self.state.bytes_of(choice.chunk, choice.cols),
             pieces: reads.iter().map(|r| r.piece).collect(),
             reads,
@@ -548,6 +560,17 @@ impl<P: Policy> Abm<P> {
             panic!("{} chose an impossible victim: {e}", self.policy.kind());
         }
         victims
+    }
+
+    /// Scattered pieces evicted to admit a scan (`scatter.rs`), since the last call.
+    pub(crate) fn take_scatter_evicted(&mut self) -> Vec<PieceId> {
+        self.state.take_scatter_evicted()
+    }
+
+    /// Whether a queued scan may wait for a scattered piece to be released or read:
+    /// then every release and completed load should try admission again.
+    pub(crate) fn queued_behind_scatter(&self) -> bool {
+        self.state.queued_behind_scatter()
     }
 
     /// Full consistency check, O(chunks + pieces); see `invariants.rs`.

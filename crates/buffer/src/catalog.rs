@@ -342,8 +342,33 @@ impl<P: Policy> Catalog<P> {
         // Every event that changes bytes or reservations rebalances after itself, so the
         // table's view of the others' reservations is current here.
         let registration = self.table_mut(spec.table)?.register_scan(spec, now);
+        self.collect_scatter_evicted();
         self.rebalance();
         registration
+    }
+
+    /// Tries admission again in every table whose queued scans may wait for a
+    /// scattered piece to go (`scatter.rs`), as after a release or a completed load;
+    /// the scans served are appended to `out`.
+    pub fn admit_behind_scatter(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
+        for t in 0..self.tables.len() {
+            let waits = self.tables[t].as_ref().is_some_and(Abm::queued_behind_scatter);
+            if waits {
+                self.rebalance();
+                if let Some(abm) = self.tables[t].as_mut() {
+                    abm.admit_queued(now, out);
+                }
+                self.collect_scatter_evicted();
+            }
+        }
+        self.rebalance();
+    }
+
+    /// Scattered pieces the tables evicted to admit scans join the pieces to report.
+    fn collect_scatter_evicted(&mut self) {
+        for abm in self.tables.iter_mut().flatten() {
+            self.evicted.extend(abm.take_scatter_evicted());
+        }
     }
 
     /// A bulk append to `table` (see [`Abm::append_chunks`]).
@@ -405,6 +430,7 @@ impl<P: Policy> Catalog<P> {
                 abm.admit_queued(now, out);
             }
         }
+        self.collect_scatter_evicted();
         self.rebalance();
         Ok(())
     }

@@ -117,7 +117,10 @@ impl<P: Policy, E: Clone> Driver<P, E> {
     }
 
     pub fn register(&mut self, spec: &ScanSpec, now: Nanos) -> Result<Registration, BufferError> {
-        self.catalog.register_scan(spec, now)
+        let registration = self.catalog.register_scan(spec, now);
+        // Admission may have evicted scattered pieces (`scatter.rs`).
+        self.evicted.extend(self.catalog.take_evicted());
+        registration
     }
 
     /// A bulk append to `table` (see [`Catalog::append_chunks`]): no scan is waiting
@@ -205,7 +208,18 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         if self.failed.contains_key(&holder.scan) {
             return Ok(None);
         }
-        self.catalog.release_chunk(holder, now).map(Some)
+        let released = self.catalog.release_chunk(holder, now)?;
+        self.admit_behind_scatter(now);
+        Ok(Some(released))
+    }
+
+    /// A queued scan may have waited for a scattered piece that a release, a read or a
+    /// failure just let go of (`scatter.rs`): admission is tried again.
+    fn admit_behind_scatter(&mut self, now: Nanos) {
+        let mut out = Vec::new();
+        self.catalog.admit_behind_scatter(now, &mut out);
+        self.post_deliveries(out);
+        self.evicted.extend(self.catalog.take_evicted());
     }
 
     /// The scan ends (finished, cancelled or failed): its answers are dropped and, unless
@@ -247,6 +261,7 @@ impl<P: Policy, E: Clone> Driver<P, E> {
         let completed = self.catalog.load_completed(piece, now, &mut out);
         self.post_deliveries(out);
         self.evicted.extend(self.catalog.take_evicted());
+        self.admit_behind_scatter(now);
         completed
     }
 
@@ -261,6 +276,7 @@ impl<P: Policy, E: Clone> Driver<P, E> {
     ) -> Result<Vec<ScanId>, BufferError> {
         let scans = self.catalog.load_failed(piece, now)?;
         self.evicted.extend(self.catalog.take_evicted());
+        self.admit_behind_scatter(now);
         if self.on_failure == OnLoadFailure::Retry {
             return Ok(scans);
         }

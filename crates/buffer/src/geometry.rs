@@ -37,6 +37,10 @@ pub struct TableGeometry {
     /// columns costs one request, and loads follow the table's page schemas
     /// (`page_schema.rs`).
     tiles: bool,
+    /// NSM/PAX: bytes of a page of a chunk's piece (the last page of a chunk may be
+    /// shorter), for index selections that need only some pages (`scatter.rs`);
+    /// `None`: pages unknown, every load reads whole pieces.
+    page_bytes: Option<u64>,
 }
 
 /// Bytes of a piece's first and last page that its neighbouring pieces of the same
@@ -83,6 +87,7 @@ impl TableGeometry {
             max_column_bytes: Vec::new(),
             shared_pages: Vec::new(),
             tiles: false,
+            page_bytes: None,
         })
     }
 
@@ -208,6 +213,46 @@ impl TableGeometry {
         }
         self.tiles = true;
         Ok(self)
+    }
+
+    /// NSM/PAX: a chunk's piece is pages of `page_bytes` (its last one possibly
+    /// shorter), so a load for index selections alone may read only the pages they
+    /// need (the 2004 report's scatter read, `scatter.rs`).
+    pub fn with_page_bytes(mut self, page_bytes: u64) -> Result<Self, BufferError> {
+        if self.columns > 0 {
+            return Err(BufferError::InvalidGeometry(
+                "page lists are for NSM/PAX chunks, one piece each".into(),
+            ));
+        }
+        if page_bytes == 0 {
+            return Err(BufferError::InvalidGeometry("pages of 0 bytes".into()));
+        }
+        self.page_bytes = Some(page_bytes);
+        Ok(self)
+    }
+
+    /// Pages of `chunk`'s piece (NSM/PAX with a page size), else `None`.
+    pub fn pages_of(&self, chunk: ChunkId) -> Option<u32> {
+        let page = self.page_bytes.filter(|_| self.columns == 0)?;
+        let bytes = *self.chunk_bytes.get(chunk.0 as usize)?;
+        u32::try_from(bytes.div_ceil(page)).ok()
+    }
+
+    /// Bytes of `pages` (page numbers within `chunk`'s piece, each below
+    /// [`pages_of`](Self::pages_of)) of `chunk`.
+    pub fn bytes_of_pages(&self, chunk: ChunkId, pages: &[u32]) -> u64 {
+        let (Some(page), Some(&chunk_bytes)) =
+            (self.page_bytes, self.chunk_bytes.get(chunk.0 as usize))
+        else {
+            return 0;
+        };
+        pages
+            .iter()
+            .map(|&p| {
+                let start = u64::from(p).saturating_mul(page);
+                chunk_bytes.saturating_sub(start).min(page)
+            })
+            .fold(0, u64::saturating_add)
     }
 
     /// Whether chunks are tiles (see [`with_tiles`](Self::with_tiles)).

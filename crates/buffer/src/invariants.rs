@@ -51,6 +51,7 @@ impl AbmState {
         self.check_classes()?;
         self.check_limits()?;
         self.check_page_schemas()?;
+        self.check_scatter().map_err(BufferError::Invariant)?;
         self.check_sharing()
     }
 
@@ -127,8 +128,10 @@ impl AbmState {
                     Some(PieceState::Resident) => res |= 1 << col,
                 }
                 pooled += 1;
+                // A scattered piece holds its pages' bytes (`check_scatter`).
+                let whole = self.geometry.piece_bytes(piece.chunk, piece.columns);
                 ensure!(
-                    self.pool.bytes(piece) == Some(self.piece_bytes(piece)),
+                    self.scattered.contains_key(&chunk) || self.pool.bytes(piece) == Some(whole),
                     "{piece}: pooled size differs from the geometry's"
                 );
             }

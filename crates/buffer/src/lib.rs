@@ -87,6 +87,7 @@ pub mod policy;
 pub mod pool;
 mod replacer;
 mod scan_set;
+mod scatter;
 mod sharing;
 mod spec;
 mod split;
@@ -111,6 +112,7 @@ pub use next_consumption::Paces;
 pub use page_schema::PageSchemas;
 pub use policy::next_use::{self, NextUseOrder};
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, RelevanceRanking, UnknownPolicy};
+pub use scatter::{page_runs, ScanPages};
 pub use pool::{PieceId, PieceState, Pool, TableId, TableVersion};
 pub use replacer::knapsack;
 pub use replacer::timeline::{

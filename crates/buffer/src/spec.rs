@@ -1,7 +1,7 @@
 //! What a scan asks for: tuple ranges, columns and order, and the chunk set they map to.
 
 use crate::pool::TableId;
-use crate::ChunkId;
+use crate::{ChunkId, ScanPages};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -150,6 +150,10 @@ pub struct ScanSpec {
     /// with.
     #[serde(default)]
     pub snapshot: Option<Snapshot>,
+    /// An index selection's pages (2004 report §4.2): per chunk, the pages holding the
+    /// tuples it wants. `None`: an ordinary scan, which needs every page.
+    #[serde(default)]
+    pub pages: Option<ScanPages>,
 }
 
 fn one_worker() -> u16 {
@@ -166,6 +170,7 @@ impl ScanSpec {
             order: ScanOrder::Any,
             workers: 1,
             snapshot: None,
+            pages: None,
         }
     }
 
@@ -182,6 +187,13 @@ impl ScanSpec {
     /// A scan processed by `workers` workers at once (a parallel CScan).
     pub fn with_workers(mut self, workers: u16) -> Self {
         self.workers = workers;
+        self
+    }
+
+    /// An index selection that needs only `pages` of its chunks (see
+    /// [`ScanSpec::pages`]).
+    pub fn with_pages(mut self, pages: ScanPages) -> Self {
+        self.pages = Some(pages);
         self
     }
 

@@ -11,7 +11,10 @@ use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
     Snapshot, TableGeometry,
 };
-use std::collections::{BTreeSet, VecDeque};
+use crate::scatter::Scatter;
+use crate::ScanPages;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 /// Where a chunk's data is, for the scans that need it: `Resident` when every column
 /// they read is resident, `Loading` when the rest is being loaded, else `Absent`. A
@@ -72,6 +75,8 @@ pub struct ScanState {
     pub registered_at: Nanos,
     /// Last time a chunk was delivered (or registration time).
     pub last_served: Nanos,
+    /// An index selection's pages (`ScanSpec::pages`; `scatter.rs`).
+    pub pages: Option<Arc<ScanPages>>,
 }
 
 impl ScanState {
@@ -168,6 +173,7 @@ pub(crate) struct PendingScan {
     pub(crate) registered_at: Nanos,
     /// Its workers that already asked for a chunk, with since when.
     pub(crate) waiting: Vec<(u16, Nanos)>,
+    pub(crate) pages: Option<Arc<ScanPages>>,
 }
 
 /// Counters for reports.
@@ -186,6 +192,8 @@ pub struct AbmStats {
     /// a chunk boundary copied from a resident neighbouring piece (`straddle.rs`).
     /// Equal to `bytes_loaded` for NSM/PAX and for a geometry without shared pages.
     pub bytes_read: u64,
+    /// Loads that read only the pages index selections need (`scatter.rs`).
+    pub scatter_loads: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -227,6 +235,10 @@ pub struct AbmState {
     pub(crate) loads: Vec<(ChunkId, u64)>,
     pub(crate) last_loaded: Option<ChunkId>,
     pub(crate) stats: AbmStats,
+    /// Chunks whose piece is loaded or resident with only some pages (`scatter.rs`).
+    pub(crate) scattered: BTreeMap<ChunkId, Scatter>,
+    /// Scattered pieces evicted to admit a scan, not yet reported.
+    pub(crate) scatter_evicted: Vec<PieceId>,
 }
 
 impl AbmState {
@@ -292,8 +304,12 @@ impl AbmState {
         }
     }
 
+    /// Bytes `piece` holds in the pool, or a load of it would reserve if it is not
+    /// there (its whole size: a scattered load never reserves more).
     pub fn piece_bytes(&self, piece: PieceId) -> u64 {
-        self.geometry.piece_bytes(piece.chunk, piece.columns)
+        self.pool
+            .bytes(piece)
+            .unwrap_or_else(|| self.geometry.piece_bytes(piece.chunk, piece.columns))
     }
 
     /// Bytes of `chunk`'s pieces for `cols`.

@@ -24,9 +24,23 @@ pub struct ReadPlan {
     pub read: Range<u64>,
     pub head_from: Option<PieceId>,
     pub tail_from: Option<PieceId>,
+    /// A scattered load (`scatter.rs`): the runs of page numbers to read, one request
+    /// each, instead of the whole piece; empty for every other load.
+    pub pages: Vec<Range<u32>>,
 }
 
 impl ReadPlan {
+    /// The plan of a scattered piece: `bytes` in all, read as the page runs `pages`.
+    pub(crate) fn scattered(piece: PieceId, bytes: u64, pages: Vec<Range<u32>>) -> ReadPlan {
+        ReadPlan {
+            piece,
+            read: 0..bytes,
+            head_from: None,
+            tail_from: None,
+            pages,
+        }
+    }
+
     /// Bytes read from the device.
     pub fn read_bytes(&self) -> u64 {
         self.read.end.saturating_sub(self.read.start)
@@ -58,6 +72,7 @@ impl AbmState {
             read: skip_head.min(end)..end,
             head_from,
             tail_from,
+            pages: Vec::new(),
         }
     }
 }

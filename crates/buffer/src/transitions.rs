@@ -13,11 +13,13 @@ use crate::index::{ClassIndex, Place};
 use crate::page_schema::PageSchemas;
 use crate::pool::{PieceId, Pool};
 use crate::state::{bits, AbmState, ChunkEntry, PendingScan, ScanState};
+use crate::scatter::page_runs;
+use crate::state::WHOLE_CHUNK;
 use crate::straddle::ReadPlan;
 use crate::{
     AbmConfig, BufferError, ChunkId, HolderId, Nanos, ScanOrder, ScanSet, ScanSlot, TableGeometry,
 };
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How a chunk stands for one scan reading `cols`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -94,6 +96,8 @@ impl AbmState {
             loads: Vec::new(),
             stats: Default::default(),
             last_loaded: None,
+            scattered: BTreeMap::new(),
+            scatter_evicted: Vec::new(),
         })
     }
 
@@ -216,6 +220,7 @@ impl AbmState {
             waiting: pending.waiting,
             registered_at: pending.registered_at,
             last_served: pending.registered_at,
+            pages: pending.pages,
         });
         self.active.insert(slot);
         self.blocked.set(slot, blocked);
@@ -256,6 +261,7 @@ impl AbmState {
         ] {
             set.remove(slot);
         }
+        self.forget_scatter_slot(slot);
         let retired = match self.scans[slot.index()].take() {
             Some(state) => state,
             None => panic!("retire of an empty slot"),
@@ -376,10 +382,19 @@ impl AbmState {
         self.evict(victims)?;
         let pieces = self.load_order(chunk, cols);
         let mut plans = Vec::with_capacity(pieces.len());
+        // NSM/PAX: a chunk only index selections need is read as their pages alone.
+        let scatter = (cols == WHOLE_CHUNK && !self.columnar())
+            .then(|| self.scatter_pages(chunk))
+            .flatten();
         for piece in pieces {
-            let bytes = self.piece_bytes(piece);
+            let (bytes, plan) = match &scatter {
+                Some(pages) => {
+                    let bytes = self.geometry.bytes_of_pages(chunk, pages);
+                    (bytes, ReadPlan::scattered(piece, bytes, page_runs(pages)))
+                }
+                None => (self.piece_bytes(piece), self.plan_read(piece)),
+            };
             self.pool.reserve(piece, bytes)?;
-            let plan = self.plan_read(piece);
             self.stats.bytes_loaded += bytes;
             self.stats.bytes_read += plan.read_bytes();
             plans.push(plan);
@@ -387,6 +402,9 @@ impl AbmState {
         let e = &self.chunks[chunk.0 as usize];
         let (res, ld) = (e.resident_cols, e.loading_cols | cols);
         self.set_columns(chunk, res, ld);
+        if let Some(pages) = scatter {
+            self.start_scatter(chunk, pages);
+        }
         self.loads.push((chunk, cols));
         self.last_loaded = Some(chunk);
         self.stats.loads += 1;
@@ -401,6 +419,7 @@ impl AbmState {
                 self.stats.spare_evictions += 1;
             }
             self.pool.evict(*victim)?;
+            self.end_scatter(victim.chunk);
             let e = &self.chunks[victim.chunk.0 as usize];
             let (res, ld) = (e.resident_cols & !bit, e.loading_cols);
             self.set_columns(victim.chunk, res, ld);
@@ -423,6 +442,7 @@ impl AbmState {
     pub(crate) fn fail_piece(&mut self, piece: PieceId) -> Result<ScanSet, BufferError> {
         let bit = self.end_piece(piece)?;
         self.pool.abort(piece)?;
+        self.end_scatter(piece.chunk);
         let e = &self.chunks[piece.chunk.0 as usize];
         let (res, ld) = (e.resident_cols, e.loading_cols & !bit);
         self.set_columns(piece.chunk, res, ld);

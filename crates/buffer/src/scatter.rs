@@ -1,0 +1,218 @@
+//! Index selections and the scatter read (2004 report §4.2). An index selection
+//! registers like a CScan and "cherry-picks" the tuples it wants from its chunks as they
+//! arrive; it says which pages of each chunk hold them ([`ScanPages`]). When *every*
+//! scan that still needs a chunk is such a selection, a load of that chunk reads only
+//! the union of their pages and the pool keeps only those bytes: the report's
+//! scatter-readv with the unwanted pages sent to a dummy page.
+//!
+//! Such a piece is of use to those scans only. The invariant that keeps every other
+//! part of the ABM unaware of it: **a scattered piece's chunk is needed by no scan
+//! outside the set it was loaded for** (`Scatter::scans`). Interest in a chunk grows
+//! only when a scan is admitted, so admission upholds it (`clear_scatter_for`): a scan
+//! that needs a chunk with a scattered piece is admitted only once that piece is gone —
+//! evicted on the spot when no worker holds it and it is not being read, else the scan
+//! stays queued until the holder releases it or the read ends. Each scan of the set
+//! takes the piece once, so a queued scan waits for finitely many such pieces.
+//!
+//! ```text
+//!   chunk 7 wanted by index selections A {p2,p9} and B {p9,p40} only
+//!       load: pages {2, 9, 40} of 64 (three runs), 3/64 of the bytes reserved
+//!   full scan C registers, needing chunk 7:
+//!       piece resident, unpinned   → evicted, C admitted (chunk 7 absent again)
+//!       piece pinned or loading    → C queued until it is released / read
+//! ```
+//!
+//! Only NSM/PAX chunks whose geometry knows its pages (`TableGeometry::with_page_bytes`)
+//! are read so; a DSM or CSM chunk is read as its scans' column pieces, whole.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use crate::state::{AbmState, WHOLE_CHUNK};
+use crate::{BufferError, ChunkId, ChunkRanges, PieceId, PieceState, ScanSet, ScanSlot};
+
+/// The pages an index selection needs of each of its chunks: page numbers within the
+/// chunk's piece, ascending and distinct. A chunk of the scan's ranges without an entry
+/// is needed whole.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanPages(BTreeMap<u32, Vec<u32>>);
+
+impl ScanPages {
+    /// Pages per chunk, in any order (sorted and deduplicated here).
+    pub fn new(pages: impl IntoIterator<Item = (ChunkId, Vec<u32>)>) -> ScanPages {
+        let mut map: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for (chunk, list) in pages {
+            map.entry(chunk.0).or_default().extend(list);
+        }
+        for list in map.values_mut() {
+            list.sort_unstable();
+            list.dedup();
+        }
+        ScanPages(map)
+    }
+
+    /// The pages wanted of `chunk`, if the selection names them.
+    pub fn of(&self, chunk: ChunkId) -> Option<&[u32]> {
+        self.0.get(&chunk.0).map(Vec::as_slice)
+    }
+
+    /// Every chunk named, with its pages.
+    pub fn iter(&self) -> impl Iterator<Item = (ChunkId, &[u32])> + '_ {
+        self.0.iter().map(|(c, p)| (ChunkId(*c), p.as_slice()))
+    }
+}
+
+/// A scattered piece: the pages it holds and the scans it was loaded for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Scatter {
+    pub(crate) scans: ScanSet,
+    pub(crate) pages: Vec<u32>,
+}
+
+/// Runs of consecutive page numbers of `pages` (ascending): one request each.
+pub fn page_runs(pages: &[u32]) -> Vec<Range<u32>> {
+    let mut runs: Vec<Range<u32>> = Vec::new();
+    for &p in pages {
+        match runs.last_mut() {
+            Some(run) if run.end == p => run.end = p + 1,
+            _ => runs.push(p..p.saturating_add(1)),
+        }
+    }
+    runs
+}
+
+impl AbmState {
+    /// Refuses page lists the table cannot use: pages of a chunk beyond its piece's,
+    /// or any page list for a table whose pages the geometry does not know.
+    pub(crate) fn check_pages(&self, pages: &ScanPages) -> Result<(), BufferError> {
+        for (chunk, list) in pages.iter() {
+            let Some(count) = self.geometry.pages_of(chunk) else {
+                return Err(BufferError::InvalidGeometry(format!(
+                    "an index selection's pages of {chunk}: the table's pages are not known \
+                     (NSM/PAX geometry with a page size)"
+                )));
+            };
+            if let Some(&last) = list.last().filter(|&&p| p >= count) {
+                return Err(BufferError::InvalidGeometry(format!(
+                    "page {last} of {chunk}: the chunk has {count} pages"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The pages a load of `chunk` reads when every scan that needs it is an index
+    /// selection naming its pages and together they need fewer than all: their union.
+    pub(crate) fn scatter_pages(&self, chunk: ChunkId) -> Option<Vec<u32>> {
+        let count = self.geometry.pages_of(chunk)?;
+        let mask = self.interest(chunk);
+        if mask.is_empty() {
+            return None;
+        }
+        let mut union: Vec<u32> = Vec::new();
+        for slot in mask.iter() {
+            let pages = self.active_scan(slot).pages.as_ref()?.of(chunk)?;
+            union.extend_from_slice(pages);
+        }
+        union.sort_unstable();
+        union.dedup();
+        (union.len() < count as usize).then_some(union)
+    }
+
+    /// Records that `chunk`'s piece is loaded scattered, for the scans needing it now.
+    pub(crate) fn start_scatter(&mut self, chunk: ChunkId, pages: Vec<u32>) {
+        let scans = self.interest(chunk);
+        self.scattered.insert(chunk, Scatter { scans, pages });
+        self.stats.scatter_loads += 1;
+    }
+
+    /// The piece of `chunk` is gone (evicted, or its read failed): no longer scattered.
+    pub(crate) fn end_scatter(&mut self, chunk: ChunkId) {
+        self.scattered.remove(&chunk);
+    }
+
+    /// A retired scan's slot leaves every scattered piece's set (a slot is reused).
+    pub(crate) fn forget_scatter_slot(&mut self, slot: ScanSlot) {
+        for scatter in self.scattered.values_mut() {
+            scatter.scans.remove(slot);
+        }
+    }
+
+    /// Whether a scan of `chunks` may be admitted as far as scattered pieces go:
+    /// evicts those of its chunks that no worker holds and no read fills (reported by
+    /// `take_scatter_evicted`); false while another remains.
+    pub(crate) fn clear_scatter_for(&mut self, chunks: &ChunkRanges) -> bool {
+        if self.scattered.is_empty() {
+            return true;
+        }
+        let mine: Vec<ChunkId> = self
+            .scattered
+            .keys()
+            .copied()
+            .filter(|c| chunks.contains(*c))
+            .collect();
+        let mut clear = true;
+        for chunk in mine {
+            let piece = self.piece(chunk);
+            if self.pool.is_evictable(piece) {
+                // A scattered piece is resident and unpinned here: the pool agrees.
+                if let Err(e) = self.evict(&[piece]) {
+                    panic!("evicting the scattered {piece}: {e}");
+                }
+                self.scatter_evicted.push(piece);
+            } else {
+                clear = false;
+            }
+        }
+        clear
+    }
+
+    /// Scattered pieces evicted to admit a scan, since the last call.
+    pub(crate) fn take_scatter_evicted(&mut self) -> Vec<PieceId> {
+        std::mem::take(&mut self.scatter_evicted)
+    }
+
+    /// Whether a queued scan may be waiting for a scattered piece to go.
+    pub(crate) fn queued_behind_scatter(&self) -> bool {
+        !self.pending.is_empty() && !self.scattered.is_empty()
+    }
+
+    /// The pages a scattered piece of `chunk` holds, if it is one.
+    pub fn scattered_pages(&self, chunk: ChunkId) -> Option<&[u32]> {
+        self.scattered.get(&chunk).map(|s| s.pages.as_slice())
+    }
+
+    /// The rules of this module, for `check_invariants`.
+    pub(crate) fn check_scatter(&self) -> Result<(), String> {
+        for (&chunk, scatter) in &self.scattered {
+            let piece = self.piece(chunk);
+            let state = self.pool.state(piece);
+            if self.columnar() || !matches!(state, Some(PieceState::Loading | PieceState::Resident))
+            {
+                return Err(format!("scattered {piece} is {state:?} (columnar: {})", self.columnar()));
+            }
+            let outside = self.interest(chunk) - scatter.scans;
+            if !outside.is_empty() {
+                return Err(format!(
+                    "{chunk}'s scattered piece is needed by scans it was not loaded for ({outside:?})"
+                ));
+            }
+            let bytes = self.geometry.bytes_of_pages(chunk, &scatter.pages);
+            if self.pool.bytes(piece) != Some(bytes) {
+                return Err(format!(
+                    "scattered {piece} holds {:?} bytes, its {} pages {bytes}",
+                    self.pool.bytes(piece),
+                    scatter.pages.len()
+                ));
+            }
+            if self.chunks[chunk.0 as usize].loading_cols & WHOLE_CHUNK == 0
+                && self.chunks[chunk.0 as usize].resident_cols & WHOLE_CHUNK == 0
+            {
+                return Err(format!("{chunk} is scattered but neither loading nor resident"));
+            }
+        }
+        Ok(())
+    }
+}
