@@ -6,9 +6,9 @@ use crate::state::PendingScan;
 use std::ops::Range;
 
 use crate::{
-    AbmConfig, AbmState, AnyPolicy, AppendedChunk, BufferError, ChunkId, ChunkRanges, EvictionRequest, HolderId,
-    Nanos, PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec,
-    TableGeometry, TableId,
+    AbmConfig, AbmState, AnyPolicy, AppendedChunk, BufferError, ChunkId, ChunkRanges,
+    EvictionRequest, HolderId, Nanos, PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanPages,
+    ScanSet, ScanSlot, ScanSpec, TableGeometry, TableId,
 };
 
 /// A chunk handed to one worker of a scan (pinned for it). The worker must call
@@ -180,7 +180,10 @@ impl<P: Policy> Abm<P> {
             waiting: Vec::new(),
             pages: spec.pages.clone().map(std::sync::Arc::new),
         };
-        if self.state.pending.is_empty() && self.admissible(needed, &pending.chunks) {
+        let pages = pending.pages.clone();
+        if self.state.pending.is_empty()
+            && self.admissible(needed, &pending.chunks, pages.as_deref())
+        {
             self.admit(pending);
             return Ok(Registration {
                 scan: id,
@@ -211,8 +214,13 @@ impl<P: Policy> Abm<P> {
 
     /// Whether `pending` may be admitted now: room in the budget, and none of its chunks
     /// with a scattered piece left (`scatter.rs`: those evicted now if they can be).
-    fn admissible(&mut self, footprint: u64, chunks: &ChunkRanges) -> bool {
-        self.state.admission_open(footprint) && self.state.clear_scatter_for(chunks)
+    fn admissible(
+        &mut self,
+        footprint: u64,
+        chunks: &ChunkRanges,
+        pages: Option<&ScanPages>,
+    ) -> bool {
+        self.state.admission_open(footprint) && self.state.clear_scatter_for(chunks, pages)
     }
 
     fn admit(&mut self, pending: PendingScan) -> ScanSlot {
@@ -427,8 +435,11 @@ impl<P: Policy> Abm<P> {
     /// served at once if it can be (appended to `out`).
     pub(crate) fn admit_queued(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
         while let Some(footprint) = self.state.pending.front().map(|p| p.footprint) {
-            let chunks = self.state.pending.front().map(|p| p.chunks.clone());
-            if !chunks.is_some_and(|c| self.admissible(footprint, &c)) {
+            let front = self.state.pending.front();
+            let Some((chunks, pages)) = front.map(|p| (p.chunks.clone(), p.pages.clone())) else {
+                break;
+            };
+            if !self.admissible(footprint, &chunks, pages.as_deref()) {
                 break;
             }
             let Some(pending) = self.state.pending.pop_front() else {

@@ -352,7 +352,9 @@ impl<P: Policy> Catalog<P> {
     /// the scans served are appended to `out`.
     pub fn admit_behind_scatter(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
         for t in 0..self.tables.len() {
-            let waits = self.tables[t].as_ref().is_some_and(Abm::queued_behind_scatter);
+            let waits = self.tables[t]
+                .as_ref()
+                .is_some_and(Abm::queued_behind_scatter);
             if waits {
                 self.rebalance();
                 if let Some(abm) = self.tables[t].as_mut() {
@@ -666,13 +668,25 @@ impl<P: Policy> Catalog<P> {
 }
 
 fn add_stats(sum: &mut crate::AbmStats, s: &crate::AbmStats) {
-    sum.loads += s.loads;
-    sum.evictions += s.evictions;
-    sum.spare_evictions += s.spare_evictions;
-    sum.deliveries += s.deliveries;
-    sum.load_failures += s.load_failures;
-    sum.bytes_loaded += s.bytes_loaded;
-    sum.bytes_read += s.bytes_read;
+    // Destructured whole, so a counter added to `AbmStats` cannot be left out here.
+    let crate::AbmStats {
+        loads,
+        evictions,
+        spare_evictions,
+        deliveries,
+        load_failures,
+        bytes_loaded,
+        bytes_read,
+        scatter_loads,
+    } = s;
+    sum.loads += loads;
+    sum.evictions += evictions;
+    sum.spare_evictions += spare_evictions;
+    sum.deliveries += deliveries;
+    sum.load_failures += load_failures;
+    sum.bytes_loaded += bytes_loaded;
+    sum.bytes_read += bytes_read;
+    sum.scatter_loads += scatter_loads;
 }
 
 /// Where the next version to take a slot starts: its scans' ids and its pieces'

@@ -112,7 +112,6 @@ pub use next_consumption::Paces;
 pub use page_schema::PageSchemas;
 pub use policy::next_use::{self, NextUseOrder};
 pub use policy::{AnyPolicy, LoadChoice, Policy, PolicyKind, RelevanceRanking, UnknownPolicy};
-pub use scatter::{page_runs, ScanPages};
 pub use pool::{PieceId, PieceState, Pool, TableId, TableVersion};
 pub use replacer::knapsack;
 pub use replacer::timeline::{
@@ -123,6 +122,7 @@ pub use replacer::{
     KeepRanking, KeepRelevanceReplacer, LruReplacer, OrderReplacer, Replacer,
 };
 pub use scan_set::ScanSet;
+pub use scatter::{page_runs, ScanPages};
 pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec, Snapshot};
 pub use split::{static_slices, Split};
 pub use state::{AbmState, AbmStats, Residency, ScanState};

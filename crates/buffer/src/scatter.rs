@@ -140,24 +140,34 @@ impl AbmState {
         }
     }
 
-    /// Whether a scan of `chunks` may be admitted as far as scattered pieces go:
-    /// evicts those of its chunks that no worker holds and no read fills (reported by
-    /// `take_scatter_evicted`); false while another remains.
-    pub(crate) fn clear_scatter_for(&mut self, chunks: &ChunkRanges) -> bool {
+    /// Whether a scan of `chunks` (an index selection if it has `pages`) may be
+    /// admitted as far as scattered pieces go. A piece holding every page it needs of
+    /// its chunk it will share (`join_scatter`). Any other piece of its chunks must go
+    /// first: evicted now (reported by `take_scatter_evicted`) if no scan needs it any
+    /// more, no worker holds it and no read fills it; false while one remains. A piece
+    /// its scans still need is left to them rather than read again for all: they are
+    /// active, so they take it.
+    pub(crate) fn clear_scatter_for(
+        &mut self,
+        chunks: &ChunkRanges,
+        pages: Option<&ScanPages>,
+    ) -> bool {
         if self.scattered.is_empty() {
             return true;
         }
-        let mine: Vec<ChunkId> = self
-            .scattered
-            .keys()
-            .copied()
-            .filter(|c| chunks.contains(*c))
+        let subsumed = |chunk: ChunkId, held: &[u32]| {
+            let wanted = pages.and_then(|p| p.of(chunk));
+            wanted.is_some_and(|w| w.iter().all(|p| held.binary_search(p).is_ok()))
+        };
+        let blocking: Vec<ChunkId> = (self.scattered.iter())
+            .filter(|(c, s)| chunks.contains(**c) && !subsumed(**c, &s.pages))
+            .map(|(c, _)| *c)
             .collect();
         let mut clear = true;
-        for chunk in mine {
+        for chunk in blocking {
             let piece = self.piece(chunk);
-            if self.pool.is_evictable(piece) {
-                // A scattered piece is resident and unpinned here: the pool agrees.
+            if self.interest(chunk).is_empty() && self.pool.is_evictable(piece) {
+                // Resident, unpinned and needed by nobody: the pool agrees.
                 if let Err(e) = self.evict(&[piece]) {
                     panic!("evicting the scattered {piece}: {e}");
                 }
@@ -167,6 +177,17 @@ impl AbmState {
             }
         }
         clear
+    }
+
+    /// A scan just admitted shares the scattered pieces of its chunks
+    /// (`clear_scatter_for` let only those holding its pages stay).
+    pub(crate) fn join_scatter(&mut self, slot: ScanSlot) {
+        let chunks = self.active_scan(slot).chunks.clone();
+        for (chunk, scatter) in self.scattered.iter_mut() {
+            if chunks.contains(*chunk) {
+                scatter.scans.insert(slot);
+            }
+        }
     }
 
     /// Scattered pieces evicted to admit a scan, since the last call.
@@ -191,7 +212,10 @@ impl AbmState {
             let state = self.pool.state(piece);
             if self.columnar() || !matches!(state, Some(PieceState::Loading | PieceState::Resident))
             {
-                return Err(format!("scattered {piece} is {state:?} (columnar: {})", self.columnar()));
+                return Err(format!(
+                    "scattered {piece} is {state:?} (columnar: {})",
+                    self.columnar()
+                ));
             }
             let outside = self.interest(chunk) - scatter.scans;
             if !outside.is_empty() {
@@ -210,7 +234,9 @@ impl AbmState {
             if self.chunks[chunk.0 as usize].loading_cols & WHOLE_CHUNK == 0
                 && self.chunks[chunk.0 as usize].resident_cols & WHOLE_CHUNK == 0
             {
-                return Err(format!("{chunk} is scattered but neither loading nor resident"));
+                return Err(format!(
+                    "{chunk} is scattered but neither loading nor resident"
+                ));
             }
         }
         Ok(())

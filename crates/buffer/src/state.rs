@@ -7,12 +7,12 @@
 use crate::index::{ChunkClass, ClassId, ClassIndex, Place};
 use crate::page_schema::PageSchemas;
 use crate::pool::{PieceId, Pool, TableId, TableVersion};
+use crate::scatter::Scatter;
+use crate::ScanPages;
 use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
     Snapshot, TableGeometry,
 };
-use crate::scatter::Scatter;
-use crate::ScanPages;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 

@@ -12,9 +12,9 @@ use crate::config::{ADMISSION_CHUNKS_PER_SCAN, MAX_SCANS};
 use crate::index::{ClassIndex, Place};
 use crate::page_schema::PageSchemas;
 use crate::pool::{PieceId, Pool};
-use crate::state::{bits, AbmState, ChunkEntry, PendingScan, ScanState};
 use crate::scatter::page_runs;
 use crate::state::WHOLE_CHUNK;
+use crate::state::{bits, AbmState, ChunkEntry, PendingScan, ScanState};
 use crate::straddle::ReadPlan;
 use crate::{
     AbmConfig, BufferError, ChunkId, HolderId, Nanos, ScanOrder, ScanSet, ScanSlot, TableGeometry,
@@ -231,6 +231,7 @@ impl AbmState {
             mask.insert(slot);
             self.set_mask(c, mask);
         }
+        self.join_scatter(slot);
         self.refresh_starvation(ScanSet::single(slot));
         if self.geometry.tiled() {
             self.page_schemas.admit(self.active_scan(slot).cols);

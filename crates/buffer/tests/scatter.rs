@@ -42,7 +42,9 @@ fn driver(kind: PolicyKind) -> TestDriver {
 }
 
 fn rows(chunks: std::ops::Range<u32>) -> RowRanges {
-    RowRanges::new([u64::from(chunks.start) * ROWS_PER_CHUNK..u64::from(chunks.end) * ROWS_PER_CHUNK])
+    let start = u64::from(chunks.start) * ROWS_PER_CHUNK;
+    let end = u64::from(chunks.end) * ROWS_PER_CHUNK;
+    RowRanges::new(std::iter::once(start..end))
 }
 
 struct Run {
@@ -91,7 +93,11 @@ impl Harness {
         let start = self.rng.random_range(0..CHUNKS);
         let end = self.rng.random_range(start + 1..=CHUNKS);
         let index = self.rng.random_bool(0.6);
-        let workers = if index { 1 } else { self.rng.random_range(1..=2) };
+        let workers = if index {
+            1
+        } else {
+            self.rng.random_range(1..=2)
+        };
         let mut spec = ScanSpec::new(rows(start..end), ColumnMask::ALL).with_workers(workers);
         let pages = index.then(|| {
             let mut pages = BTreeMap::new();
@@ -140,8 +146,13 @@ impl Harness {
                 if let Some(held) = scattered {
                     // The piece must hold every page the selection needs of the chunk.
                     let pages = run.pages.as_ref().and_then(|p| p.get(&d.chunk.0));
-                    let pages = pages.unwrap_or_else(|| panic!("{d:?}: a scattered piece for a scan needing it whole"));
-                    assert!(pages.iter().all(|p| held.contains(p)), "{d:?}: {pages:?} not in {held:?}");
+                    let pages = pages.unwrap_or_else(|| {
+                        panic!("{d:?}: a scattered piece for a scan needing it whole")
+                    });
+                    assert!(
+                        pages.iter().all(|p| held.contains(p)),
+                        "{d:?}: {pages:?} not in {held:?}"
+                    );
                     self.scattered_deliveries += 1;
                 }
             }
@@ -272,15 +283,19 @@ fn index_selections_and_scans_get_every_chunk_once_under_every_policy() {
             deliveries += h.scattered_deliveries;
         }
         // The mix makes scattered loads common: a test where none happened proves nothing.
-        assert!(scatter_loads > 20 * SEEDS, "{kind}: {scatter_loads} scattered loads");
+        assert!(
+            scatter_loads > 20 * SEEDS,
+            "{kind}: {scatter_loads} scattered loads"
+        );
         eprintln!("{kind}: {scatter_loads} scattered loads, {deliveries} deliveries of them");
         assert!(deliveries > 0, "{kind}: {deliveries} deliveries");
     }
 }
 
 /// The report's case step by step: two selections of chunk 0 share one load of the
-/// union of their pages; a full scan arriving while one of them processes it waits
-/// for the release, then the chunk is read whole for it.
+/// union of their pages, and a third whose pages it holds shares it too; a full scan
+/// arriving while one of them processes it waits for the release, then the chunk is
+/// read whole for it.
 #[test]
 fn a_scan_needing_more_of_a_scattered_chunk_waits_for_it_to_go() {
     let mut d = driver(PolicyKind::Relevance);
@@ -291,7 +306,10 @@ fn a_scan_needing_more_of_a_scattered_chunk_waits_for_it_to_go() {
     let a = d.register(&selection(vec![2, 9]), now).unwrap().scan;
     let b = d.register(&selection(vec![9, 3]), now).unwrap().scan;
     for scan in [a, b] {
-        assert!(matches!(d.ask(scan.into(), now, false).unwrap(), Answer::Wait));
+        assert!(matches!(
+            d.ask(scan.into(), now, false).unwrap(),
+            Answer::Wait
+        ));
     }
     let load = d.next_load(now).unwrap();
     assert_eq!(load.bytes, 3 * PAGE_BYTES, "pages 2, 3 and 9 of 10");
@@ -299,17 +317,43 @@ fn a_scan_needing_more_of_a_scattered_chunk_waits_for_it_to_go() {
     d.loaded(load.pieces[0], now).unwrap();
     let served: Vec<ScanId> = d.drain_mail().into_iter().map(|(h, _)| h.scan).collect();
     assert_eq!(served.len(), 2, "both selections served from the one read");
+    // A third selection whose pages the piece holds shares it, no read.
+    let c = d.register(&selection(vec![3]), now).unwrap();
+    assert!(c.admitted);
+    assert!(matches!(
+        d.ask(c.scan.into(), now, false).unwrap(),
+        Answer::Mail(Mail::Chunk(_))
+    ));
+    d.release(c.scan.into(), now).unwrap();
     d.release(a.into(), now).unwrap();
 
     // A full scan of chunk 0: b still holds the scattered piece, so it is queued.
-    let full = d.register(&ScanSpec::new(rows(0..1), ColumnMask::ALL), now).unwrap();
-    assert!(!full.admitted, "admitted beside a scattered piece it cannot use");
-    assert!(matches!(d.ask(full.scan.into(), now, false).unwrap(), Answer::Wait));
-    assert!(d.next_load(now).is_none(), "nothing to load while it is queued");
+    let full = d
+        .register(&ScanSpec::new(rows(0..1), ColumnMask::ALL), now)
+        .unwrap();
+    assert!(
+        !full.admitted,
+        "admitted beside a scattered piece it cannot use"
+    );
+    assert!(matches!(
+        d.ask(full.scan.into(), now, false).unwrap(),
+        Answer::Wait
+    ));
+    assert!(
+        d.next_load(now).is_none(),
+        "nothing to load while it is queued"
+    );
     d.release(b.into(), now).unwrap();
-    assert_eq!(d.take_evicted(), vec![load.pieces[0]], "evicted to admit the scan");
+    assert_eq!(
+        d.take_evicted(),
+        vec![load.pieces[0]],
+        "evicted to admit the scan"
+    );
     let whole = d.next_load(now).unwrap();
-    assert_eq!((whole.bytes, whole.reads[0].pages.clone()), (CHUNK_BYTES, vec![]));
+    assert_eq!(
+        (whole.bytes, whole.reads[0].pages.clone()),
+        (CHUNK_BYTES, vec![])
+    );
     d.loaded(whole.pieces[0], now).unwrap();
     let mail = d.drain_mail();
     assert!(matches!(mail.as_slice(), [(h, Mail::Chunk(_))] if h.scan == full.scan));
@@ -322,7 +366,10 @@ fn page_lists_the_table_cannot_use_are_refused() {
     let beyond = ScanPages::new([(ChunkId(1), vec![3, 10])]);
     let spec = ScanSpec::new(rows(0..2), ColumnMask::ALL).with_pages(beyond);
     let e = d.register(&spec, Nanos(1)).unwrap_err().to_string();
-    assert!(e.contains("page 10 of chunk 1") && e.contains("10 pages"), "{e}");
+    assert!(
+        e.contains("page 10 of chunk 1") && e.contains("10 pages"),
+        "{e}"
+    );
 
     let dsm = TableGeometry::uniform(2, ROWS_PER_CHUNK)
         .unwrap()
@@ -332,7 +379,8 @@ fn page_lists_the_table_cannot_use_are_refused() {
     let config = AbmConfig::with_budget(BufferBudget::Bytes(BUDGET));
     let catalog = Catalog::with_kind(vec![dsm], &config, PolicyKind::Relevance).unwrap();
     let mut d: TestDriver = Driver::new(catalog, OnLoadFailure::FailScans);
-    let spec = ScanSpec::new(rows(0..2), ColumnMask::ALL).with_pages(ScanPages::new([(ChunkId(0), vec![0])]));
+    let spec = ScanSpec::new(rows(0..2), ColumnMask::ALL)
+        .with_pages(ScanPages::new([(ChunkId(0), vec![0])]));
     let e = d.register(&spec, Nanos(1)).unwrap_err().to_string();
     assert!(e.contains("pages are not known"), "{e}");
 }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use coopscan_buffer::ScanOrder::InOrder as InOrderScan;
 use std::sync::{Mutex, PoisonError};
 
-use coopscan_buffer::{static_slices, ScanOrder, Split, TableId};
+use coopscan_buffer::{static_slices, ScanOrder, ScanPages, Split, TableId};
 use coopscan_runtime::{CScan, Runtime, VersionHold};
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -89,6 +89,9 @@ pub struct Workers {
     pub pooled: Arc<Pooled>,
     split: Split,
     count: u16,
+    /// An index selection's pages of each chunk (`IndexPlan::Chunks`), which the ABM
+    /// may read alone when only such selections need a chunk.
+    pages: Option<ScanPages>,
     /// The workers' handles, once registered; each partition takes its own.
     handles: Mutex<Option<Vec<Option<CScan>>>>,
 }
@@ -102,8 +105,16 @@ impl Workers {
             pooled,
             split,
             count: count.clamp(1, most) as u16,
+            pages: None,
             handles: Mutex::new(None),
         }
+    }
+
+    /// The scan of an index selection that needs only `pages` of its chunks (a
+    /// dynamic split's; a static split's slices read whole chunks).
+    pub fn with_pages(mut self, pages: Option<ScanPages>) -> Workers {
+        self.pages = pages;
+        self
     }
 
     /// Partition `partition`'s handle: the first caller registers the scan (with
@@ -173,16 +184,19 @@ fn aggregate(aggregation: &ScanAggregation, mut scan: CScan, sink: &BatchSink) -
             sink.send(aggregation.batch(&sums)?);
             return Ok(());
         };
-        let selected = chunk
+        // One set of values per part: a scattered load's are apart.
+        let parts = chunk
             .values(wanted, &aggregation.filter)
             .map_err(external)?;
         drop(chunk);
-        let of = |c: usize| {
-            let at = columns.iter().position(|&x| x == c)?;
-            selected.columns.get(at)
-        };
-        sums.add(selected.len(), of, selected.keep())
-            .map_err(external)?;
+        for selected in &parts {
+            let of = |c: usize| {
+                let at = columns.iter().position(|&x| x == c)?;
+                selected.columns.get(at)
+            };
+            sums.add(selected.len(), of, selected.keep())
+                .map_err(external)?;
+        }
         if sums.groups() > aggregation.flush_groups {
             if !sink.send(aggregation.batch(&sums)?) {
                 return Ok(());
@@ -302,11 +316,20 @@ fn feed_from_pool(
             Feed::Workers(workers, partition) => workers.take(*partition, |count| {
                 let pooled = &workers.pooled;
                 let runtime = &pooled.runtime;
-                match workers.split {
-                    Split::Dynamic => runtime
+                match (workers.split, &workers.pages) {
+                    (Split::Dynamic, Some(pages)) => runtime
+                        .register_selection(
+                            pooled.table,
+                            ranges,
+                            projection,
+                            count,
+                            (tag, pages.clone()),
+                        )
+                        .map_err(external),
+                    (Split::Dynamic, None) => runtime
                         .register_parallel(pooled.table, ranges, projection, count, tag)
                         .map_err(external),
-                    Split::Static => {
+                    (Split::Static, _) => {
                         let table = runtime.table_at(pooled.table);
                         let starts = table.map(|t| chunk_starts(&t)).unwrap_or_default();
                         static_slices(&ranges, &starts, usize::from(count))

@@ -10,11 +10,12 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use coopscan_buffer::RowRanges;
+use coopscan_buffer::{ChunkId, RowRanges, ScanPages};
 use coopscan_storage::device::Device;
 use coopscan_storage::filter::{positions, CmpOp};
 use coopscan_storage::index::{SecondaryIndex, ENTRIES_PER_LEAF};
-use coopscan_storage::{Table, TableFiles};
+use coopscan_storage::read::PageMap;
+use coopscan_storage::{Layout, Table, TableFiles};
 use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
 use datafusion::arrow::compute::take;
 use datafusion::error::Result;
@@ -238,8 +239,13 @@ pub enum IndexPlan {
     /// in a cooperative session through the Active Buffer Manager, which loads each
     /// of them once for every scan that needs it, in any order (the 2004 report's
     /// §4.2: an index selection past the break-even registers like a CScan and picks
-    /// its tuples from the chunks as they arrive).
-    Chunks(RowRanges),
+    /// its tuples from the chunks as they arrive). On NSM/PAX it names the pages
+    /// holding those rows, so that a chunk only such selections need is read as the
+    /// union of their pages (the report's scatter read); DSM/CSM chunks are read whole.
+    Chunks {
+        ranges: RowRanges,
+        pages: Option<ScanPages>,
+    },
 }
 
 /// A lookup the index estimates at this many rows or fewer (16 leaves, 64 KiB read) is
@@ -256,8 +262,9 @@ const LOOKUP_ROWS_PER_CHUNK: u64 = 4;
 /// What the best index the `pushed` comparisons bound does for a scan of `ranges` with
 /// `shape`, if anything. `Always`: fetch its rows. `Auto`: the cheapest of fetching the rows'
 /// pages (each request costing `page_cost`, beside its bytes) and reading the chunks
-/// holding them — or nothing, when those are all the chunks or the index estimates
-/// (by whole leaves, without reading them) its rows too many to leave any chunk out.
+/// holding them (on NSM/PAX naming the rows' pages) — or nothing, when those are all
+/// the chunks of a DSM/CSM table or the index estimates (by whole leaves, without
+/// reading them) its rows too many to leave any chunk out.
 pub fn choose(
     table: &Table,
     indexes: &[Arc<SecondaryIndex>],
@@ -306,11 +313,43 @@ pub fn choose(
     Ok(if fetch < chunks {
         let rows = Arc::new(rows);
         Some(IndexPlan::Fetch { index, rows })
-    } else if touched.rows() < ranges.rows() {
-        Some(IndexPlan::Chunks(touched))
     } else {
-        None
+        // Reading only the chunks holding the rows pays when it leaves some out; on
+        // NSM/PAX, naming the rows' pages pays even when it does not: a chunk only
+        // index selections need is then read as their pages (the scatter read).
+        let pages = scan_pages(table, index.page_map(), &rows).map_err(failed)?;
+        (touched.rows() < ranges.rows() || pages.is_some()).then_some(IndexPlan::Chunks {
+            ranges: touched,
+            pages,
+        })
     })
+}
+
+/// NSM/PAX: the pages of each chunk holding `rows` (ascending), numbered within the
+/// chunk; `None` for DSM/CSM, whose chunks are read as column pieces.
+fn scan_pages(
+    table: &Table,
+    map: &PageMap,
+    rows: &[u64],
+) -> coopscan_storage::Result<Option<ScanPages>> {
+    if !matches!(table.layout(), Layout::Nsm | Layout::Pax) {
+        return Ok(None);
+    }
+    let starts = table.chunk_row_starts();
+    let page_bytes = u64::from(table.manifest().page_bytes);
+    let mut pages: Vec<(ChunkId, Vec<u32>)> = Vec::new();
+    for &row in rows {
+        let k = starts.partition_point(|&s| s <= row).saturating_sub(1);
+        let at = map.page_of(table, k, 0, row)?;
+        let first = table.chunk(k).columns[0].extent.offset;
+        let page = u32::try_from((at.page.offset - first) / page_bytes).unwrap_or(u32::MAX);
+        let chunk = ChunkId(u32::try_from(k).unwrap_or(u32::MAX));
+        match pages.last_mut() {
+            Some((c, list)) if *c == chunk => list.push(page),
+            _ => pages.push((chunk, vec![page])),
+        }
+    }
+    Ok(Some(ScanPages::new(pages)))
 }
 
 /// The bytes a scan of `ranges` reads for columns `load`.

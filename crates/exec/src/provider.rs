@@ -38,7 +38,7 @@ use crate::scan_exec::{DirectSource, ScanExec};
 use crate::shape::{FilterAt, OutputShape};
 use crate::statistics::{changed_table_statistics, scan_statistics};
 use coopscan_buffer::RowRanges;
-use coopscan_buffer::Split;
+use coopscan_buffer::{ScanPages, Split};
 use coopscan_delta::Pdt;
 use coopscan_storage::index::{build_index, check_indexable, SecondaryIndex};
 use datafusion::arrow::array::RecordBatch;
@@ -267,6 +267,17 @@ impl CoopTable {
     /// The leaf plan of a scan: a cooperative one has `workers` partitions, sharing its
     /// chunks as `split` says.
     fn plan(&self, core: ScanCore, workers: usize, split: Split) -> Arc<dyn ExecutionPlan> {
+        self.plan_with_pages(core, (workers, split), None)
+    }
+
+    /// [`Self::plan`] of an index selection through the ABM that needs only `pages` of
+    /// its chunks (a CScan's; a Scan reads them whole).
+    fn plan_with_pages(
+        &self,
+        core: ScanCore,
+        (workers, split): (usize, Split),
+        pages: Option<ScanPages>,
+    ) -> Arc<dyn ExecutionPlan> {
         match &self.source {
             Source::Direct(s) => Arc::new(ScanExec::new(core, Arc::clone(s))),
             Source::Shared(p) if self.in_order => {
@@ -276,7 +287,8 @@ impl CoopTable {
                 // No more workers than the buffer has room for beside the scan's own
                 // two chunks (a 16-core session must not make a small buffer refuse it).
                 let most = p.runtime.max_workers(p.table, &core.shape.load_columns());
-                let workers = Workers::new(Arc::clone(p), workers.min(usize::from(most)), split);
+                let workers = Workers::new(Arc::clone(p), workers.min(usize::from(most)), split)
+                    .with_pages(pages);
                 Arc::new(CScanExec::new(core, Arc::new(workers)))
             }
         }
@@ -515,14 +527,14 @@ impl CoopTable {
                 };
                 Ok(Arc::new(IndexScanExec::new(core, Arc::new(source))))
             }
-            Some(IndexPlan::Chunks(ranges)) => {
+            Some(IndexPlan::Chunks { ranges, pages }) => {
                 let statistics = Arc::new(scan_statistics(&self.table, &core.shape, &ranges));
                 let core = ScanCore {
                     ranges,
                     statistics,
                     ..core
                 };
-                Ok(self.plan(core, workers, split))
+                Ok(self.plan_with_pages(core, (workers, split), pages))
             }
             None => Ok(self.plan(core, workers, split)),
         }

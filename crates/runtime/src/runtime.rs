@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use coopscan_buffer::{
     AbmConfig, AbmStats, AppendedChunk, Catalog, ChunkId, ColumnMask, Driver, Nanos, OnLoadFailure,
-    Policy, PolicyKind, RowRanges, ScanId, ScanOrder, ScanSpec, SharedPages, Snapshot,
+    Policy, PolicyKind, RowRanges, ScanId, ScanOrder, ScanPages, ScanSpec, SharedPages, Snapshot,
     TableGeometry, TableId,
 };
 use coopscan_storage::device::{Device, DeviceStats};
@@ -238,7 +238,12 @@ impl Runtime {
         order: ScanOrder,
         tag: Option<u64>,
     ) -> Result<CScan> {
-        let mut workers = self.register_workers(table, ranges, projection, order, tag, 1)?;
+        let how = How {
+            order,
+            workers: 1,
+            pages: None,
+        };
+        let mut workers = self.register_workers(table, ranges, projection, tag, how)?;
         match workers.pop() {
             Some(scan) => Ok(scan),
             None => Err(RuntimeError::Buffer(
@@ -260,7 +265,32 @@ impl Runtime {
         workers: u16,
         tag: Option<u64>,
     ) -> Result<Vec<CScan>> {
-        self.register_workers(table, ranges, projection, ScanOrder::Any, tag, workers)
+        let how = How {
+            order: ScanOrder::Any,
+            workers,
+            pages: None,
+        };
+        self.register_workers(table, ranges, projection, tag, how)
+    }
+
+    /// An index selection through the ABM (2004 report §4.2): a parallel CScan
+    /// ([`Runtime::register_parallel`]) that needs only `pages` of its chunks. A chunk
+    /// only such selections need is read as the union of their pages, and its handles
+    /// then hold only those pages (`ChunkGuard` decodes them alone).
+    pub fn register_selection(
+        &self,
+        table: TableId,
+        ranges: RowRanges,
+        projection: Vec<usize>,
+        workers: u16,
+        (tag, pages): (Option<u64>, ScanPages),
+    ) -> Result<Vec<CScan>> {
+        let how = How {
+            order: ScanOrder::Any,
+            workers,
+            pages: Some(pages),
+        };
+        self.register_workers(table, ranges, projection, tag, how)
     }
 
     /// The most workers a scan of `table` reading `projection` may have under this
@@ -280,9 +310,12 @@ impl Runtime {
         table: TableId,
         ranges: RowRanges,
         projection: Vec<usize>,
-        order: ScanOrder,
         tag: Option<u64>,
-        workers: u16,
+        How {
+            order,
+            workers,
+            pages,
+        }: How,
     ) -> Result<Vec<CScan>> {
         if !(1..=coopscan_buffer::MAX_WORKERS).contains(&workers) {
             return Err(RuntimeError::Buffer(
@@ -296,6 +329,7 @@ impl Runtime {
         spec.order = order;
         spec.table = table;
         spec.workers = workers;
+        spec.pages = pages;
         let mut inner = self.shared.inner.lock();
         if inner.shutdown {
             return Err(inner.stop_error());
@@ -600,8 +634,17 @@ impl Drop for Runtime {
     }
 }
 
+/// How a scan registers beside its table, ranges and columns.
+struct How {
+    order: ScanOrder,
+    workers: u16,
+    /// An index selection's pages (`ScanSpec::pages`).
+    pages: Option<ScanPages>,
+}
+
 /// The ABM's view of the table: chunk boundaries and the bytes a load reads. NSM/PAX:
-/// one piece per chunk, all its pages (one resident chunk serves every projection).
+/// one piece per chunk, all its pages (one resident chunk serves every projection), of
+/// the table's page size (index selections' scattered loads read some of them).
 /// DSM and CSM: one piece per column of a chunk, its column's pages (CSM: its run in
 /// the chunk's tile, never shared), so a scan loads only its columns.
 fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
@@ -620,7 +663,10 @@ fn geometry(table: &Table, load_projection: &[usize]) -> Result<TableGeometry> {
             _ => geometry,
         });
     }
-    Ok(geometry.with_chunk_bytes(pieces.flatten().collect())?)
+    let page_bytes = u64::from(table.manifest().page_bytes);
+    Ok(geometry
+        .with_chunk_bytes(pieces.flatten().collect())?
+        .with_page_bytes(page_bytes)?)
 }
 
 /// Whether the ABM keeps `table`'s chunks as one piece per column of `load_projection`

@@ -179,7 +179,7 @@ impl CScan {
             Ok(Some(Woken::Chunk(chunk, bytes))) => {
                 self.stats.wait += waited;
                 self.stats.chunks += 1;
-                Ok(Some(ChunkGuard::new(self, holder, chunk, bytes)))
+                ChunkGuard::new(self, holder, chunk, bytes).map(Some)
             }
             Ok(Some(Woken::Finished)) => {
                 self.stats.wait += waited;

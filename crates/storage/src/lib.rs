@@ -34,9 +34,10 @@ pub use error::{Result, StorageError};
 pub use manifest::{read_regular_file, ChunkMeta, Extent, Layout, Manifest};
 pub use page::PageChecks;
 pub use read::{
-    decode_chunk, decode_chunk_filtered, decode_chunk_values, decode_chunk_with, verify_chunk,
-    ChunkBytes, ColumnPages, DecodeBudget, PageCopies, PieceRead, Selected, SelectedValues, Table,
-    TableFiles, Tuples, ValueColumns,
+    decode_chunk, decode_chunk_filtered, decode_chunk_values, decode_chunk_with,
+    decode_part_filtered, decode_part_values, decode_part_with, verify_chunk, ChunkBytes,
+    ColumnPages, DecodeBudget, PageCopies, PieceRead, Selected, SelectedValues, Table, TableFiles,
+    Tuples, ValueColumns,
 };
 pub use types::{ColumnDef, ColumnType, TableSchema};
 pub use write::{AppendCrash, TableAppender, TableWriter, WriteOptions};

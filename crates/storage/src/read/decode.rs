@@ -54,6 +54,20 @@ pub fn decode_chunk_with(
     decode_rows(table, table.chunk(k), k, projection, rows, data, checks)
 }
 
+/// [`decode_chunk_with`] of `part`, some of chunk `k`'s pages described like a chunk
+/// ([`Table::loaded_parts`]): what a scattered load holds.
+pub fn decode_part_with(
+    table: &Table,
+    (k, part): (usize, &ChunkMeta),
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
+) -> Result<RecordBatch> {
+    table.check_projection(projection)?;
+    decode_rows(table, part, k, projection, rows, data, checks)
+}
+
 /// Decodes `part`, a run of whole pages described like a chunk (its rows and, for
 /// the columns of `projection`, the extents of those pages), from its loaded extents:
 /// what an index fetch reads instead of a chunk. `k` names the chunk holding the part's

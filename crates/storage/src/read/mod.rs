@@ -15,6 +15,7 @@ mod fetch;
 mod page_bounds;
 mod page_map;
 mod piece;
+mod scattered;
 mod select;
 
 use std::ops::Range;
@@ -26,11 +27,12 @@ use arrow_schema::SchemaRef;
 pub use budget::DecodeBudget;
 pub use codecs::page_codecs;
 pub use cost::{pages_for_rows, PageRows, ReadCost};
-pub use decode::{decode_chunk, decode_chunk_with, verify_chunk};
+pub use decode::{decode_chunk, decode_chunk_with, decode_part_with, verify_chunk};
 pub use page_map::{PageAt, PageMap};
 pub use piece::{ColumnPages, PageCopies, PieceRead};
 pub use select::{
-    decode_chunk_filtered, decode_chunk_values, Selected, SelectedValues, Tuples, ValueColumns,
+    decode_chunk_filtered, decode_chunk_values, decode_part_filtered, decode_part_values, Selected,
+    SelectedValues, Tuples, ValueColumns,
 };
 
 use crate::chunk_map::{chunk_range, dsm_page_range};

@@ -109,8 +109,31 @@ pub fn decode_chunk_filtered(
     checks: PageChecks,
     filter: &RowFilter,
 ) -> Result<Selected> {
+    decode_part_filtered(
+        table,
+        (k, table.chunk(k)),
+        projection,
+        rows,
+        data,
+        checks,
+        filter,
+    )
+}
+
+/// [`decode_chunk_filtered`] of `part`, some of chunk `k`'s pages described like a
+/// chunk ([`Table::loaded_parts`]): what a scattered load holds.
+pub fn decode_part_filtered(
+    table: &Table,
+    (k, chunk): (usize, &ChunkMeta),
+    projection: &[usize],
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
+    filter: &RowFilter,
+) -> Result<Selected> {
     let how = (projection, &[][..]);
-    let (columns, rows) = match select(table, k, how, rows, data, checks, filter, false)? {
+    let at = (k, chunk);
+    let (columns, rows) = match select(table, at, how, rows, data, checks, filter, false)? {
         SelectedValues {
             columns,
             tuples: Tuples::Selected(rows),
@@ -121,7 +144,6 @@ pub fn decode_chunk_filtered(
             ))
         }
     };
-    let chunk = table.chunk(k);
     let first_wanted = wanted_rows(chunk, None).start;
     let ctx = Decoder {
         table,
@@ -147,10 +169,31 @@ pub fn decode_chunk_values(
     checks: PageChecks,
     filter: &RowFilter,
 ) -> Result<SelectedValues> {
+    decode_part_values(
+        table,
+        (k, table.chunk(k)),
+        wanted,
+        rows,
+        data,
+        checks,
+        filter,
+    )
+}
+
+/// [`decode_chunk_values`] of `part` (see [`decode_part_filtered`]).
+pub fn decode_part_values(
+    table: &Table,
+    part: (usize, &ChunkMeta),
+    wanted: ValueColumns<'_>,
+    rows: Option<Range<u64>>,
+    data: &[(Extent, &[u8])],
+    checks: PageChecks,
+    filter: &RowFilter,
+) -> Result<SelectedValues> {
     let ValueColumns { columns, packed } = wanted;
     select(
         table,
-        k,
+        part,
         (columns, packed),
         rows,
         data,
@@ -174,7 +217,7 @@ pub struct ValueColumns<'a> {
 #[allow(clippy::too_many_arguments)]
 fn select(
     table: &Table,
-    k: usize,
+    (k, chunk): (usize, &ChunkMeta),
     (projection, packed): (&[usize], &[usize]),
     rows: Option<Range<u64>>,
     data: &[(Extent, &[u8])],
@@ -186,7 +229,6 @@ fn select(
     let packing = Packing::of(table, projection, packed)?;
     let filtered = filter.columns();
     table.check_projection(&filtered)?;
-    let chunk = table.chunk(k);
     let wanted = wanted_rows(chunk, rows);
     let n = usize::try_from(wanted.end - wanted.start)
         .map_err(|_| StorageError::Invalid(format!("chunk {k}: too many rows")))?;
@@ -203,7 +245,7 @@ fn select(
     let tested: Vec<&StringIn> = (filter.strings().iter()).filter(|_| column_pages).collect();
     let tested_columns: Vec<usize> = tested.iter().map(|s| s.column).collect();
     let rest = filter.without_strings_on(&tested_columns);
-    let passed = test_strings(&ctx, k, data, &tested, n)?;
+    let passed = test_strings(&ctx, (k, chunk), data, &tested, n)?;
     // On DSM/CSM every string list was tested on the pages: `rest` holds comparisons.
     let (first, decoded, selection) = if column_pages {
         // Each filtered column decoded as the selection narrows: whole while many
@@ -346,7 +388,7 @@ fn decode_row_pages_then_select(
 /// its column's pages (`Decoder::dsm_test`); `None` when there are no lists.
 fn test_strings(
     ctx: &Decoder,
-    k: usize,
+    (k, chunk): (usize, &ChunkMeta),
     data: &[(Extent, &[u8])],
     tested: &[&StringIn],
     n: usize,
@@ -355,7 +397,7 @@ fn test_strings(
     for s in tested {
         let mut answers = Vec::with_capacity(n);
         if n > 0 {
-            let extent = ctx.table.chunk(k).columns[s.column].extent;
+            let extent = chunk.columns[s.column].extent;
             let test = |v: &[u8]| s.holds(v);
             ctx.dsm_test(extent, data, s.column, &test, &mut answers, n as u64)?;
         }
