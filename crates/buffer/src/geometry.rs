@@ -255,6 +255,20 @@ impl TableGeometry {
             .fold(0, u64::saturating_add)
     }
 
+    /// The bytes of `chunk`'s piece from the first page of `runs` (ascending page
+    /// numbers) to the end of its last: what one request reading them all covers.
+    pub fn span_of_runs(&self, chunk: ChunkId, runs: &[Range<u32>]) -> Range<u64> {
+        let (Some(page), Some(&bytes)) = (self.page_bytes, self.chunk_bytes.get(chunk.0 as usize))
+        else {
+            return 0..0;
+        };
+        let at = |p: u32| u64::from(p).saturating_mul(page).min(bytes);
+        match (runs.first(), runs.last()) {
+            (Some(first), Some(last)) => at(first.start)..at(last.end),
+            _ => 0..0,
+        }
+    }
+
     /// Whether chunks are tiles (see [`with_tiles`](Self::with_tiles)).
     pub fn tiled(&self) -> bool {
         self.tiles

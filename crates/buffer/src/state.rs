@@ -188,9 +188,11 @@ pub struct AbmStats {
     pub load_failures: u64,
     /// Bytes reserved by loads (what the pieces occupy in memory).
     pub bytes_loaded: u64,
-    /// Of `bytes_loaded`, what the loads read from the device: the rest are DSM pages on
-    /// a chunk boundary copied from a resident neighbouring piece (`straddle.rs`).
-    /// Equal to `bytes_loaded` for NSM/PAX and for a geometry without shared pages.
+    /// What the loads read from the device: less than `bytes_loaded` by the DSM pages
+    /// on a chunk boundary copied from a resident neighbouring piece (`straddle.rs`),
+    /// more by the pages a scattered load reads through and drops (`scatter.rs`).
+    /// Equal to `bytes_loaded` for whole NSM/PAX chunks and for a geometry without
+    /// shared pages.
     pub bytes_read: u64,
     /// Loads that read only the pages index selections need (`scatter.rs`).
     pub scatter_loads: u64,

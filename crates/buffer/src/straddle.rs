@@ -24,17 +24,19 @@ pub struct ReadPlan {
     pub read: Range<u64>,
     pub head_from: Option<PieceId>,
     pub tail_from: Option<PieceId>,
-    /// A scattered load (`scatter.rs`): the runs of page numbers to read, one request
-    /// each, instead of the whole piece; empty for every other load.
+    /// A scattered load (`scatter.rs`): the runs of page numbers kept, read with one
+    /// request over `read` (the pages between runs dropped); empty for every other
+    /// load.
     pub pages: Vec<Range<u32>>,
 }
 
 impl ReadPlan {
-    /// The plan of a scattered piece: `bytes` in all, read as the page runs `pages`.
-    pub(crate) fn scattered(piece: PieceId, bytes: u64, pages: Vec<Range<u32>>) -> ReadPlan {
+    /// The plan of a scattered piece: one request over `read` (from its first page to
+    /// its last), keeping the page runs `pages`.
+    pub(crate) fn scattered(piece: PieceId, read: Range<u64>, pages: Vec<Range<u32>>) -> ReadPlan {
         ReadPlan {
             piece,
-            read: 0..bytes,
+            read,
             head_from: None,
             tail_from: None,
             pages,

@@ -391,7 +391,9 @@ impl AbmState {
             let (bytes, plan) = match &scatter {
                 Some(pages) => {
                     let bytes = self.geometry.bytes_of_pages(chunk, pages);
-                    (bytes, ReadPlan::scattered(piece, bytes, page_runs(pages)))
+                    let runs = page_runs(pages);
+                    let read = self.geometry.span_of_runs(chunk, &runs);
+                    (bytes, ReadPlan::scattered(piece, read, runs))
                 }
                 None => (self.piece_bytes(piece), self.plan_read(piece)),
             };

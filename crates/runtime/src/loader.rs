@@ -289,12 +289,12 @@ fn issue(shared: &Shared, job: &PieceJob) -> Result<Issued, StorageError> {
             (read.bytes, read.done, read.read_bytes)
         }
         None if !job.plan.pages.is_empty() => {
-            // Index selections alone need the chunk: the union of their pages, a
-            // request per run (2004 report §4.2; `coopscan_buffer`'s scatter.rs).
+            // Index selections alone need the chunk: the union of their pages, kept
+            // from one request over them (2004 report §4.2; `coopscan_buffer`'s
+            // scatter.rs).
             let runs = &job.plan.pages;
             let (bytes, done) = table.read_chunk_pages_early(&shared.device, files, k, runs)?;
-            let read_bytes = bytes.bytes();
-            (bytes, done, read_bytes)
+            (bytes, done, job.plan.read_bytes())
         }
         None => {
             // Pages hold every column: read the chunk's pages once for all of them.

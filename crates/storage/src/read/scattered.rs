@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::device::{Completion, Device};
+use crate::device::{AlignedBuf, Completion, Device};
 use crate::error::{Result, StorageError};
 use crate::manifest::{ChunkMeta, Extent, Layout};
 use crate::page::read_page_with;
@@ -44,8 +44,11 @@ impl Table {
             .collect()
     }
 
-    /// [`Table::read_chunk_early`] for only pages `runs` of chunk `k` (NSM/PAX), a
-    /// request per run.
+    /// [`Table::read_chunk_early`] for only pages `runs` of chunk `k` (NSM/PAX): the
+    /// report's scatter-readv. One request reads from the first run's first page to
+    /// the last run's last page straight into a buffer per run, the pages between runs
+    /// into a scratch buffer dropped at once (the report's "dummy page"): the disk
+    /// streams as for one read, memory keeps only the runs. `ChunkBytes` holds the runs.
     pub fn read_chunk_pages_early(
         &self,
         device: &Device,
@@ -53,21 +56,42 @@ impl Table {
         k: usize,
         runs: &[Range<u32>],
     ) -> Result<(ChunkBytes, Completion)> {
-        let mut done = Completion::default();
-        let mut extents = Vec::with_capacity(runs.len());
-        for e in self.page_run_extents(k, runs)? {
-            match device.read_early(&files.files[e.file as usize], e.offset, e.len as usize) {
-                Ok((buf, due)) => {
-                    done = done.and(due);
-                    extents.push((e, buf));
-                }
-                Err(err) => {
-                    // The runs already read still occupy the emulated disk.
-                    done.wait();
-                    return Err(err.into());
-                }
+        let extents = self.page_run_extents(k, runs)?;
+        let (Some(first), Some(last)) = (extents.first(), extents.last()) else {
+            return Err(StorageError::Invalid(format!(
+                "no pages of chunk {k} to read"
+            )));
+        };
+        let start = first.offset;
+        let mut gaps: Vec<usize> = Vec::with_capacity(extents.len());
+        let mut at = start;
+        for e in &extents {
+            if e.offset < at {
+                return Err(StorageError::Invalid(format!(
+                    "pages of chunk {k} to read must ascend apart: {runs:?}"
+                )));
             }
+            gaps.push(usize::try_from(e.offset - at).unwrap_or(usize::MAX));
+            at = e.offset + e.len;
         }
+        let mut bufs: Vec<AlignedBuf> = extents
+            .iter()
+            .map(|e| device.buffer(e.len as usize))
+            .collect();
+        let mut scratch = device.buffer(gaps.iter().sum());
+        let mut slices: Vec<&mut [u8]> = Vec::with_capacity(2 * extents.len());
+        let mut rest: &mut [u8] = &mut scratch;
+        for (gap, buf) in gaps.iter().zip(bufs.iter_mut()) {
+            let (dummy, after) = rest.split_at_mut(*gap);
+            rest = after;
+            if !dummy.is_empty() {
+                slices.push(dummy);
+            }
+            slices.push(buf);
+        }
+        let file = &files.files[last.file as usize];
+        let done = device.read_vectored_early(file, start, &mut slices)?;
+        let extents = extents.into_iter().zip(bufs).collect();
         Ok((ChunkBytes { chunk: k, extents }, done))
     }
 
