@@ -30,8 +30,8 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use crate::state::{AbmState, WHOLE_CHUNK};
-use crate::{BufferError, ChunkId, ChunkRanges, PieceId, PieceState, ScanSet, ScanSlot};
+use crate::state::{AbmState, Scatter, WHOLE_CHUNK};
+use crate::{BufferError, ChunkId, ChunkRanges, PieceId, PieceState, ScanSlot};
 
 /// The pages an index selection needs of each of its chunks: page numbers within the
 /// chunk's piece, ascending and distinct. A chunk of the scan's ranges without an entry
@@ -62,13 +62,6 @@ impl ScanPages {
     pub fn iter(&self) -> impl Iterator<Item = (ChunkId, &[u32])> + '_ {
         self.0.iter().map(|(c, p)| (ChunkId(*c), p.as_slice()))
     }
-}
-
-/// A scattered piece: the pages it holds and the scans it was loaded for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Scatter {
-    pub(crate) scans: ScanSet,
-    pub(crate) pages: Vec<u32>,
 }
 
 /// Runs of consecutive page numbers of `pages` (ascending): one request each.

@@ -7,7 +7,6 @@
 use crate::index::{ChunkClass, ClassId, ClassIndex, Place};
 use crate::page_schema::PageSchemas;
 use crate::pool::{PieceId, Pool, TableId, TableVersion};
-use crate::scatter::Scatter;
 use crate::ScanPages;
 use crate::{
     AbmConfig, ChunkId, ChunkRanges, ColumnMask, Nanos, ScanId, ScanOrder, ScanSet, ScanSlot,
@@ -157,6 +156,13 @@ impl ScanState {
     pub(crate) fn stop_waiting(&mut self, worker: u16) {
         self.waiting.retain(|(w, _)| *w != worker);
     }
+}
+
+/// A scattered piece (`scatter.rs`): the pages it holds and the scans it serves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Scatter {
+    pub(crate) scans: ScanSet,
+    pub(crate) pages: Vec<u32>,
 }
 
 /// A scan waiting for admission.

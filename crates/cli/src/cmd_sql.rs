@@ -25,6 +25,8 @@ use anyhow::Context;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::delta::BulkInserts;
 use coopscan_exec::plan_read_or_change;
+use coopscan_runtime::Runtime;
+use coopscan_storage::device::Device;
 
 use crate::session_args::SessionArgs;
 use crate::table_printer::TablePrinter;
@@ -43,20 +45,55 @@ pub struct SqlArgs {
     pub session: SessionArgs,
     /// The statement to run; without it, read statements from stdin.
     pub sql: Option<String>,
+    /// At the end, print to stderr what the session read from the device and, with a
+    /// buffer manager, what its buffer loaded and kept.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 pub fn run(args: &SqlArgs) -> anyhow::Result<()> {
-    let ctx = args.session.open()?;
+    let device = Arc::new(Device::new(args.session.device.config()?));
+    let open = args.session.open_tables()?;
+    let (ctx, runtime) =
+        (args.session).open_with(open, args.session.policy, Arc::clone(&device))?;
     // `INSERT … SELECT` outside a transaction appends pages (`BulkInserts`).
     (ctx.state_ref().write().config_mut()).set_extension(Arc::new(BulkInserts));
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    match &args.sql {
+    let ran = match &args.sql {
         Some(sql) => tokio.block_on(execute(&ctx, sql)),
         None => tokio.block_on(interactive(&ctx)),
+    };
+    if args.stats {
+        eprintln!("{}", session_stats(&device, runtime.as_deref()));
     }
+    ran
+}
+
+/// What `--stats` prints: the device's requests and bytes, and the buffer's loads, the
+/// bytes they read and kept (less than read where a scattered load dropped pages).
+fn session_stats(device: &Device, runtime: Option<&Runtime>) -> String {
+    const MB: f64 = 1e6;
+    let d = device.stats();
+    let mut line = format!(
+        "device: {} requests, {:.1} MB read",
+        d.requests,
+        d.bytes as f64 / MB
+    );
+    if let Some(runtime) = runtime {
+        let b = runtime.abm_stats();
+        line.push_str(&format!(
+            "; buffer: {} loads ({} scattered), {:.1} MB read, {:.1} MB kept, {} evictions",
+            b.loads,
+            b.scatter_loads,
+            b.bytes_read as f64 / MB,
+            b.bytes_loaded as f64 / MB,
+            b.evictions
+        ));
+    }
+    line
 }
 
 /// Runs one statement and prints its result, batch by batch as it is computed (memory

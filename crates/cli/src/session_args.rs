@@ -178,15 +178,9 @@ impl SessionArgs {
         Ok(OpenTables { names, tables })
     }
 
-    /// A read-only DataFusion session with every table registered under `--policy`,
-    /// all cooperative ones in one buffer.
-    pub fn open(&self) -> anyhow::Result<SessionContext> {
-        let device = Arc::new(Device::new(self.device.config()?));
-        Ok(self.open_with(self.open_tables()?, self.policy, device)?.0)
-    }
-
-    /// [`SessionArgs::open`] over tables already opened, under `policy`, reading
-    /// through `device`; with the buffer manager's runtime when the policy has one.
+    /// A read-only DataFusion session over tables already opened, every table
+    /// registered under `policy` (all cooperative ones in one buffer), reading through
+    /// `device`; with the buffer manager's runtime when the policy has one.
     pub fn open_with(
         &self,
         open: OpenTables,

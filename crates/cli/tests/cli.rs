@@ -178,6 +178,9 @@ fn index_scans_answer_as_scans_do(data: &Path) {
         let (with, without) = (sql("always", query), sql("never", query));
         assert_eq!(with, without, "{layout}");
         assert!(!with.contains("| 0 "), "{layout}: part 77 has rows: {with}");
+        if layout == "nsm" || layout == "pax" {
+            scattered_through_the_buffer(data, &spec, query, &without);
+        }
     }
     let table = data.join("csm").join("lineitem");
     let table_dir = table.to_str().expect("utf8");
@@ -202,6 +205,35 @@ fn index_scans_answer_as_scans_do(data: &Path) {
     );
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("only integer"));
+}
+
+/// The selection through the buffer (a page fetch priced above any chunk, so it reads
+/// chunks): it names its pages, so its chunks are loaded scattered, as `--stats` says,
+/// and the answer is `want`.
+fn scattered_through_the_buffer(data: &Path, spec: &str, query: &str, want: &str) {
+    let args = [
+        "sql",
+        "--table",
+        spec,
+        "--buffered",
+        "--policy",
+        "relevance",
+        "--index-page-cost-kb",
+        "1048576",
+        "--stats",
+        query,
+    ];
+    let out = coopscan(&args, data);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    let scattered = stderr
+        .split(" scattered)")
+        .next()
+        .and_then(|head| head.rsplit('(').next())
+        .and_then(|n| n.trim().parse::<u64>().ok());
+    assert!(scattered.is_some_and(|n| n > 0), "{stderr}");
+    assert!(stderr.contains("device: "), "{stderr}");
 }
 
 const LAYOUTS: [&str; 4] = ["nsm", "pax", "dsm", "csm"];

@@ -280,6 +280,8 @@ impl CScan {
             released.is_ok(),
             "releasing a delivered chunk: {released:?}"
         );
+        // A release may admit a scan queued behind a scattered piece and serve it.
+        self.shared.wake_answered(&inner);
         drop(inner);
         // An unpinned piece may be the victim the loader was waiting for.
         self.shared.wake_loaders();
