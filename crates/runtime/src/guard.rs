@@ -112,37 +112,30 @@ impl<'a> ChunkGuard<'a> {
     pub fn select(&self, projection: &[usize], filter: &RowFilter) -> Result<Selected> {
         let views = self.views();
         let (table, k) = (self.scan.table(), self.chunk.0 as usize);
-        let mut all: Vec<Selected> = Vec::new();
-        for part in self.parts() {
-            let (rows, span) = self.span(part);
-            let checks = PageChecks::SkipChecksum;
-            let part_at = (k, part);
-            let mut selected = decode_part_filtered(
-                table,
-                part_at,
-                projection,
-                Some(span),
-                &views,
-                checks,
-                filter,
-            )?;
-            if rows.len() > 1 {
-                keep_inside(&mut selected, &rows)?;
-            }
-            all.push(selected);
-        }
+        let checks = PageChecks::SkipChecksum;
+        let mut all = (self.parts())
+            .map(|part| {
+                let (rows, span) = self.span(part);
+                let mut selected = decode_part_filtered(
+                    table,
+                    (k, part),
+                    projection,
+                    Some(span),
+                    &views,
+                    checks,
+                    filter,
+                )?;
+                if rows.len() > 1 {
+                    keep_inside(&mut selected, &rows)?;
+                }
+                Ok(selected)
+            })
+            .collect::<Result<Vec<Selected>>>()?;
         if all.len() == 1 {
             return Ok(all.remove(0));
         }
         let batches: Vec<RecordBatch> = all.iter().map(|s| s.batch.clone()).collect();
-        let batch = match batches.is_empty() {
-            true => {
-                return Err(RuntimeError::from(StorageError::Invalid(
-                    "a chunk of no parts".into(),
-                )))
-            }
-            false => concat_batches(&batches)?,
-        };
+        let batch = concat_batches(&batches)?;
         let rows = all.into_iter().flat_map(|s| s.rows).collect();
         Ok(Selected { batch, rows })
     }

@@ -50,8 +50,7 @@ pub fn decode_chunk_with(
     data: &[(Extent, &[u8])],
     checks: PageChecks,
 ) -> Result<RecordBatch> {
-    table.check_projection(projection)?;
-    decode_rows(table, table.chunk(k), k, projection, rows, data, checks)
+    decode_part_with(table, (k, table.chunk(k)), projection, rows, data, checks)
 }
 
 /// [`decode_chunk_with`] of `part`, some of chunk `k`'s pages described like a chunk
