@@ -445,20 +445,24 @@ async fn index_selections_through_the_abm_are_right_under_every_policy() {
 
 /// Row layouts: index selections through the ABM name the pages of their rows, so a
 /// chunk only they need is read as the union of those pages (the 2004 report's scatter
-/// read). Four point selections at once, under every policy, on NSM and PAX with 1 MiB
-/// chunks (16 pages): every answer (rows included, so none twice) is the reference's,
-/// some loads are scattered, and the pool keeps fewer bytes than its loads' chunks
-/// hold.
+/// read). On NSM and PAX with 1 MiB chunks (16 pages), under every policy: four
+/// selections of a few orders at once (lineitem is in order-key order, so each needs a
+/// page or two of a chunk; two share a chunk; order keys run in blocks of 8 of every
+/// 32, so each range holds orders), then four point selections on the part
+/// key (rows spread over every chunk). Every answer (rows included, so none twice) is
+/// the reference's; the order selections' loads are scattered, and the pool keeps
+/// fewer bytes than their chunks hold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_selections_read_only_their_pages_of_a_chunk_only_they_need() {
     let reference = reference_context();
-    let queries: Vec<String> = [77, 501, 1234, 1999]
+    let select = "SELECT _rowid, l_quantity, l_extendedprice FROM lineitem WHERE";
+    let orders: Vec<String> = [100, 130, 30_017, 59_009]
         .iter()
-        .map(|p| {
-            format!(
-                "SELECT _rowid, l_quantity, l_extendedprice FROM lineitem WHERE l_partkey = {p}"
-            )
-        })
+        .map(|k| format!("{select} l_orderkey BETWEEN {k} AND {}", k + 7))
+        .collect();
+    let parts: Vec<String> = [77, 501, 1234, 1999]
+        .iter()
+        .map(|p| format!("{select} l_partkey = {p}"))
         .collect();
     // Unordered (an ORDER BY _rowid would make it an in-order Scan): sorted here.
     let sorted = |mut rows: Vec<Vec<String>>| {
@@ -466,7 +470,7 @@ async fn index_selections_read_only_their_pages_of_a_chunk_only_they_need() {
         rows
     };
     let mut wants = Vec::new();
-    for sql in &queries {
+    for sql in orders.iter().chain(&parts) {
         wants.push(sorted(run(&reference, sql).await));
     }
     let cost = Arc::new(IndexPageCost(1 << 30));
@@ -483,19 +487,24 @@ async fn index_selections_read_only_their_pages_of_a_chunk_only_they_need() {
         import_table(TpchTable::Lineitem, &opts, &|_| {}).expect("import lineitem");
         let table = Table::open(&tmp.path().join("lineitem")).expect("open");
         let scan = scan_session(&table, IndexScans::Auto);
-        plan_read_or_change(&scan, "CREATE INDEX ON lineitem (l_partkey)")
-            .await
-            .expect("index");
+        for column in ["l_orderkey", "l_partkey"] {
+            plan_read_or_change(&scan, &format!("CREATE INDEX ON lineitem ({column})"))
+                .await
+                .expect("index");
+        }
         let chunk_bytes = table.chunk(0).columns[0].extent.len;
         for policy in PolicyKind::ALL {
             let config = query_session_config(2).with_extension(Arc::new(IndexScans::Auto));
             let config = config.with_extension(Arc::clone(&cost));
             let (ctx, runtime) = cscan_session_with(&table, policy, config);
-            let answers = futures::future::join_all(queries.iter().map(|sql| run(&ctx, sql))).await;
-            for ((sql, want), got) in queries.iter().zip(&wants).zip(answers) {
+            let got = futures::future::join_all(orders.iter().map(|sql| run(&ctx, sql))).await;
+            let stats = runtime.abm_stats();
+            assert!(stats.deliveries >= 3, "{layout:?} {policy}: {stats:?}");
+            let more = futures::future::join_all(parts.iter().map(|sql| run(&ctx, sql))).await;
+            let got = got.into_iter().chain(more);
+            for ((sql, want), got) in orders.iter().chain(&parts).zip(&wants).zip(got) {
                 assert_eq!(&sorted(got), want, "{layout:?} {policy}: {sql}");
             }
-            let stats = runtime.abm_stats();
             assert!(stats.scatter_loads > 0, "{layout:?} {policy}: {stats:?}");
             assert!(
                 stats.bytes_loaded < stats.loads * chunk_bytes,
