@@ -110,33 +110,21 @@ impl<'a> ChunkGuard<'a> {
     /// the span covering the scan's ranges once (per part), then keeps only their
     /// tuples.
     pub fn select(&self, projection: &[usize], filter: &RowFilter) -> Result<Selected> {
-        let views = self.views();
-        let (table, k) = (self.scan.table(), self.chunk.0 as usize);
-        let checks = PageChecks::SkipChecksum;
-        let mut all = (self.parts())
-            .map(|part| {
-                let (rows, span) = self.span(part);
-                let mut selected = decode_part_filtered(
-                    table,
-                    (k, part),
-                    projection,
-                    Some(span),
-                    &views,
-                    checks,
-                    filter,
-                )?;
-                if rows.len() > 1 {
-                    keep_inside(&mut selected, &rows)?;
-                }
-                Ok(selected)
-            })
-            .collect::<Result<Vec<Selected>>>()?;
-        if all.len() == 1 {
-            return Ok(all.remove(0));
+        let mut all = self.per_part(|table, part, span, views| {
+            let checks = PageChecks::SkipChecksum;
+            decode_part_filtered(table, part, projection, span, views, checks, filter)
+        })?;
+        for (selected, rows) in &mut all {
+            if rows.len() > 1 {
+                keep_inside(selected, rows)?;
+            }
         }
-        let batches: Vec<RecordBatch> = all.iter().map(|s| s.batch.clone()).collect();
+        if all.len() == 1 {
+            return Ok(all.remove(0).0);
+        }
+        let batches: Vec<RecordBatch> = all.iter().map(|(s, _)| s.batch.clone()).collect();
         let batch = concat_batches(&batches)?;
-        let rows = all.into_iter().flat_map(|s| s.rows).collect();
+        let rows = all.into_iter().flat_map(|(s, _)| s.rows).collect();
         Ok(Selected { batch, rows })
     }
 
@@ -149,25 +137,37 @@ impl<'a> ChunkGuard<'a> {
         wanted: ValueColumns<'_>,
         filter: &RowFilter,
     ) -> Result<Vec<SelectedValues>> {
-        let views = self.views();
-        let (table, k) = (self.scan.table(), self.chunk.0 as usize);
-        let checks = PageChecks::SkipChecksum;
-        self.parts()
-            .map(|part| {
-                let (rows, span) = self.span(part);
-                let mut selected = decode_part_values(
-                    table,
-                    (k, part),
-                    wanted,
-                    Some(span),
-                    &views,
-                    checks,
-                    filter,
-                )?;
+        let all = self.per_part(|table, part, span, views| {
+            let checks = PageChecks::SkipChecksum;
+            decode_part_values(table, part, wanted, span, views, checks, filter)
+        })?;
+        all.into_iter()
+            .map(|(mut selected, rows)| {
                 if rows.len() > 1 {
                     selected.retain(|row| rows.iter().any(|r| r.contains(&row)))?;
                 }
                 Ok(selected)
+            })
+            .collect()
+    }
+
+    /// `decode` of each part over the span of the scan's ranges in it, with those
+    /// ranges (the tuples to keep when there are several).
+    fn per_part<T>(
+        &self,
+        decode: impl Fn(
+            &Table,
+            (usize, &ChunkMeta),
+            Option<Range<u64>>,
+            &[(Extent, &[u8])],
+        ) -> coopscan_storage::Result<T>,
+    ) -> Result<Vec<(T, Vec<Range<u64>>)>> {
+        let views = self.views();
+        let (table, k) = (self.scan.table(), self.chunk.0 as usize);
+        self.parts()
+            .map(|part| {
+                let (rows, span) = self.span(part);
+                Ok((decode(table, (k, part), Some(span), &views)?, rows))
             })
             .collect()
     }
