@@ -1,25 +1,28 @@
 //! Index selections and the scatter read (2004 report §4.2). An index selection
 //! registers like a CScan and "cherry-picks" the tuples it wants from its chunks as they
 //! arrive; it says which pages of each chunk hold them ([`ScanPages`]). When *every*
-//! scan that still needs a chunk is such a selection, a load of that chunk reads only
-//! the union of their pages and the pool keeps only those bytes: the report's
-//! scatter-readv with the unwanted pages sent to a dummy page.
+//! scan that still needs a chunk is such a selection, and their pages lie within half
+//! the chunk ([`SCATTER_MAX_SPAN`]), a load of that chunk keeps only the union of their
+//! pages: the report's scatter-readv, one request from the first page to the last with
+//! the pages between sent to a dummy buffer.
 //!
 //! Such a piece is of use to those scans only. The invariant that keeps every other
 //! part of the ABM unaware of it: **a scattered piece's chunk is needed by no scan
-//! outside the set it was loaded for** (`Scatter::scans`). Interest in a chunk grows
-//! only when a scan is admitted, so admission upholds it (`clear_scatter_for`): a scan
-//! that needs a chunk with a scattered piece is admitted only once that piece is gone —
-//! evicted on the spot when no worker holds it and it is not being read, else the scan
-//! stays queued until the holder releases it or the read ends. Each scan of the set
-//! takes the piece once, so a queued scan waits for finitely many such pieces.
+//! outside the set it serves** (`Scatter::scans`). Interest in a chunk grows only when
+//! a scan is admitted, so admission upholds it (`clear_scatter_for`): a selection whose
+//! pages the piece holds joins the set; any other scan is admitted only once the piece
+//! is gone — evicted on the spot when no scan needs it, no worker holds it and no read
+//! fills it, else the scan stays queued (the `Driver` tries again after every release
+//! and load). Each scan of the set takes the piece once, so a queued scan waits for
+//! finitely many such pieces.
 //!
 //! ```text
-//!   chunk 7 wanted by index selections A {p2,p9} and B {p9,p40} only
-//!       load: pages {2, 9, 40} of 64 (three runs), 3/64 of the bytes reserved
+//!   chunk 7 wanted by index selections A {p2,p9} and B {p9,p20} only
+//!       load: pages 2..=20 read with one request, {2, 9, 20} kept (3/64 of the bytes)
+//!   selection D {p9} registers           → admitted, shares the piece
 //!   full scan C registers, needing chunk 7:
-//!       piece resident, unpinned   → evicted, C admitted (chunk 7 absent again)
-//!       piece pinned or loading    → C queued until it is released / read
+//!       A and B done with it, unpinned   → evicted, C admitted (chunk 7 absent again)
+//!       still needed, pinned or loading  → C queued until A and B have taken it
 //! ```
 //!
 //! Only NSM/PAX chunks whose geometry knows its pages (`TableGeometry::with_page_bytes`)
@@ -227,7 +230,20 @@ impl AbmState {
             let outside = self.interest(chunk) - scatter.scans;
             if !outside.is_empty() {
                 return Err(format!(
-                    "{chunk}'s scattered piece is needed by scans it was not loaded for ({outside:?})"
+                    "{chunk}'s scattered piece is needed by scans it does not serve ({outside:?})"
+                ));
+            }
+            let lacking = self.interest(chunk).iter().find(|&slot| {
+                let wanted = self
+                    .active_scan(slot)
+                    .pages
+                    .as_ref()
+                    .and_then(|p| p.of(chunk));
+                !wanted.is_some_and(|w| w.iter().all(|p| scatter.pages.binary_search(p).is_ok()))
+            });
+            if let Some(slot) = lacking {
+                return Err(format!(
+                    "{chunk}'s scattered piece lacks pages scan {slot:?} needs"
                 ));
             }
             let bytes = self.geometry.bytes_of_pages(chunk, &scatter.pages);
