@@ -342,7 +342,8 @@ fn scan_pages(
         let k = starts.partition_point(|&s| s <= row).saturating_sub(1);
         let at = map.page_of(table, k, 0, row)?;
         let first = table.chunk(k).columns[0].extent.offset;
-        let page = u32::try_from((at.page.offset - first) / page_bytes).unwrap_or(u32::MAX);
+        let page =
+            u32::try_from(at.page.offset.saturating_sub(first) / page_bytes).unwrap_or(u32::MAX);
         let chunk = ChunkId(u32::try_from(k).unwrap_or(u32::MAX));
         match pages.last_mut() {
             Some((c, list)) if *c == chunk => list.push(page),
