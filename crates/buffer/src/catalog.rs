@@ -350,7 +350,10 @@ impl<P: Policy> Catalog<P> {
     /// Tries admission again in every table whose queued scans may wait for a
     /// scattered piece to go (`scatter.rs`), as after a release or a completed load;
     /// the scans served are appended to `out`.
+    /// Called after every release and load: without a table waiting so, it does
+    /// nothing (not even rebalance).
     pub fn admit_behind_scatter(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
+        let mut tried = false;
         for t in 0..self.tables.len() {
             let waits = self.tables[t]
                 .as_ref()
@@ -361,9 +364,12 @@ impl<P: Policy> Catalog<P> {
                     abm.admit_queued(now, out);
                 }
                 self.collect_scatter_evicted();
+                tried = true;
             }
         }
-        self.rebalance();
+        if tried {
+            self.rebalance();
+        }
     }
 
     /// Scattered pieces the tables evicted to admit scans join the pieces to report.

@@ -313,11 +313,18 @@ impl AbmState {
     }
 
     /// Bytes `piece` holds in the pool, or a load of it would reserve if it is not
-    /// there (its whole size: a scattered load never reserves more).
+    /// there: its geometry's size, but for a scattered piece its pages' (`scatter.rs`).
+    /// Policies ask this for every candidate victim, so the common case (nothing
+    /// scattered) stays an array lookup.
     pub fn piece_bytes(&self, piece: PieceId) -> u64 {
-        self.pool
-            .bytes(piece)
-            .unwrap_or_else(|| self.geometry.piece_bytes(piece.chunk, piece.columns))
+        let scattered = (!self.scattered.is_empty())
+            .then(|| self.scattered.get(&piece.chunk))
+            .flatten()
+            .filter(|_| !self.columnar());
+        match scattered {
+            Some(s) => self.geometry.bytes_of_pages(piece.chunk, &s.pages),
+            None => self.geometry.piece_bytes(piece.chunk, piece.columns),
+        }
     }
 
     /// Bytes of `chunk`'s pieces for `cols`.
