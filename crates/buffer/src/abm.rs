@@ -179,11 +179,12 @@ impl<P: Policy> Abm<P> {
             registered_at: now,
             waiting: Vec::new(),
             pages: spec.pages.clone().map(std::sync::Arc::new),
+            overtaken: 0,
         };
         let pages = pending.pages.clone();
-        if self.state.pending.is_empty()
-            && self.admissible(needed, &pending.chunks, pages.as_deref())
-        {
+        let queued = self.state.pending.len();
+        if self.may_pass(queued) && self.admissible(needed, &pending.chunks, pages.as_deref()) {
+            self.note_passed(queued);
             self.admit(pending);
             return Ok(Registration {
                 scan: id,
@@ -221,6 +222,24 @@ impl<P: Policy> Abm<P> {
         pages: Option<&ScanPages>,
     ) -> bool {
         self.state.admission_open(footprint) && self.state.clear_scatter_for(chunks, pages)
+    }
+
+    /// Whether a scan may be admitted before the first `ahead` queued scans: none of
+    /// them has been passed [`crate::ADMISSION_MAX_OVERTAKES`] times.
+    fn may_pass(&self, ahead: usize) -> bool {
+        let limit = crate::ADMISSION_MAX_OVERTAKES;
+        self.state
+            .pending
+            .iter()
+            .take(ahead)
+            .all(|p| p.overtaken < limit)
+    }
+
+    /// Counts a pass of the first `ahead` queued scans.
+    fn note_passed(&mut self, ahead: usize) {
+        for p in self.state.pending.iter_mut().take(ahead) {
+            p.overtaken = p.overtaken.saturating_add(1);
+        }
     }
 
     fn admit(&mut self, pending: PendingScan) -> ScanSlot {
@@ -431,23 +450,45 @@ impl<P: Policy> Abm<P> {
         Ok(())
     }
 
-    /// Admits queued scans, first come first served, while admission allows; each is
-    /// served at once if it can be (appended to `out`).
+    /// Admits queued scans while admission allows, each served at once if it can be
+    /// (appended to `out`): of those that fit, the one reading the fewest chunks first
+    /// (queryRelevance's "shorter scans first", applied to admission; the first queued
+    /// among equals). A scan that does not fit yet is passed by later ones until it
+    /// has been passed [`crate::ADMISSION_MAX_OVERTAKES`] times; from then on nothing
+    /// behind it is admitted first, so it waits only for room that finishing scans
+    /// free.
     pub(crate) fn admit_queued(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
-        while let Some(footprint) = self.state.pending.front().map(|p| p.footprint) {
-            let front = self.state.pending.front();
-            let Some((chunks, pages)) = front.map(|p| (p.chunks.clone(), p.pages.clone())) else {
-                break;
-            };
-            if !self.admissible(footprint, &chunks, pages.as_deref()) {
-                break;
-            }
-            let Some(pending) = self.state.pending.pop_front() else {
+        while let Some(at) = self.next_admitted() {
+            self.note_passed(at);
+            let Some(pending) = self.state.pending.remove(at) else {
                 break;
             };
             let slot = self.admit(pending);
             self.serve_blocked(ScanSet::single(slot), now, out);
         }
+    }
+
+    /// The queue position of the scan [`Abm::admit_queued`] admits next, if any fits.
+    fn next_admitted(&mut self) -> Option<usize> {
+        let mut best: Option<(u32, usize)> = None;
+        let mut at = 0;
+        while let Some(p) = self.state.pending.get(at) {
+            let (needed, footprint) = (p.chunks.len(), p.footprint);
+            let last = p.overtaken >= crate::ADMISSION_MAX_OVERTAKES;
+            let shorter = best.is_none_or(|(fewest, _)| needed < fewest);
+            // The budget first: cheap, and most queued scans fail it.
+            if shorter && self.state.admission_open(footprint) {
+                let (chunks, pages) = (p.chunks.clone(), p.pages.clone());
+                if self.state.clear_scatter_for(&chunks, pages.as_deref()) {
+                    best = Some((needed, at));
+                }
+            }
+            if last {
+                break;
+            }
+            at += 1;
+        }
+        best.map(|(_, at)| at)
     }
 
     /// Loader: what to read next, or `None` (nothing useful now, or `max_inflight` loads

@@ -18,8 +18,15 @@ pub const MAX_WORKERS: u16 = 64;
 pub const ADMISSION_CHUNKS_PER_SCAN: u32 = STARVED_BELOW;
 
 /// Most scans that can be active at once in one ABM: the bits of a [`crate::ScanSet`].
-/// More scans queue for admission (FIFO).
+/// More scans queue for admission.
 pub const MAX_SCANS: usize = 256;
+
+/// Admission takes the queued scan reading the fewest chunks that fits, before queued
+/// scans ahead of it, but passes each of those at most this many times; then nothing
+/// behind it is admitted before it. First come first served made a short query wait
+/// behind long ones of several workers, each reserving room for 5 chunks
+/// (docs/abm.md, "Admission"); the bound keeps a long scan's wait finite.
+pub const ADMISSION_MAX_OVERTAKES: u32 = 8;
 
 /// Default unit of `waitingTime` in `queryRelevance`: one millisecond of waiting,
 /// divided by the number of running scans, outweighs one chunk still needed. The paper

@@ -100,8 +100,8 @@ mod transitions;
 pub use abm::{Abm, Delivery, LoadDecision, NextChunk, Paced, Registration};
 pub use catalog::{Catalog, CatalogStats};
 pub use config::{
-    AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, DEFAULT_AGING_UNIT, MAX_SCANS, MAX_WORKERS,
-    STARVED_BELOW,
+    AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, ADMISSION_MAX_OVERTAKES,
+    DEFAULT_AGING_UNIT, MAX_SCANS, MAX_WORKERS, STARVED_BELOW,
 };
 pub use driver::{Answer, Driver, Mail, OnLoadFailure};
 pub use error::BufferError;

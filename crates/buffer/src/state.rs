@@ -180,6 +180,9 @@ pub(crate) struct PendingScan {
     /// Its workers that already asked for a chunk, with since when.
     pub(crate) waiting: Vec<(u16, Nanos)>,
     pub(crate) pages: Option<Arc<ScanPages>>,
+    /// Scans queued after it that were admitted before it (at most
+    /// [`crate::ADMISSION_MAX_OVERTAKES`]).
+    pub(crate) overtaken: u32,
 }
 
 /// Counters for reports.

@@ -519,6 +519,84 @@ fn a_short_parallel_scan_reserves_only_the_chunks_it_reads() {
     abm.check_invariants().unwrap();
 }
 
+/// When room frees, admission takes the queued scan reading the fewest chunks first
+/// (queryRelevance's "shorter scans first"), not the first queued: here room for 4
+/// chunks admits a 2-chunk scan and leaves a full scan of 2 workers (3 chunks) queued,
+/// where first come first served would admit the full scan and leave the short one.
+#[test]
+fn admission_takes_the_shortest_queued_scan_first() {
+    let geometry = TableGeometry::uniform(10, ROWS_PER_CHUNK).unwrap();
+    for kind in PolicyKind::ALL {
+        let mut abm = Abm::with_kind(geometry.clone(), AbmConfig::new(4), kind).unwrap();
+        let full = ScanSpec::full(10 * ROWS_PER_CHUNK);
+        let first = abm.register_scan(&full.clone().with_workers(3), Nanos(0)).unwrap();
+        assert!(first.admitted, "{kind:?}");
+        let long = abm.register_scan(&full.clone().with_workers(2), Nanos(1)).unwrap();
+        let two_chunks = ScanSpec::new(3 * ROWS_PER_CHUNK..5 * ROWS_PER_CHUNK, ColumnMask::ALL);
+        let short = abm.register_scan(&two_chunks, Nanos(2)).unwrap();
+        assert!(!long.admitted && !short.admitted, "{kind:?}: no room left");
+        let chunk = abm.state().chunk_bytes(ChunkId(0));
+        let mut out = Vec::new();
+        abm.unregister_scan(first.scan, Nanos(3), &mut out).unwrap();
+        assert_eq!(abm.state().pending_count(), 1, "{kind:?}");
+        assert_eq!(abm.state().reserved_bytes(), 2 * chunk, "{kind:?}: the short scan's");
+        abm.unregister_scan(short.scan, Nanos(4), &mut out).unwrap();
+        assert_eq!(abm.state().pending_count(), 0, "{kind:?}");
+        assert_eq!(abm.state().reserved_bytes(), 3 * chunk, "{kind:?}: the long scan's");
+        abm.check_invariants().unwrap();
+    }
+}
+
+/// Admission backfills: a short scan that fits is admitted before a queued parallel
+/// scan that does not, but only `ADMISSION_MAX_OVERTAKES` times; the next short one
+/// queues behind it, and when room frees the parallel scan goes first.
+#[test]
+fn short_scans_pass_a_queued_scan_a_bounded_number_of_times() {
+    let geometry = TableGeometry::uniform(10, ROWS_PER_CHUNK).unwrap();
+    for kind in PolicyKind::ALL {
+        let mut abm = Abm::with_kind(geometry.clone(), AbmConfig::new(4), kind).unwrap();
+        let full = ScanSpec::full(10 * ROWS_PER_CHUNK);
+        let first = abm.register_scan(&full, Nanos(0)).unwrap();
+        assert!(first.admitted, "{kind:?}");
+        // Three workers reserve 4 chunks; with the first scan's 2 they do not fit in 4.
+        let wide = abm
+            .register_scan(&full.clone().with_workers(3), Nanos(0))
+            .unwrap();
+        assert!(!wide.admitted, "{kind:?}");
+        let one_chunk = ScanSpec::new(3 * ROWS_PER_CHUNK..4 * ROWS_PER_CHUNK, ColumnMask::ALL);
+        let mut out = Vec::new();
+        for k in 0..ADMISSION_MAX_OVERTAKES {
+            let short = abm.register_scan(&one_chunk, Nanos(1)).unwrap();
+            assert!(short.admitted, "{kind:?}: pass {k} of the queued scan");
+            abm.unregister_scan(short.scan, Nanos(2), &mut out).unwrap();
+            abm.check_invariants().unwrap();
+        }
+        let late = abm.register_scan(&one_chunk, Nanos(3)).unwrap();
+        assert!(
+            !late.admitted,
+            "{kind:?}: the queued scan was passed enough"
+        );
+        // Room for the queued scan's 4 chunks, and then none for the late one.
+        let chunk = abm.state().chunk_bytes(ChunkId(0));
+        abm.unregister_scan(first.scan, Nanos(4), &mut out).unwrap();
+        let state = abm.state();
+        assert_eq!(state.pending_count(), 1, "{kind:?}");
+        assert_eq!(
+            state.reserved_bytes(),
+            4 * chunk,
+            "{kind:?}: the wide scan's"
+        );
+        abm.unregister_scan(wide.scan, Nanos(5), &mut out).unwrap();
+        assert_eq!(abm.state().pending_count(), 0, "{kind:?}");
+        assert_eq!(
+            abm.state().reserved_bytes(),
+            chunk,
+            "{kind:?}: the late scan's"
+        );
+        abm.check_invariants().unwrap();
+    }
+}
+
 #[test]
 fn driver_misuse_is_an_error_not_a_panic() {
     let geometry = TableGeometry::uniform(4, ROWS_PER_CHUNK).unwrap();
@@ -568,8 +646,8 @@ fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
             .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
             .unwrap();
         assert!(full.admitted);
-        // A scan of no chunks reserves nothing, but admission is in order: behind a
-        // second full scan, which two frames cannot admit, it queues.
+        // A scan of no chunks reserves nothing, so it passes a second full scan,
+        // which two frames cannot admit — but only so many times; then it queues.
         let second = abm
             .register_scan(&ScanSpec::full(10 * ROWS_PER_CHUNK), Nanos(0))
             .unwrap();
@@ -578,6 +656,10 @@ fn a_queued_scan_with_no_chunks_is_finished_not_left_waiting() {
             "{kind:?}: two frames admit only one full scan"
         );
         let empty = ScanSpec::new(5..5, ColumnMask::ALL);
+        for _ in 0..ADMISSION_MAX_OVERTAKES {
+            let passing = abm.register_scan(&empty, Nanos(0)).unwrap();
+            assert!(passing.admitted, "{kind:?}: fits, passes the second scan");
+        }
         let queued = abm.register_scan(&empty, Nanos(0)).unwrap();
         assert!(!queued.admitted, "{kind:?}: queued behind the second scan");
         assert_eq!(
