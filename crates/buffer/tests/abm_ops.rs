@@ -529,9 +529,13 @@ fn admission_takes_the_shortest_queued_scan_first() {
     for kind in PolicyKind::ALL {
         let mut abm = Abm::with_kind(geometry.clone(), AbmConfig::new(4), kind).unwrap();
         let full = ScanSpec::full(10 * ROWS_PER_CHUNK);
-        let first = abm.register_scan(&full.clone().with_workers(3), Nanos(0)).unwrap();
+        let first = abm
+            .register_scan(&full.clone().with_workers(3), Nanos(0))
+            .unwrap();
         assert!(first.admitted, "{kind:?}");
-        let long = abm.register_scan(&full.clone().with_workers(2), Nanos(1)).unwrap();
+        let long = abm
+            .register_scan(&full.clone().with_workers(2), Nanos(1))
+            .unwrap();
         let two_chunks = ScanSpec::new(3 * ROWS_PER_CHUNK..5 * ROWS_PER_CHUNK, ColumnMask::ALL);
         let short = abm.register_scan(&two_chunks, Nanos(2)).unwrap();
         assert!(!long.admitted && !short.admitted, "{kind:?}: no room left");
@@ -539,10 +543,18 @@ fn admission_takes_the_shortest_queued_scan_first() {
         let mut out = Vec::new();
         abm.unregister_scan(first.scan, Nanos(3), &mut out).unwrap();
         assert_eq!(abm.state().pending_count(), 1, "{kind:?}");
-        assert_eq!(abm.state().reserved_bytes(), 2 * chunk, "{kind:?}: the short scan's");
+        assert_eq!(
+            abm.state().reserved_bytes(),
+            2 * chunk,
+            "{kind:?}: the short scan's"
+        );
         abm.unregister_scan(short.scan, Nanos(4), &mut out).unwrap();
         assert_eq!(abm.state().pending_count(), 0, "{kind:?}");
-        assert_eq!(abm.state().reserved_bytes(), 3 * chunk, "{kind:?}: the long scan's");
+        assert_eq!(
+            abm.state().reserved_bytes(),
+            3 * chunk,
+            "{kind:?}: the long scan's"
+        );
         abm.check_invariants().unwrap();
     }
 }
