@@ -18,7 +18,8 @@
 //! 6. class index: every chunk sits in the class of its set, in the set of its place,
 //!    and the class's columns are its scans' columns;
 //! 7. loads in flight never exceed `max_inflight`; admission keeps room for 2 chunks
-//!    (of its columns) per scan;
+//!    (of its columns) per scan, and passes no queued scan more than
+//!    `ADMISSION_MAX_OVERTAKES` times;
 //! 8. tiled (CSM) tables: the page schemas are pairwise disjoint, each active scan's
 //!    columns lie in one of them, and they hold no other columns (Clotho's Figure 4).
 //!    Pieces stay one per column of a chunk, so (by 1) each attribute of a chunk is
@@ -378,6 +379,11 @@ impl AbmState {
             reserved <= self.admission_bytes,
             "admitted scans reserve {reserved} bytes of {}",
             self.admission_bytes
+        );
+        let passed = self.pending.iter().map(|p| p.overtaken).max();
+        ensure!(
+            passed.unwrap_or(0) <= crate::ADMISSION_MAX_OVERTAKES,
+            "a queued scan was passed {passed:?} times"
         );
         Ok(())
     }
