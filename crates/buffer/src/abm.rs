@@ -6,9 +6,9 @@ use crate::state::PendingScan;
 use std::ops::Range;
 
 use crate::{
-    AbmConfig, AbmState, AnyPolicy, AppendedChunk, BufferError, ChunkId, ChunkRanges,
-    EvictionRequest, HolderId, Nanos, PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanPages,
-    ScanSet, ScanSlot, ScanSpec, TableGeometry, TableId,
+    AbmConfig, AbmState, AnyPolicy, AppendedChunk, BufferError, ChunkId, EvictionRequest, HolderId,
+    Nanos, PieceId, Policy, PolicyKind, ReadPlan, ScanId, ScanSet, ScanSlot, ScanSpec,
+    TableGeometry, TableId,
 };
 
 /// A chunk handed to one worker of a scan (pinned for it). The worker must call
@@ -181,21 +181,17 @@ impl<P: Policy> Abm<P> {
             pages: spec.pages.clone().map(std::sync::Arc::new),
             overtaken: 0,
         };
-        let pages = pending.pages.clone();
-        let queued = self.state.pending.len();
-        if self.may_pass(queued) && self.admissible(needed, &pending.chunks, pages.as_deref()) {
-            self.note_passed(queued);
-            self.admit(pending);
-            return Ok(Registration {
-                scan: id,
-                admitted: true,
-            });
-        }
+        // Queued first, so one check (`fits`) serves registration and `admit_queued`.
         self.state.pending.push_back(pending);
-        Ok(Registration {
-            scan: id,
-            admitted: false,
-        })
+        let at = self.state.pending.len().saturating_sub(1);
+        let admitted = self.may_pass(at) && self.fits(at);
+        if admitted {
+            self.note_passed(at);
+            if let Some(pending) = self.state.pending.remove(at) {
+                self.admit(pending);
+            }
+        }
+        Ok(Registration { scan: id, admitted })
     }
 
     /// A bulk append (2012 §2.1): `chunks` are new chunks after every chunk there is;
@@ -213,15 +209,21 @@ impl<P: Policy> Abm<P> {
         Ok(ChunkId(added.start)..ChunkId(added.end))
     }
 
-    /// Whether `pending` may be admitted now: room in the budget, and none of its chunks
-    /// with a scattered piece left (`scatter.rs`: those evicted now if they can be).
-    fn admissible(
-        &mut self,
-        footprint: u64,
-        chunks: &ChunkRanges,
-        pages: Option<&ScanPages>,
-    ) -> bool {
-        self.state.admission_open(footprint) && self.state.clear_scatter_for(chunks, pages)
+    /// Whether the queued scan at `at` may be admitted now: room in the budget (checked
+    /// first: cheap, and most queued scans fail it), and none of its chunks with a
+    /// scattered piece left (`scatter.rs`: those evicted now if they can be).
+    fn fits(&mut self, at: usize) -> bool {
+        let Some(p) = self.state.pending.get(at) else {
+            return false;
+        };
+        if !self.state.admission_open(p.footprint) {
+            return false;
+        }
+        if self.state.scattered.is_empty() {
+            return true;
+        }
+        let (chunks, pages) = (p.chunks.clone(), p.pages.clone());
+        self.state.clear_scatter_for(&chunks, pages.as_deref())
     }
 
     /// Whether a scan may be admitted before the first `ahead` queued scans: none of
@@ -473,15 +475,11 @@ impl<P: Policy> Abm<P> {
         let mut best: Option<(u32, usize)> = None;
         let mut at = 0;
         while let Some(p) = self.state.pending.get(at) {
-            let (needed, footprint) = (p.chunks.len(), p.footprint);
+            let needed = p.chunks.len();
             let last = p.overtaken >= crate::ADMISSION_MAX_OVERTAKES;
             let shorter = best.is_none_or(|(fewest, _)| needed < fewest);
-            // The budget first: cheap, and most queued scans fail it.
-            if shorter && self.state.admission_open(footprint) {
-                let (chunks, pages) = (p.chunks.clone(), p.pages.clone());
-                if self.state.clear_scatter_for(&chunks, pages.as_deref()) {
-                    best = Some((needed, at));
-                }
+            if shorter && self.fits(at) {
+                best = Some((needed, at));
             }
             if last {
                 break;
