@@ -112,6 +112,11 @@ pub trait PolicyRun {
     fn scheduling(&self) -> Option<SchedulingCost> {
         None
     }
+    /// Time the engine's loaders spent on loads since this run started, and how much
+    /// of it they waited for the buffer manager's lock; `None` when not measured.
+    fn loader_time(&self) -> Option<LoaderTime> {
+        None
+    }
     /// CPU time spent since this run started by processes other than this one (a peer
     /// engine's server or driver); the runner adds it to this process's CPU time.
     fn external_cpu_time(&self) -> Duration {
@@ -133,6 +138,14 @@ pub trait PolicyRun {
 pub struct SchedulingCost {
     pub seconds: f64,
     pub calls: u64,
+}
+
+/// Time the loaders spent on loads (summed over loaders), and the part of it spent
+/// waiting to take the buffer manager's lock back after reading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LoaderTime {
+    pub busy_s: f64,
+    pub lock_wait_s: f64,
 }
 
 /// What a [`PolicyFactory`] is asked to set up.

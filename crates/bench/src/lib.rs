@@ -41,8 +41,8 @@ pub use bench::{
 };
 pub use calibration::{calibrate, Calibration, CalibrationInput};
 pub use engine::{
-    Consumption, IoStats, LoadRecord, PolicyFactory, PolicyRun, PolicySetup, QueryEngine,
-    QueryOutput, SchedulingCost,
+    Consumption, IoStats, LoadRecord, LoaderTime, PolicyFactory, PolicyRun, PolicySetup,
+    QueryEngine, QueryOutput, SchedulingCost,
 };
 pub use error::BenchError;
 pub use mix::{Mix, QueryKind, QueryType};

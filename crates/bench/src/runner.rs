@@ -90,6 +90,7 @@ pub fn run_policy(
         loads: run.load_log(),
         opt_chunk_loads: run.opt_chunk_loads(),
         scheduling: run.scheduling(),
+        loader: run.loader_time(),
         consumptions,
         refreshes,
     })

@@ -10,7 +10,7 @@
 //! - per type I/Os: chunk loads the ABM scheduled for queries of that type (tags);
 //!   `None` when no load in the run carried a tag (elevator: the paper's empty column).
 
-use crate::engine::{Consumption, IoStats, LoadRecord, SchedulingCost};
+use crate::engine::{Consumption, IoStats, LoadRecord, LoaderTime, SchedulingCost};
 use crate::mix::QueryType;
 use crate::refresh::{RefreshRun, RefreshStats};
 use crate::sharing::{sharing_potential, SharingPotential, SHARING_SAMPLES};
@@ -34,6 +34,8 @@ pub struct PolicyMeasurement {
     pub opt_chunk_loads: Option<u64>,
     /// Time in buffer-manager decisions, if the engine measured it.
     pub scheduling: Option<SchedulingCost>,
+    /// Time the loaders spent on loads and waiting for the lock, if measured.
+    pub loader: Option<LoaderTime>,
     /// When each query took each chunk, if asked for (`pbm-sharing`) and recorded.
     pub consumptions: Option<Vec<Consumption>>,
     /// The refresh stream's pairs, when the run had one.
@@ -72,6 +74,12 @@ pub struct PolicyStats {
     pub scheduling_s: Option<f64>,
     /// Buffer-manager calls during the run.
     pub abm_calls: Option<u64>,
+    /// Seconds the loaders spent on loads, summed over loaders: near `total_time_s`
+    /// per loader, the loader is the bottleneck.
+    pub loader_busy_s: Option<f64>,
+    /// Of `loader_busy_s`, seconds the loaders waited to take the buffer manager's
+    /// lock back after reading.
+    pub loader_lock_wait_s: Option<f64>,
     pub queries: usize,
     pub results_checked: usize,
     pub query_types: BTreeMap<QueryType, QueryTypeStats>,
@@ -98,6 +106,8 @@ impl PolicyStats {
             opt_chunk_loads: m.opt_chunk_loads,
             scheduling_s: m.scheduling.map(|s| s.seconds),
             abm_calls: m.scheduling.map(|s| s.calls),
+            loader_busy_s: m.loader.map(|l| l.busy_s),
+            loader_lock_wait_s: m.loader.map(|l| l.lock_wait_s),
             queries: m.runs.len(),
             results_checked: m.results_checked,
             query_types: per_type(m, standalone),

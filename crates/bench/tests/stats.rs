@@ -2,7 +2,9 @@
 //! in the comments.
 
 use coopscan_bench::stats::{PolicyMeasurement, PolicyStats, QueryRun, Standalone};
-use coopscan_bench::{IoStats, LoadRecord, QueryInstance, QueryKind, QueryType, SchedulingCost};
+use coopscan_bench::{
+    IoStats, LoadRecord, LoaderTime, QueryInstance, QueryKind, QueryType, SchedulingCost,
+};
 use std::time::Duration;
 
 const F10: QueryType = QueryType {
@@ -73,6 +75,10 @@ fn measurement(tags: [Option<u64>; 7]) -> (PolicyMeasurement, Standalone) {
             seconds: 0.25,
             calls: 40,
         }),
+        loader: Some(LoaderTime {
+            busy_s: 9.5,
+            lock_wait_s: 3.0,
+        }),
         consumptions: None,
         refreshes: Vec::new(),
     };
@@ -100,6 +106,10 @@ fn system_statistics_by_hand() {
     // Wall time 11 s outlasts the last query (10 s).
     assert!(close(s.total_time_s, 11.0));
     assert_eq!((s.scheduling_s, s.abm_calls), (Some(0.25), Some(40)));
+    assert_eq!(
+        (s.loader_busy_s, s.loader_lock_wait_s),
+        (Some(9.5), Some(3.0))
+    );
     assert_eq!(
         (
             s.io_requests,

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use coopscan_bench::{
-    Consumption, IoStats, LoadRecord, PolicyRun, PolicySetup, QueryEngine, QueryInstance,
-    QueryKind, QueryOutput, Refresher, SchedulingCost,
+    Consumption, IoStats, LoadRecord, LoaderTime, PolicyRun, PolicySetup, QueryEngine,
+    QueryInstance, QueryKind, QueryOutput, Refresher, SchedulingCost,
 };
 use coopscan_buffer::{EvictionStrategy, Reference};
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
@@ -218,6 +218,14 @@ impl PolicyRun for DfRun {
         Some(SchedulingCost {
             seconds: s.time.as_secs_f64(),
             calls: s.calls,
+        })
+    }
+
+    fn loader_time(&self) -> Option<LoaderTime> {
+        let s = self.runtime.stats();
+        Some(LoaderTime {
+            busy_s: s.loader_busy.as_secs_f64(),
+            lock_wait_s: s.loader_lock_wait.as_secs_f64(),
         })
     }
 

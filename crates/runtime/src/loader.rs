@@ -15,7 +15,7 @@
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use coopscan_buffer::{AbmState, LoadDecision, Nanos, PieceId, ReadPlan};
 use coopscan_storage::device::Completion;
@@ -108,9 +108,24 @@ fn load_pieces(
     load: &LoadDecision,
     jobs: &[PieceJob],
 ) -> bool {
+    let started = Instant::now();
+    let mut lock_wait = Duration::ZERO;
+    let running = read_pieces(shared, inner, load, jobs, &mut lock_wait);
+    shared.counters.load_timed(started.elapsed(), lock_wait);
+    running
+}
+
+/// [`load_pieces`]' work; `lock_wait` sums the waits to take the lock back.
+fn read_pieces(
+    shared: &Shared,
+    inner: &mut MutexGuard<'_, Inner>,
+    load: &LoadDecision,
+    jobs: &[PieceJob],
+    lock_wait: &mut Duration,
+) -> bool {
     let mut pieces = load.pieces.iter();
     let mut first_error = None;
-    let mut reads = MutexGuard::unlocked(inner, || {
+    let mut reads = unlocked_timed(inner, lock_wait, || {
         read_tile(shared, load).unwrap_or_else(|| issue_all(shared, jobs))
     })
     .into_iter();
@@ -124,7 +139,7 @@ fn load_pieces(
         let issued = reads
             .next()
             .unwrap_or_else(|| Err(StorageError::Invalid(format!("{piece} was not read"))));
-        let result = MutexGuard::unlocked(inner, || issued.and_then(Issued::arrive));
+        let result = unlocked_timed(inner, lock_wait, || issued.and_then(Issued::arrive));
         let now = shared.now();
         let ok = match result {
             Ok(read) => {
@@ -167,6 +182,24 @@ fn load_pieces(
         }
     }
     true
+}
+
+/// Runs `f` without the lock, adding to `waited` how long taking the lock back took.
+fn unlocked_timed<T>(
+    inner: &mut MutexGuard<'_, Inner>,
+    waited: &mut Duration,
+    f: impl FnOnce() -> T,
+) -> T {
+    let mut done = None;
+    let out = MutexGuard::unlocked(inner, || {
+        let out = f();
+        done = Some(Instant::now());
+        out
+    });
+    if let Some(done) = done {
+        *waited = waited.saturating_add(done.elapsed());
+    }
+    out
 }
 
 /// One piece of a load: its plan, and the neighbours' bytes it may copy pages from.

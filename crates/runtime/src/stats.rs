@@ -23,6 +23,14 @@ pub struct RuntimeStats {
     pub scans: u64,
     /// Sum over finished (dropped) scans of the time spent blocked in `next_chunk`.
     pub scan_wait: Duration,
+    /// Time the loaders spent on loads, from the ABM's decision to the last piece made
+    /// resident, summed over loaders. Near the run's wall time per loader, the loader
+    /// is the bottleneck.
+    pub loader_busy: Duration,
+    /// Of `loader_busy`, the time the loaders waited to take the ABM's lock again after
+    /// reading a piece: on busy cores the lock's holders are descheduled while scan
+    /// workers queue for it (docs/performance.md, "The loader's lock waits").
+    pub loader_lock_wait: Duration,
 }
 
 /// Time the ABM spent deciding (the 2007 paper's "scheduling cost", Figure 8): every
@@ -70,6 +78,8 @@ pub(crate) struct Counters {
     bytes_copied: AtomicU64,
     scans: AtomicU64,
     scan_wait_ns: AtomicU64,
+    loader_busy_ns: AtomicU64,
+    loader_lock_wait_ns: AtomicU64,
 }
 
 impl Counters {
@@ -94,8 +104,13 @@ impl Counters {
     }
 
     pub(crate) fn scan_done(&self, wait: Duration) {
-        let ns = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
-        self.scan_wait_ns.fetch_add(ns, Ordering::Relaxed);
+        add_duration(&self.scan_wait_ns, wait);
+    }
+
+    /// A loader spent `busy` on one load, `lock_wait` of it waiting for the ABM's lock.
+    pub(crate) fn load_timed(&self, busy: Duration, lock_wait: Duration) {
+        add_duration(&self.loader_busy_ns, busy);
+        add_duration(&self.loader_lock_wait_ns, lock_wait);
     }
 
     pub(crate) fn snapshot(&self) -> RuntimeStats {
@@ -107,6 +122,18 @@ impl Counters {
             bytes_copied: self.bytes_copied.load(Ordering::Relaxed),
             scans: self.scans.load(Ordering::Relaxed),
             scan_wait: Duration::from_nanos(self.scan_wait_ns.load(Ordering::Relaxed)),
+            loader_busy: Duration::from_nanos(self.loader_busy_ns.load(Ordering::Relaxed)),
+            loader_lock_wait: Duration::from_nanos(
+                self.loader_lock_wait_ns.load(Ordering::Relaxed),
+            ),
         }
     }
+}
+
+/// Adds `d` in nanoseconds, saturating (585 years of waiting would overflow).
+fn add_duration(counter: &AtomicU64, d: Duration) {
+    let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        Some(v.saturating_add(ns))
+    });
 }

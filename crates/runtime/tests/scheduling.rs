@@ -39,3 +39,28 @@ fn every_abm_call_of_a_scan_is_counted_and_timed() {
         assert!(s.per_call() <= s.time);
     }
 }
+
+/// The loaders' time is counted: some for every load, never more than the runtime has
+/// run per loader, and the lock waits are a part of it.
+#[test]
+fn the_loaders_time_and_their_lock_waits_are_counted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let table = write_table(tmp.path(), Layout::Pax, 20_000);
+    let rows = table.rows();
+    let runtime = Runtime::new(table, device(), config(4, PolicyKind::Relevance)).expect("runtime");
+    let idle = runtime.stats();
+    assert!(idle.loader_busy.is_zero(), "{idle:?}: busy before any load");
+    let mut scan = runtime
+        .register(std::iter::once(0..rows).collect(), vec![K, V])
+        .expect("register");
+    consume(&mut scan, None).expect("scan");
+    drop(scan);
+    let s = runtime.stats();
+    assert!(s.chunk_loads > 0, "{s:?}");
+    assert!(!s.loader_busy.is_zero(), "{s:?}: loads took no time");
+    assert!(s.loader_lock_wait <= s.loader_busy, "{s:?}");
+    assert!(
+        s.loader_busy <= runtime.elapsed(),
+        "{s:?}: one loader, more than the run"
+    );
+}

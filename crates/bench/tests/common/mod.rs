@@ -213,6 +213,8 @@ pub fn sweep_stats(
         opt_chunk_loads: None,
         scheduling_s: scheduling.map(|s| s.0),
         abm_calls: scheduling.map(|s| s.1),
+        loader_busy_s: None,
+        loader_lock_wait_s: None,
         queries: 4,
         results_checked: 4,
         query_types: Default::default(),
