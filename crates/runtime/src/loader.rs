@@ -100,8 +100,9 @@ fn serve(shared: &Shared) {
 /// after another, with the lock taken between them, the disk idled while the loader
 /// made each piece resident and woke the scans — on two busy cores longer than a
 /// small piece's transfer. A CSM load's runs are read together (one request per run of
-/// adjacent columns) and made resident in the same order once all are in. False if the
-/// runtime shut down meanwhile.
+/// adjacent columns) and made resident in the same order once all are in. Its time, and
+/// the waits to take the lock back, go to `RuntimeStats::{loader_busy,
+/// loader_lock_wait}`. False if the runtime shut down meanwhile.
 fn load_pieces(
     shared: &Shared,
     inner: &mut MutexGuard<'_, Inner>,

@@ -23,13 +23,14 @@ pub struct RuntimeStats {
     pub scans: u64,
     /// Sum over finished (dropped) scans of the time spent blocked in `next_chunk`.
     pub scan_wait: Duration,
-    /// Time the loaders spent on loads, from the ABM's decision to the last piece made
-    /// resident, summed over loaders. Near the run's wall time per loader, the loader
-    /// is the bottleneck.
+    /// Time the loaders spent on loads, from issuing a load's reads to its last piece
+    /// made resident, summed over loaders. Near the run's wall time per loader, the
+    /// loader is the bottleneck.
     pub loader_busy: Duration,
     /// Of `loader_busy`, the time the loaders waited to take the ABM's lock again after
-    /// reading a piece: on busy cores the lock's holders are descheduled while scan
-    /// workers queue for it (docs/performance.md, "The loader's lock waits").
+    /// reading a piece: with many more scan workers than cores, 32-42 % of it on Table
+    /// 2 with two workers per query (docs/performance.md, "Where two workers per query
+    /// lose: the loader and its lock").
     pub loader_lock_wait: Duration,
 }
 
