@@ -6,7 +6,7 @@
 //! ```text
 //!   scan threads                    Mutex<Inner>                         loader thread(s)
 //!   CScan::next_chunk ──lock──► Abm + resident bytes + mailboxes ◄──lock── next_load(now)
-//!        │ parked on its own wakeup       ▲                          │ unlock
+//!        │ parked on its own slot         ▲                          │ unlock
 //!        ▼                                │                          ▼
 //!   ChunkGuard::batch (decode,            └──lock── load_completed ◄─ Device read + verify
 //!     no lock held)                                 / load_failed       (no lock held)
@@ -33,6 +33,7 @@ mod error;
 mod guard;
 mod load_log;
 mod loader;
+mod parking;
 mod runtime;
 mod scan;
 mod shared;

@@ -38,7 +38,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
         let message = panic_message(payload.as_ref());
         let mut inner = shared.inner.lock();
         fail_everyone(&mut inner, RuntimeError::LoaderPanicked(message));
-        shared.wake_all_scans(&inner);
+        shared.wake_all_scans(&mut inner);
         drop(inner);
         shared.loader_wakeup.notify_all();
     }

@@ -627,7 +627,7 @@ impl Drop for Runtime {
     fn drop(&mut self) {
         let mut inner = self.shared.inner.lock();
         inner.shutdown = true;
-        self.shared.wake_all_scans(&inner);
+        self.shared.wake_all_scans(&mut inner);
         drop(inner);
         self.shared.loader_wakeup.notify_all();
         self.loaders.clear();

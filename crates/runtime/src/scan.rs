@@ -16,14 +16,14 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{Answer, ChunkId, ColumnMask, HolderId, Mail, RowRanges, ScanId, TableId};
-use coopscan_storage::{ChunkBytes, Table};
+use coopscan_buffer::{Answer, ColumnMask, HolderId, Mail, RowRanges, ScanId};
+use coopscan_storage::Table;
 
 use crate::error::{Result, RuntimeError};
 use crate::guard::{ChunkGuard, GuardedScan};
-use crate::shared::{Inner, Served, Shared};
+use crate::parking::{chunk_of, Handed, Parking, Woken};
+use crate::shared::{Served, Shared};
 use crate::stats::ScanStats;
-use crate::sync::Condvar;
 
 /// A scan's registration with the driver, shared by its workers' handles: the last
 /// one to let go unregisters it (dropping every pin and all interest; queued scans may
@@ -50,7 +50,7 @@ impl Drop for Registration {
         self.shared.forget_freed(&mut inner);
         // Unregistering may admit queued scans and answer their waiting workers, or
         // tell this scan's other workers they are finished.
-        self.shared.wake_answered(&inner);
+        self.shared.wake_answered(&mut inner);
         drop(inner);
         self.shared.wake_loaders();
     }
@@ -76,15 +76,8 @@ pub struct CScan {
     ranges: RowRanges,
     projection: Vec<usize>,
     stats: ScanStats,
-    /// This worker's wakeup while it is parked (`Inner::parked`).
-    parked: Arc<Condvar>,
-}
-
-/// What a wait in `next_chunk` ended with.
-enum Woken {
-    Chunk(ChunkId, Vec<Arc<ChunkBytes>>),
-    Finished,
-    Failed(RuntimeError),
+    /// This worker's slot while it is parked (`Inner::parked`).
+    parking: Arc<Parking>,
 }
 
 impl CScan {
@@ -96,6 +89,7 @@ impl CScan {
         projection: Vec<usize>,
     ) -> CScan {
         let phase = worker.map_or(Phase::Finished, |(r, w)| Phase::Active(r, w));
+        let parking = Arc::new(Parking::new(ColumnMask::of(&projection)));
         CScan {
             shared,
             served,
@@ -103,7 +97,7 @@ impl CScan {
             ranges,
             projection,
             stats: ScanStats::default(),
-            parked: Arc::default(),
+            parking,
         }
     }
 
@@ -195,19 +189,19 @@ impl CScan {
         }
     }
 
-    /// Asks the driver for a chunk; if told to wait, parks until an event posts the
-    /// answer. `Ok(None)`: nothing yet and `block` is false. (The driver remembers that
-    /// the scan waits: asking again only checks for its answer, and keeps the waiting
-    /// time the policy ages it by.)
+    /// Asks the driver for a chunk; if told to wait, parks until an event hands it the
+    /// answer (`parking.rs`). `Ok(None)`: nothing yet and `block` is false. (The driver
+    /// remembers that the scan waits: asking again only checks for its answer, and
+    /// keeps the waiting time the policy ages it by.)
     fn wait_for_chunk(&mut self, holder: HolderId, block: bool) -> Result<Option<Woken>> {
         let shared = Arc::clone(&self.shared);
-        let mut inner = shared.inner.lock();
         let mut woke_loaders = false;
         loop {
+            let mut inner = shared.inner.lock();
             let now = shared.now();
             let answer = inner.decide(|driver| driver.ask(holder, now, false))?;
             // The ask may have told a sibling worker of this scan it is finished.
-            shared.wake_answered(&inner);
+            shared.wake_answered(&mut inner);
             match answer {
                 Answer::Mail(Mail::Chunk(d)) => {
                     return Ok(Some(chunk_of(&inner, d.table, d.chunk, self.columns())));
@@ -228,16 +222,14 @@ impl CScan {
             if !block {
                 return Ok(None);
             }
-            #[cfg(feature = "shuttle")]
-            if crate::sync::inject::lost_wakeup_on() {
-                crate::sync::MutexGuard::unlocked(&mut inner, || ());
+            // Parked from the `ask` above, under the lock: an answer posted after it is
+            // handed to the slot, which the wait looks at before it sleeps.
+            inner.parked.insert(holder, Arc::clone(&self.parking));
+            drop(inner);
+            match self.parking.wait() {
+                Handed::Answer(woken) => return Ok(Some(woken)),
+                Handed::AskAgain => {}
             }
-            // Parks with the lock held until the wait releases it: an answer posted
-            // after the `ask` above comes with a notification this wait receives.
-            let parked = Arc::clone(&self.parked);
-            inner.parked.insert(holder, Arc::clone(&parked));
-            parked.wait(&mut inner);
-            inner.parked.remove(&holder);
         }
     }
 
@@ -258,17 +250,6 @@ impl Drop for CScan {
     }
 }
 
-fn chunk_of(inner: &Inner, table: TableId, chunk: ChunkId, columns: ColumnMask) -> Woken {
-    match inner.pieces_for(table, chunk, columns) {
-        Some(bytes) => Woken::Chunk(chunk, bytes),
-        None => Woken::Failed(RuntimeError::Buffer(
-            coopscan_buffer::BufferError::Invariant(format!(
-                "{chunk} delivered but no bytes are resident for it"
-            )),
-        )),
-    }
-}
-
 impl CScan {
     /// The guard's release: the chunk counts as consumed and its piece is unpinned.
     pub(crate) fn release(&mut self, holder: HolderId) {
@@ -281,7 +262,7 @@ impl CScan {
             "releasing a delivered chunk: {released:?}"
         );
         // A release may admit a scan queued behind a scattered piece and serve it.
-        self.shared.wake_answered(&inner);
+        self.shared.wake_answered(&mut inner);
         drop(inner);
         // An unpinned piece may be the victim the loader was waiting for.
         self.shared.wake_loaders();

@@ -11,13 +11,14 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use coopscan_buffer::{
-    AnyPolicy, ChunkId, ColumnMask, Driver, HolderId, Nanos, PieceId, ScanId, TableId,
+    Answer, AnyPolicy, ChunkId, ColumnMask, Driver, HolderId, Mail, Nanos, PieceId, ScanId, TableId,
 };
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 
 use crate::error::RuntimeError;
 use crate::load_log::LoadLog;
+use crate::parking::{chunk_of, Handed, Parking, Woken};
 use crate::stats::{Counters, Scheduling};
 use crate::sync::{Condvar, Mutex};
 
@@ -54,11 +55,11 @@ pub(crate) struct Inner {
     pub(crate) holds: HashMap<TableId, usize>,
     /// Versions a checkpoint replaced that are retired when their last hold goes.
     pub(crate) superseded: BTreeSet<TableId>,
-    /// Each parked scan worker's own wakeup, while it waits for its answer: an event
-    /// wakes only the workers it answered (`Shared::wake_answered`). One wakeup for
-    /// all woke every parked worker (64 with 16 queries of 4 workers) for each answer,
-    /// to take the lock and park again.
-    pub(crate) parked: HashMap<HolderId, Arc<Condvar>>,
+    /// Each parked scan worker's own slot, while it waits for its answer: an event
+    /// hands the workers it answered their answers there (`Shared::wake_answered`).
+    /// One wakeup for all woke every parked worker (64 with 16 queries of 4 workers)
+    /// for each answer, to take the lock and park again.
+    pub(crate) parked: HashMap<HolderId, Arc<Parking>>,
 }
 
 impl Inner {
@@ -206,22 +207,40 @@ impl Shared {
         self.loader_wakeup.notify_all();
     }
 
-    /// Wakes the parked workers whose answer has been posted (`Driver::answered`).
-    /// Called under the lock after every event that can post one; a worker parks
-    /// holding the lock from its `ask` to its wait, so no answer slips between.
-    pub(crate) fn wake_answered(&self, inner: &Inner) {
-        for holder in inner.driver.answered() {
-            if let Some(parked) = inner.parked.get(&holder) {
-                parked.notify_all();
-            }
+    /// Hands the parked workers whose answer has been posted (`Driver::answered`) their
+    /// answers (`parking.rs`). Called under the lock after every event that can post
+    /// one; a worker is in `parked` only from the `ask` that told it to wait, so no
+    /// answer slips between.
+    pub(crate) fn wake_answered(&self, inner: &mut Inner) {
+        let answered: Vec<HolderId> = (inner.driver.answered())
+            .filter(|holder| inner.parked.contains_key(holder))
+            .collect();
+        let now = self.now();
+        for holder in answered {
+            let Some(parking) = inner.parked.remove(&holder) else {
+                continue;
+            };
+            // The worker's own `ask` would take its mail, a failure first: the same call.
+            let answer = inner.decide(|driver| driver.ask(holder, now, false));
+            let handed = match answer {
+                Ok(Answer::Mail(Mail::Chunk(d))) => {
+                    Handed::Answer(chunk_of(inner, d.table, d.chunk, parking.columns))
+                }
+                Ok(Answer::Mail(Mail::Finished)) => Handed::Answer(Woken::Finished),
+                Ok(Answer::Mail(Mail::Failed(e))) => Handed::Answer(Woken::Failed(e)),
+                Err(e) => Handed::Answer(Woken::Failed(e.into())),
+                // Not reached: the worker had mail. Asking again is always safe.
+                Ok(Answer::Wait | Answer::Hold { .. }) => Handed::AskAgain,
+            };
+            parking.hand(handed);
         }
     }
 
-    /// Wakes every parked worker: after a failure, which posts no answer (a failed
-    /// scan's workers learn of it when they ask again), and at shutdown.
-    pub(crate) fn wake_all_scans(&self, inner: &Inner) {
-        for parked in inner.parked.values() {
-            parked.notify_all();
+    /// Wakes every parked worker to ask again: after a failure, which posts no answer (a
+    /// failed scan's workers learn of it when they ask), and at shutdown.
+    pub(crate) fn wake_all_scans(&self, inner: &mut Inner) {
+        for (_, parking) in inner.parked.drain() {
+            parking.hand(Handed::AskAgain);
         }
     }
 }
