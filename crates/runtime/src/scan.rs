@@ -16,12 +16,12 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use coopscan_buffer::{Answer, ColumnMask, HolderId, Mail, RowRanges, ScanId};
+use coopscan_buffer::{ColumnMask, HolderId, RowRanges, ScanId};
 use coopscan_storage::Table;
 
 use crate::error::{Result, RuntimeError};
 use crate::guard::{ChunkGuard, GuardedScan};
-use crate::parking::{chunk_of, Handed, Parking, Woken};
+use crate::parking::{woken, Handed, Parking, Woken};
 use crate::shared::{Served, Shared};
 use crate::stats::ScanStats;
 
@@ -202,14 +202,8 @@ impl CScan {
             let answer = inner.decide(|driver| driver.ask(holder, now, false))?;
             // The ask may have told a sibling worker of this scan it is finished.
             shared.wake_answered(&mut inner);
-            match answer {
-                Answer::Mail(Mail::Chunk(d)) => {
-                    return Ok(Some(chunk_of(&inner, d.table, d.chunk, self.columns())));
-                }
-                Answer::Mail(Mail::Finished) => return Ok(Some(Woken::Finished)),
-                Answer::Mail(Mail::Failed(e)) => return Ok(Some(Woken::Failed(e))),
-                // Not asked paced: the driver never holds this scan.
-                Answer::Wait | Answer::Hold { .. } => {}
+            if let Some(woken) = woken(&inner, answer, self.columns()) {
+                return Ok(Some(woken));
             }
             if !woke_loaders {
                 // The scan may be the reason to load something now.

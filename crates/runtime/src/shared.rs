@@ -11,14 +11,14 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use coopscan_buffer::{
-    Answer, AnyPolicy, ChunkId, ColumnMask, Driver, HolderId, Mail, Nanos, PieceId, ScanId, TableId,
+    AnyPolicy, ChunkId, ColumnMask, Driver, HolderId, Nanos, PieceId, ScanId, TableId,
 };
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 
 use crate::error::RuntimeError;
 use crate::load_log::LoadLog;
-use crate::parking::{chunk_of, Handed, Parking, Woken};
+use crate::parking::{woken, Handed, Parking, Woken};
 use crate::stats::{Counters, Scheduling};
 use crate::sync::{Condvar, Mutex};
 
@@ -221,16 +221,12 @@ impl Shared {
                 continue;
             };
             // The worker's own `ask` would take its mail, a failure first: the same call.
-            let answer = inner.decide(|driver| driver.ask(holder, now, false));
-            let handed = match answer {
-                Ok(Answer::Mail(Mail::Chunk(d))) => {
-                    Handed::Answer(chunk_of(inner, d.table, d.chunk, parking.columns))
+            let handed = match inner.decide(|driver| driver.ask(holder, now, false)) {
+                // Not waiting on (it had mail); were it, asking again is always safe.
+                Ok(answer) => {
+                    woken(inner, answer, parking.columns).map_or(Handed::AskAgain, Handed::Answer)
                 }
-                Ok(Answer::Mail(Mail::Finished)) => Handed::Answer(Woken::Finished),
-                Ok(Answer::Mail(Mail::Failed(e))) => Handed::Answer(Woken::Failed(e)),
                 Err(e) => Handed::Answer(Woken::Failed(e.into())),
-                // Not reached: the worker had mail. Asking again is always safe.
-                Ok(Answer::Wait | Answer::Hold { .. }) => Handed::AskAgain,
             };
             parking.hand(handed);
         }
