@@ -14,11 +14,10 @@
 
 use std::sync::Arc;
 
-use coopscan_buffer::{Answer, ChunkId, ColumnMask, Mail, TableId};
+use coopscan_buffer::{ChunkId, ColumnMask};
 use coopscan_storage::ChunkBytes;
 
 use crate::error::RuntimeError;
-use crate::shared::Inner;
 use crate::sync::{Condvar, Mutex};
 
 /// What a wait for a chunk ended with.
@@ -81,33 +80,5 @@ impl Parking {
             }
             self.wakeup.wait(&mut slot);
         }
-    }
-}
-
-/// What `answer` ends a worker's wait with, the worker reading `columns`; `None` if it
-/// waits on.
-pub(crate) fn woken(
-    inner: &Inner,
-    answer: Answer<RuntimeError>,
-    columns: ColumnMask,
-) -> Option<Woken> {
-    match answer {
-        Answer::Mail(Mail::Chunk(d)) => Some(chunk_of(inner, d.table, d.chunk, columns)),
-        Answer::Mail(Mail::Finished) => Some(Woken::Finished),
-        Answer::Mail(Mail::Failed(e)) => Some(Woken::Failed(e)),
-        // Not asked paced: the driver never holds a runtime worker.
-        Answer::Wait | Answer::Hold { .. } => None,
-    }
-}
-
-/// The resident pieces of a delivered chunk a worker reading `columns` needs.
-fn chunk_of(inner: &Inner, table: TableId, chunk: ChunkId, columns: ColumnMask) -> Woken {
-    match inner.pieces_for(table, chunk, columns) {
-        Some(bytes) => Woken::Chunk(chunk, bytes),
-        None => Woken::Failed(RuntimeError::Buffer(
-            coopscan_buffer::BufferError::Invariant(format!(
-                "{chunk} delivered but no bytes are resident for it"
-            )),
-        )),
     }
 }

@@ -21,7 +21,7 @@ use coopscan_storage::Table;
 
 use crate::error::{Result, RuntimeError};
 use crate::guard::{ChunkGuard, GuardedScan};
-use crate::parking::{woken, Handed, Parking, Woken};
+use crate::parking::{Handed, Parking, Woken};
 use crate::shared::{Served, Shared};
 use crate::stats::ScanStats;
 
@@ -202,7 +202,7 @@ impl CScan {
             let answer = inner.decide(|driver| driver.ask(holder, now, false))?;
             // The ask may have told a sibling worker of this scan it is finished.
             shared.wake_answered(&mut inner);
-            if let Some(woken) = woken(&inner, answer, self.columns()) {
+            if let Some(woken) = inner.woken(answer, self.columns()) {
                 return Ok(Some(woken));
             }
             if !woke_loaders {

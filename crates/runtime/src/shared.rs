@@ -11,14 +11,14 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use coopscan_buffer::{
-    AnyPolicy, ChunkId, ColumnMask, Driver, HolderId, Nanos, PieceId, ScanId, TableId,
+    Answer, AnyPolicy, ChunkId, ColumnMask, Driver, HolderId, Mail, Nanos, PieceId, ScanId, TableId,
 };
 use coopscan_storage::device::Device;
 use coopscan_storage::{ChunkBytes, Table, TableFiles};
 
 use crate::error::RuntimeError;
 use crate::load_log::LoadLog;
-use crate::parking::{woken, Handed, Parking, Woken};
+use crate::parking::{Handed, Parking, Woken};
 use crate::stats::{Counters, Scheduling};
 use crate::sync::{Condvar, Mutex};
 
@@ -84,6 +84,30 @@ impl Inner {
     pub(crate) fn drop_evicted(&mut self, evicted: &[PieceId]) {
         for piece in evicted {
             self.resident.remove(piece);
+        }
+    }
+
+    /// What `answer` ends a worker's wait with, the worker reading `columns`; `None` if
+    /// it waits on.
+    pub(crate) fn woken(&self, answer: Answer<RuntimeError>, columns: ColumnMask) -> Option<Woken> {
+        match answer {
+            Answer::Mail(Mail::Chunk(d)) => Some(self.chunk_of(d.table, d.chunk, columns)),
+            Answer::Mail(Mail::Finished) => Some(Woken::Finished),
+            Answer::Mail(Mail::Failed(e)) => Some(Woken::Failed(e)),
+            // Not asked paced: the driver never holds a runtime worker.
+            Answer::Wait | Answer::Hold { .. } => None,
+        }
+    }
+
+    /// The resident pieces of a delivered chunk a worker reading `columns` needs.
+    fn chunk_of(&self, table: TableId, chunk: ChunkId, columns: ColumnMask) -> Woken {
+        match self.pieces_for(table, chunk, columns) {
+            Some(bytes) => Woken::Chunk(chunk, bytes),
+            None => Woken::Failed(RuntimeError::Buffer(
+                coopscan_buffer::BufferError::Invariant(format!(
+                    "{chunk} delivered but no bytes are resident for it"
+                )),
+            )),
         }
     }
 
@@ -223,9 +247,9 @@ impl Shared {
             // The worker's own `ask` would take its mail, a failure first: the same call.
             let handed = match inner.decide(|driver| driver.ask(holder, now, false)) {
                 // Not waiting on (it had mail); were it, asking again is always safe.
-                Ok(answer) => {
-                    woken(inner, answer, parking.columns).map_or(Handed::AskAgain, Handed::Answer)
-                }
+                Ok(answer) => inner
+                    .woken(answer, parking.columns)
+                    .map_or(Handed::AskAgain, Handed::Answer),
                 Err(e) => Handed::Answer(Woken::Failed(e.into())),
             };
             parking.hand(handed);
