@@ -239,6 +239,10 @@ impl Shared {
         let answered: Vec<HolderId> = (inner.driver.answered())
             .filter(|holder| inner.parked.contains_key(holder))
             .collect();
+        if answered.is_empty() {
+            // The common case after an ask or a release: no clock read, nothing to hand.
+            return;
+        }
         let now = self.now();
         for holder in answered {
             let Some(parking) = inner.parked.remove(&holder) else {

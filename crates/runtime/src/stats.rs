@@ -28,9 +28,9 @@ pub struct RuntimeStats {
     /// loader is the bottleneck.
     pub loader_busy: Duration,
     /// Of `loader_busy`, the time the loaders waited to take the ABM's lock again after
-    /// reading a piece: with many more scan workers than cores, 32-42 % of it on Table
-    /// 2 with two workers per query (docs/performance.md, "Where two workers per query
-    /// lose: the loader and its lock").
+    /// reading a piece: 1-19 % of it on Table 2 with two workers per query, 20-49 %
+    /// before parked workers were handed their answers (docs/performance.md, "Handing
+    /// answers over").
     pub loader_lock_wait: Duration,
 }
 

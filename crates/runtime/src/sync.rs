@@ -105,9 +105,9 @@ pub mod inject {
 
     static LOST_WAKEUP: AtomicBool = AtomicBool::new(false);
 
-    /// A scan told to wait lets go of the lock before it parks: the classic lost
-    /// wakeup, where the answer posted and the notification sent in that window are
-    /// missed and the scan sleeps with its chunk in the mailbox.
+    /// A parked scan sleeps before looking at its slot (`parking.rs`): the classic lost
+    /// wakeup, where an answer handed between the scan's letting go of the lock and its
+    /// wait is missed and the scan sleeps with its chunk in the slot.
     pub fn lost_wakeup(on: bool) {
         LOST_WAKEUP.store(on, Ordering::SeqCst);
     }
