@@ -7,6 +7,7 @@
 //! coopscan sim --preset fig8 --policies relevance --out results/
 //! coopscan sim --preset table4 --policies normal,relevance
 //! coopscan sim --preset pbm-buffer --policies normal,pbm,relevance
+//! coopscan sim --replay table2.json --table target/data/tpch-sf1-pax-4mb/lineitem
 //! ```
 
 use anyhow::Context;
@@ -61,14 +62,33 @@ pub struct SimArgs {
     /// fig8 only: chunk counts to sweep, comma separated.
     #[arg(long, value_delimiter = ',')]
     pub chunks: Vec<u32>,
-    /// table2 and table3 only: workers of each query's scan, 1 to 64 (default 1, the
-    /// papers' one per query), as `bench --scan-workers` runs them on the engine.
-    #[arg(long, default_value_t = 1)]
-    pub scan_workers: u16,
+    /// table2, table3 and --replay only: workers of each query's scan, 1 to 64 (default
+    /// 1, the papers' one per query; --replay: the report's), as `bench --scan-workers`
+    /// runs them on the engine.
+    #[arg(long)]
+    pub scan_workers: Option<u16>,
     /// With --scan-workers: the 2012 paper's static split (each worker its own scan of
     /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
     #[arg(long)]
     pub static_split: bool,
+    /// Instead of a preset: replay a `coopscan bench` JSON report's own workload (Table
+    /// 2's mixes over NSM/PAX) on virtual time — its queries, streams, stagger, buffer
+    /// and bandwidth, with the CPU costs its calibration measured — over the chunks of
+    /// --table, under --policies, with the report's scan shape unless --scan-workers or
+    /// --static-split is given. Writes --json; no timeline picture.
+    #[arg(long, value_name = "REPORT", requires = "table", conflicts_with_all = ["preset", "svg", "trace", "seed", "chunks", "checkpoint_every_s"])]
+    pub replay: Option<PathBuf>,
+    /// With --replay: the table directory the report's run read (its chunk boundaries).
+    #[arg(long, value_name = "DIR", requires = "replay")]
+    pub table: Option<PathBuf>,
+    /// With --replay: take the CPU costs from this report's calibration (a run with
+    /// --bandwidth-mb has none of its own).
+    #[arg(long, value_name = "REPORT", requires = "replay")]
+    pub calibration: Option<PathBuf>,
+    /// With --replay: cores the simulated queries share (the report does not say how
+    /// many the run had).
+    #[arg(long, default_value_t = 2, requires = "replay")]
+    pub cores: u32,
     /// table2 and table3 only: checkpoint the table every SECONDS of simulated time
     /// (2012 paper §2.1, case (iv)): queries arriving from then on read a new version
     /// that shares no page with the old, which is freed once its last scan leaves.
@@ -85,12 +105,15 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if args.policies.is_empty() {
         anyhow::bail!("--policies needs at least one policy");
     }
-    if !(1..=coopscan_buffer::MAX_WORKERS).contains(&args.scan_workers) {
+    let scan_workers = args.scan_workers.unwrap_or(1);
+    if !(1..=coopscan_buffer::MAX_WORKERS).contains(&scan_workers) {
         anyhow::bail!(
-            "--scan-workers {}: a scan has 1 to {} workers",
-            args.scan_workers,
+            "--scan-workers {scan_workers}: a scan has 1 to {} workers",
             coopscan_buffer::MAX_WORKERS
         );
+    }
+    if let Some(report) = &args.replay {
+        return replay(args, report);
     }
     if args.checkpoint_every_s.is_some() && !args.preset.takes_query_shape() {
         anyhow::bail!(
@@ -98,7 +121,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             args.preset.name()
         );
     }
-    if (args.scan_workers != 1 || args.static_split) && !args.preset.takes_query_shape() {
+    if (scan_workers != 1 || args.static_split) && !args.preset.takes_query_shape() {
         anyhow::bail!(
             "--scan-workers, --static-split: only table2 and table3 run their queries with several workers, not {}",
             args.preset.name()
@@ -201,7 +224,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         without_picture(&table4(&args.policies, args.seed)?, table4_text)?
     } else {
         let shape = QueryShape {
-            workers: args.scan_workers,
+            workers: scan_workers,
             split: match args.static_split {
                 true => Split::Static,
                 false => Split::Dynamic,
@@ -231,6 +254,35 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             args.preset
         ),
         _ => {}
+    }
+    Ok(())
+}
+
+/// `--replay`: a bench report's workload under the policies, printed (and `--json`).
+fn replay(args: &SimArgs, report: &Path) -> anyhow::Result<()> {
+    if args.cores == 0 {
+        anyhow::bail!("--cores 0: the queries need a core");
+    }
+    let table = args.table.as_deref().context("--replay needs --table")?;
+    let replayed = crate::sim_replay::replay(&crate::sim_replay::ReplayArgs {
+        report,
+        table,
+        calibration: args.calibration.as_deref(),
+        policies: &args.policies,
+        scan_workers: args.scan_workers,
+        static_split: args.static_split,
+        cores: args.cores,
+    })?;
+    println!("{}", replayed.to_text());
+    let json = args
+        .json
+        .clone()
+        .or_else(|| args.out.as_ref().map(|dir| dir.join("replay.json")));
+    if let Some(path) = json {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        write(&path, &serde_json::to_string_pretty(&replayed)?)?;
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ mod cmd_verify;
 mod device_args;
 mod error_report;
 mod session_args;
+mod sim_replay;
 mod table_printer;
 
 use clap::{Parser, Subcommand};

@@ -650,6 +650,93 @@ fn clotho_presets_run_every_layout_and_mode() {
     assert!(String::from_utf8_lossy(&peers.stderr).contains("coopscan alone"));
 }
 
+/// `coopscan sim --replay` runs a bench report's own queries over its table: every
+/// query reads the chunks its rows touch (the table's manifest, read here on its own),
+/// under the report's scan shape or the one given; what it cannot replay it refuses.
+#[test]
+fn sim_replays_a_bench_report_over_its_table() {
+    let (tmp, _) = lineitem_sf001();
+    let dir = tmp.path().join("lineitem");
+    let table = coopscan_storage::Table::open(&dir).expect("table");
+    let rows = table.rows();
+    let queries = [
+        (0, 0, "F-10", rows / 3, rows / 3 + rows / 10),
+        (0, 1, "S-50", rows / 4, rows / 4 + rows / 2),
+        (1, 0, "F-100", 0, rows),
+        (1, 1, "S-01", rows - rows / 100, rows),
+    ];
+    let runs: Vec<serde_json::Value> = queries
+        .iter()
+        .map(|(stream, index, kind, start, end)| {
+            serde_json::json!({"stream": stream, "index": index, "query_type": kind,
+                "row_start": start, "row_end": end, "in_order": false})
+        })
+        .collect();
+    let report = serde_json::json!({
+        "parameters": {"layout": "pax", "buffer_pct": 25.0, "scan_workers": 2, "static_split": true},
+        "table": {"rows": rows, "bytes": table.chunk_count() << 20},
+        "bandwidth_mb_s": 100.0,
+        "stagger_s": 0.05,
+        "calibration": {"input": {"fast_read_bytes": 1e6, "fast_cpu_s": 0.001, "slow_cpu_s": 0.01}},
+        "policies": {"relevance": {"query_runs": runs}}
+    });
+    let path = tmp.path().join("report.json");
+    std::fs::write(&path, report.to_string()).expect("write the report");
+    let (report_arg, dir_arg) = (path.to_str().expect("utf8"), dir.to_str().expect("utf8"));
+    let out_json = tmp.path().join("replay.json");
+    let replay = |extra: &[&str]| {
+        let args = [
+            "sim",
+            "--replay",
+            report_arg,
+            "--table",
+            dir_arg,
+            "--policies",
+            "relevance",
+        ];
+        coopscan(&[&args[..], extra].concat(), tmp.path())
+    };
+    let out = replay(&["--json", out_json.to_str().expect("utf8")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_json).expect("replay.json"))
+            .expect("JSON");
+    let got = &doc["policies"]["relevance"]["queries"];
+    for (stream, index, kind, start, end) in queries {
+        let name = format!("s{stream}q{index}");
+        let q = got
+            .as_array()
+            .expect("queries")
+            .iter()
+            .find(|q| q["name"] == name.as_str());
+        let q = q.unwrap_or_else(|| panic!("{name} not replayed: {got}"));
+        let want = table.chunks_for_rows(start..end).len() as u64;
+        assert_eq!(
+            (q["kind"].as_str(), q["chunks"].as_u64()),
+            (Some(kind), Some(want)),
+            "{name}"
+        );
+    }
+    let refused: [(&[&str], &str); 2] = [
+        (&["--scan-workers", "65"], "1 to 64 workers"),
+        (&["--cores", "0"], "need a core"),
+    ];
+    for (extra, why) in refused {
+        let out = replay(extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(why),
+            "{extra:?}: {err}"
+        );
+    }
+    let no_table = coopscan(&["sim", "--replay", report_arg], tmp.path());
+    assert!(!no_table.status.success(), "--replay without --table ran");
+}
+
 /// `coopscan sim --preset common-prefix` prints each way of snapshots with its loads
 /// against the one-snapshot run's; `bench` refuses it by name, saying why.
 #[test]

@@ -32,6 +32,7 @@ mod pbm_lru_hot;
 mod pbm_sharing;
 mod pbm_streams;
 pub mod presets;
+mod replay;
 mod report;
 mod result;
 pub mod svg;
@@ -78,6 +79,7 @@ pub use pbm_streams::{
     pbm_streams, pbm_streams_text, pbm_streams_workload, PbmStreamsPoint, PbmStreamsReport,
 };
 pub use presets::{run_preset, run_preset_shaped, run_preset_traced, PresetName};
+pub use replay::{replay_workload, ReplayQuery, ReplaySetup};
 pub use report::{PaperNumbers, PolicyReport, PresetReport};
 pub use result::{QueryResult, RunResult};
 pub use sweep::{run_sweep, sweep_text, SweepPoint, SweepReport, SweepRow};

@@ -108,12 +108,21 @@ impl PresetReport {
 
     /// Per-query latency table (one column per policy) plus chunk loads; for table2 the
     /// system statistics beside the paper's.
+    /// The system table with one row per policy and the per-type table (with the
+    /// paper's numbers where the preset has them) when latencies are normalized (Table
+    /// 2's presets and replays); else the latency of every query.
     pub fn to_text(&self) -> String {
-        if self.paper.is_some() {
+        if self.paper.is_some() || self.normalized() {
             self.system_table()
         } else {
             self.query_table()
         }
+    }
+
+    /// Whether the queries have standalone latencies to normalize by.
+    fn normalized(&self) -> bool {
+        let mut queries = self.policies.values().flat_map(|p| &p.queries);
+        queries.any(|q| q.standalone_s.is_some())
     }
 
     fn query_table(&self) -> String {
@@ -153,10 +162,13 @@ impl PresetReport {
 
     fn system_table(&self) -> String {
         let paper = self.paper.clone().unwrap_or_default();
-        let mut s = format!(
-            "preset {} (seed {}) — ours vs paper\n",
-            self.preset, self.seed
-        );
+        let mut s = match self.paper {
+            Some(_) => format!(
+                "preset {} (seed {}) — ours vs paper\n",
+                self.preset, self.seed
+            ),
+            None => format!("preset {}\n", self.preset),
+        };
         let _ = writeln!(
             s,
             "{:<10} {:>17} {:>17} {:>17} {:>15} {:>13}",

@@ -1,0 +1,288 @@
+//! `coopscan sim --replay REPORT --table DIR`: a `coopscan bench` run's own queries on
+//! virtual time (`coopscan_sim::replay_workload`), so a comparison the real engine made
+//! can be repeated deterministically. Reads the report's queries, buffer, bandwidth,
+//! stagger and scan shape, its calibration's CPU costs (or another report's), and the
+//! chunk boundaries of the table it ran over.
+//!
+//! ```text
+//! coopscan sim --replay table2.json --table target/data/tpch-sf1-pax-4mb/lineitem \
+//!     --policies relevance --scan-workers 2 --static-split
+//! ```
+
+use anyhow::{bail, Context};
+use coopscan_buffer::{PolicyKind, Split};
+use coopscan_sim::presets::run_policies;
+use coopscan_sim::{replay_workload, PresetReport, QueryShape, ReplayQuery, ReplaySetup};
+use coopscan_storage::Table;
+use serde_json::Value;
+use std::path::Path;
+
+/// Largest report `--replay` and `--calibration` read: a Table 2 report is ~150 KB.
+const MAX_REPORT_BYTES: u64 = 512 << 20;
+
+/// What the replay takes from the command line besides the report.
+pub struct ReplayArgs<'a> {
+    pub report: &'a Path,
+    pub table: &'a Path,
+    pub calibration: Option<&'a Path>,
+    pub policies: &'a [PolicyKind],
+    /// `None`: the report's.
+    pub scan_workers: Option<u16>,
+    pub static_split: bool,
+    pub cores: u32,
+}
+
+/// The replayed run, as the simulator's preset report ("replay").
+pub fn replay(args: &ReplayArgs) -> anyhow::Result<PresetReport> {
+    let report = read_json(args.report)?;
+    let calibration = match args.calibration {
+        Some(path) => read_json(path)?,
+        None => report.clone(),
+    };
+    let table = Table::open(args.table)
+        .with_context(|| format!("opening the table {}", args.table.display()))?;
+    let (setup, queries) = replay_input(&report, &calibration, &table, args.cores)?;
+    let shape = shape(&report, args.scan_workers, args.static_split)?;
+    let (cfg, workload) = replay_workload(&setup, &queries)?;
+    Ok(run_policies(
+        "replay",
+        0,
+        &cfg,
+        &workload.shaped(shape),
+        args.policies,
+        true,
+    )?)
+}
+
+fn read_json(path: &Path) -> anyhow::Result<Value> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    if len > MAX_REPORT_BYTES {
+        bail!(
+            "{}: {len} bytes, more than a report's {MAX_REPORT_BYTES}",
+            path.display()
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
+}
+
+/// The setup and queries of `report` over `table`, with `calibration`'s CPU costs.
+fn replay_input(
+    report: &Value,
+    calibration: &Value,
+    table: &Table,
+    cores: u32,
+) -> anyhow::Result<(ReplaySetup, Vec<ReplayQuery>)> {
+    let params = &report["parameters"];
+    if params["layout"].as_str() == Some("dsm") {
+        bail!("--replay takes NSM/PAX runs (Table 2's); this report ran over DSM");
+    }
+    let layout = params["layout"].as_str().unwrap_or("pax");
+    if layout != table.layout().to_string() {
+        bail!(
+            "the report ran over a {layout} table; {} is {} (its chunks differ)",
+            table.dir().display(),
+            table.layout()
+        );
+    }
+    let rows = number(&report["table"]["rows"], "table.rows")? as u64;
+    if rows != table.rows() {
+        bail!(
+            "the report ran over a table of {rows} rows; {} has {}",
+            table.dir().display(),
+            table.rows()
+        );
+    }
+    let cpu = CpuCosts::from_calibration(calibration)?;
+    let setup = ReplaySetup {
+        chunk_row_starts: table.chunk_row_starts().to_vec(),
+        table_rows: rows,
+        table_bytes: number(&report["table"]["bytes"], "table.bytes")? as u64,
+        buffer_pct: number(&params["buffer_pct"], "parameters.buffer_pct")?,
+        bytes_per_s: number(&report["bandwidth_mb_s"], "bandwidth_mb_s")? * 1e6,
+        stagger_s: number(&report["stagger_s"], "stagger_s")?,
+        cores,
+    };
+    let queries = first_policy(report)?["query_runs"]
+        .as_array()
+        .context("the report has no query_runs")?
+        .iter()
+        .map(|run| replay_query(run, &cpu))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok((setup, queries))
+}
+
+/// The queries of any policy: a report's policies all ran the same workload.
+fn first_policy(report: &Value) -> anyhow::Result<&Value> {
+    let policies = report["policies"]
+        .as_object()
+        .context("the report has no policies (is it a `coopscan bench` JSON report?)")?;
+    policies.values().next().context("the report ran no policy")
+}
+
+fn replay_query(run: &Value, cpu: &CpuCosts) -> anyhow::Result<ReplayQuery> {
+    let kind = run["query_type"]
+        .as_str()
+        .context("a query run without query_type")?;
+    if run["in_order"].as_bool() == Some(true) {
+        bail!("--replay takes CScans only; the report has in-order Scans (--in-order-pct)");
+    }
+    let cpu_s_per_byte = match kind.split_once('-') {
+        Some(("F", _)) => cpu.fast_s_per_byte,
+        Some(("S", _)) => cpu.slow_s_per_byte,
+        _ => bail!("--replay takes FAST and SLOW queries (Table 2's mixes), not {kind}"),
+    };
+    let index = |key: &str| -> anyhow::Result<u64> {
+        run[key]
+            .as_u64()
+            .with_context(|| format!("a query run without {key}"))
+    };
+    Ok(ReplayQuery {
+        stream: index("stream")? as usize,
+        index: index("index")? as usize,
+        kind: kind.to_string(),
+        rows: index("row_start")?..index("row_end")?,
+        cpu_s_per_byte,
+    })
+}
+
+/// One core's CPU seconds per byte of the table, FAST (Q6) and SLOW (Q1 and more), as
+/// the bench's calibration measured them.
+struct CpuCosts {
+    fast_s_per_byte: f64,
+    slow_s_per_byte: f64,
+}
+
+impl CpuCosts {
+    fn from_calibration(doc: &Value) -> anyhow::Result<CpuCosts> {
+        let input = &doc["calibration"]["input"];
+        if input.is_null() {
+            bail!(
+                "the report has no calibration (a run with --bandwidth-mb): give \
+                 --calibration with a calibrated report of the same table"
+            );
+        }
+        let bytes = number(
+            &input["fast_read_bytes"],
+            "calibration.input.fast_read_bytes",
+        )?;
+        let fast = number(&input["fast_cpu_s"], "calibration.input.fast_cpu_s")?;
+        let slow = number(&input["slow_cpu_s"], "calibration.input.slow_cpu_s")?;
+        if bytes <= 0.0 {
+            bail!("calibration.input.fast_read_bytes: {bytes}");
+        }
+        Ok(CpuCosts {
+            fast_s_per_byte: fast / bytes,
+            slow_s_per_byte: slow / bytes,
+        })
+    }
+}
+
+/// The report's scan shape, unless the command line gives one.
+fn shape(
+    report: &Value,
+    scan_workers: Option<u16>,
+    static_split: bool,
+) -> anyhow::Result<QueryShape> {
+    let params = &report["parameters"];
+    let workers = match scan_workers {
+        Some(w) => w,
+        None => params["scan_workers"]
+            .as_u64()
+            .and_then(|w| u16::try_from(w).ok())
+            .unwrap_or(1),
+    };
+    let given_split = scan_workers.is_some() || static_split;
+    let split = match given_split {
+        true => static_split,
+        false => params["static_split"].as_bool().unwrap_or(false),
+    };
+    if !(1..=coopscan_buffer::MAX_WORKERS).contains(&workers) {
+        bail!(
+            "{workers} scan workers: a scan has 1 to {}",
+            coopscan_buffer::MAX_WORKERS
+        );
+    }
+    Ok(QueryShape {
+        workers,
+        split: if split { Split::Static } else { Split::Dynamic },
+    })
+}
+
+/// A finite number at `value`, or an error naming `key`.
+fn number(value: &Value, key: &str) -> anyhow::Result<f64> {
+    value
+        .as_f64()
+        .filter(|x| x.is_finite())
+        .with_context(|| format!("the report has no number {key}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report() -> Value {
+        json!({
+            "parameters": {"layout": "pax", "buffer_pct": 25.0, "scan_workers": 2, "static_split": false},
+            "table": {"rows": 1000, "bytes": 4000},
+            "bandwidth_mb_s": 400.0,
+            "stagger_s": 0.3,
+            "calibration": {"input": {"fast_read_bytes": 4000.0, "fast_cpu_s": 0.004, "slow_cpu_s": 0.04}},
+            "policies": {"relevance": {"query_runs": [
+                {"stream": 0, "index": 0, "query_type": "S-10", "row_start": 10, "row_end": 110, "in_order": false},
+                {"stream": 1, "index": 0, "query_type": "F-100", "row_start": 0, "row_end": 1000, "in_order": false}
+            ]}}
+        })
+    }
+
+    #[test]
+    fn queries_take_their_kind_s_cpu_cost_and_rows() {
+        let cpu = CpuCosts::from_calibration(&report()).unwrap();
+        let runs = report()["policies"]["relevance"]["query_runs"].clone();
+        let slow = replay_query(&runs[0], &cpu).unwrap();
+        assert_eq!((slow.stream, slow.index, slow.rows), (0, 0, 10..110));
+        assert_eq!(slow.cpu_s_per_byte, 0.04 / 4000.0);
+        let fast = replay_query(&runs[1], &cpu).unwrap();
+        assert_eq!(
+            (fast.kind.as_str(), fast.cpu_s_per_byte),
+            ("F-100", 0.004 / 4000.0)
+        );
+    }
+
+    #[test]
+    fn the_shape_is_the_report_s_unless_given() {
+        let r = report();
+        let two = QueryShape {
+            workers: 2,
+            split: Split::Dynamic,
+        };
+        assert_eq!(shape(&r, None, false).unwrap(), two);
+        let split = shape(&r, None, true).unwrap();
+        assert_eq!((split.workers, split.split), (2, Split::Static));
+        assert_eq!(shape(&r, Some(4), false).unwrap().workers, 4);
+        assert!(shape(&r, Some(0), false).is_err());
+    }
+
+    #[test]
+    fn reports_it_cannot_replay_are_refused_with_the_reason() {
+        let cpu = CpuCosts::from_calibration(&report()).unwrap();
+        let columns =
+            json!({"stream": 0, "index": 0, "query_type": "ABC-40", "row_start": 0, "row_end": 5});
+        let err = replay_query(&columns, &cpu).unwrap_err().to_string();
+        assert!(err.contains("FAST and SLOW"), "{err}");
+        let ordered = json!({"stream": 0, "index": 0, "query_type": "F-01", "row_start": 0, "row_end": 5, "in_order": true});
+        assert!(replay_query(&ordered, &cpu).is_err());
+        let mut uncalibrated = report();
+        uncalibrated["calibration"] = Value::Null;
+        let err = CpuCosts::from_calibration(&uncalibrated)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("--calibration"), "{err}");
+        assert!(first_policy(&json!({"runs": []})).is_err());
+    }
+}

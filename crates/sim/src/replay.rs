@@ -1,0 +1,272 @@
+//! A benchmark run's own workload on virtual time (`coopscan sim --replay`): the queries
+//! `coopscan bench` ran — their streams, order, kinds and row ranges, as its JSON report
+//! lists them — over the same table's chunks, with the run's buffer, device bandwidth,
+//! stream stagger and measured CPU costs. A comparison the real engine made (one split
+//! against the other, one policy against another) can then be replayed
+//! deterministically and taken apart, where the real run varies with the machine.
+//!
+//! What the replay does not carry: chunks are all of one size (the table's bytes over
+//! its chunks), every query of a kind costs the same CPU per byte, the CPU is `cores`
+//! cores shared by the running queries (the simulator's model), and each query is
+//! normalized by its own latency alone (the bench: one random range per query type).
+
+use crate::engine::SimConfig;
+use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+use crate::workload::{QuerySpec, StreamSpec, Workload};
+use crate::SimError;
+use coopscan_buffer::Split;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// One query of the run, as the report lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayQuery {
+    /// The stream it ran in; stream `s` started `s × stagger_s` after the first.
+    pub stream: usize,
+    /// Its place in the stream: a stream runs its queries in this order, back to back.
+    pub index: usize,
+    /// Its type, e.g. "F-10" (per-type statistics).
+    pub kind: String,
+    /// The table rows it read.
+    pub rows: Range<u64>,
+    /// CPU seconds it spends per byte of the chunks it reads, on one core.
+    pub cpu_s_per_byte: f64,
+}
+
+/// The table and machine of the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplaySetup {
+    /// First row of every chunk, ascending, the first 0 (the table's manifest).
+    pub chunk_row_starts: Vec<u64>,
+    pub table_rows: u64,
+    pub table_bytes: u64,
+    /// The buffer, in % of the table's chunks (`coopscan bench --buffer-pct`).
+    pub buffer_pct: f64,
+    /// The device's bandwidth the run had (throttled or calibrated).
+    pub bytes_per_s: f64,
+    /// How far apart the streams started.
+    pub stagger_s: f64,
+    pub cores: u32,
+}
+
+/// The simulator's setup and workload for `queries` on `setup` (each query with one
+/// worker and the dynamic split: shape them with [`Workload::shaped`]).
+pub fn replay_workload(
+    setup: &ReplaySetup,
+    queries: &[ReplayQuery],
+) -> Result<(SimConfig, Workload), SimError> {
+    check_setup(setup)?;
+    if queries.is_empty() {
+        return Err(invalid("the report lists no queries".into()));
+    }
+    let chunks = setup.chunk_row_starts.len() as u32;
+    let chunk_bytes = (setup.table_bytes / u64::from(chunks)).max(1);
+    let mut streams: BTreeMap<usize, Vec<&ReplayQuery>> = BTreeMap::new();
+    for q in queries {
+        streams.entry(q.stream).or_default().push(q);
+    }
+    let streams = streams
+        .into_iter()
+        .map(|(stream, mut qs)| {
+            qs.sort_by_key(|q| q.index);
+            let queries = qs
+                .into_iter()
+                .map(|q| query_spec(setup, q))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(StreamSpec {
+                start_s: stream as f64 * setup.stagger_s,
+                queries,
+            })
+        })
+        .collect::<Result<Vec<_>, SimError>>()?;
+    let frames = (f64::from(chunks) * setup.buffer_pct / 100.0).round() as u32;
+    let mut cfg = SimConfig::paper_2007(chunks, chunk_bytes, frames.max(1));
+    cfg.device = DeviceModel::Bandwidth {
+        bytes_per_sec: setup.bytes_per_s,
+        latency_s: 0.0,
+    };
+    cfg.cpu = CpuModel {
+        hz: CPU_HZ_2GHZ,
+        cores: setup.cores,
+    };
+    Ok((cfg, Workload::new(streams)))
+}
+
+fn check_setup(setup: &ReplaySetup) -> Result<(), SimError> {
+    let starts = &setup.chunk_row_starts;
+    if starts.first() != Some(&0) || starts.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(invalid(
+            "chunk row starts must begin at 0 and ascend".into(),
+        ));
+    }
+    if u32::try_from(starts.len()).is_err() || starts.last() >= Some(&setup.table_rows) {
+        return Err(invalid(format!(
+            "{} chunks do not fit a table of {} rows",
+            starts.len(),
+            setup.table_rows
+        )));
+    }
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    if !(positive(setup.buffer_pct) && setup.buffer_pct <= 100.0) {
+        return Err(invalid(format!(
+            "buffer {} % is not in (0, 100]",
+            setup.buffer_pct
+        )));
+    }
+    let stagger_ok = setup.stagger_s.is_finite() && setup.stagger_s >= 0.0;
+    if !(positive(setup.bytes_per_s) && stagger_ok) {
+        return Err(invalid(format!(
+            "bandwidth {} B/s and stagger {} s must be positive and finite",
+            setup.bytes_per_s, setup.stagger_s
+        )));
+    }
+    if setup.cores == 0 || setup.table_bytes == 0 {
+        return Err(invalid(
+            "a replay needs a core and a table of some bytes".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `q` as a simulated CScan over the chunks its rows touch.
+fn query_spec(setup: &ReplaySetup, q: &ReplayQuery) -> Result<QuerySpec, SimError> {
+    if q.rows.is_empty() || q.rows.end > setup.table_rows {
+        return Err(invalid(format!(
+            "query {}.{} reads rows {:?} of a table of {} rows",
+            q.stream, q.index, q.rows, setup.table_rows
+        )));
+    }
+    if !(q.cpu_s_per_byte.is_finite() && q.cpu_s_per_byte >= 0.0) {
+        return Err(invalid(format!(
+            "query {}.{}: CPU {} s per byte",
+            q.stream, q.index, q.cpu_s_per_byte
+        )));
+    }
+    Ok(QuerySpec {
+        name: format!("s{}q{}", q.stream, q.index),
+        kind: q.kind.clone(),
+        cycles_per_byte: q.cpu_s_per_byte * CPU_HZ_2GHZ,
+        table: 0,
+        chunks: vec![chunks_of(&setup.chunk_row_starts, &q.rows)],
+        columns: 0,
+        workers: 1,
+        split: Split::Dynamic,
+        snapshot: None,
+    })
+}
+
+/// The chunks whose rows intersect `rows` (non-empty, inside the table).
+fn chunks_of(starts: &[u64], rows: &Range<u64>) -> Range<u32> {
+    let chunk_of = |row: u64| starts.partition_point(|&s| s <= row).saturating_sub(1) as u32;
+    chunk_of(rows.start)..chunk_of(rows.end - 1) + 1
+}
+
+fn invalid(why: String) -> SimError {
+    SimError::InvalidSetup(format!("replay: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::run_policies;
+    use coopscan_buffer::PolicyKind;
+
+    /// Ten chunks of 100 rows, 1 MB each, a 30 % buffer.
+    fn setup() -> ReplaySetup {
+        ReplaySetup {
+            chunk_row_starts: (0..10).map(|c| c * 100).collect(),
+            table_rows: 1000,
+            table_bytes: 10_000_000,
+            buffer_pct: 30.0,
+            bytes_per_s: 100e6,
+            stagger_s: 0.5,
+            cores: 2,
+        }
+    }
+
+    fn query(stream: usize, index: usize, rows: Range<u64>) -> ReplayQuery {
+        ReplayQuery {
+            stream,
+            index,
+            kind: "F-10".into(),
+            rows,
+            cpu_s_per_byte: 1e-9,
+        }
+    }
+
+    #[test]
+    fn rows_map_to_the_chunks_they_touch() {
+        let starts: Vec<u64> = (0..10).map(|c| c * 100).collect();
+        assert_eq!(chunks_of(&starts, &(150..420)), 1..5);
+        assert_eq!(chunks_of(&starts, &(0..100)), 0..1);
+        assert_eq!(chunks_of(&starts, &(99..101)), 0..2);
+        assert_eq!(chunks_of(&starts, &(999..1000)), 9..10);
+    }
+
+    #[test]
+    fn streams_start_a_stagger_apart_and_run_their_queries_in_order() {
+        let queries = [
+            query(1, 1, 0..100),
+            query(0, 0, 500..1000),
+            query(1, 0, 300..400),
+        ];
+        let (cfg, w) = replay_workload(&setup(), &queries).unwrap();
+        assert_eq!(
+            (cfg.chunk_count, cfg.frames, cfg.chunk_bytes),
+            (10, 3, 1_000_000)
+        );
+        let starts: Vec<f64> = w.streams.iter().map(|s| s.start_s).collect();
+        assert_eq!(starts, [0.0, 0.5]);
+        // Each query one range of chunks: (first, end).
+        let chunks: Vec<Vec<(u32, u32)>> = w.streams[1]
+            .queries
+            .iter()
+            .map(|q| q.chunks.iter().map(|r| (r.start, r.end)).collect())
+            .collect();
+        assert_eq!(chunks, [[(3, 4)], [(0, 1)]]);
+        assert_eq!(w.streams[0].queries[0].cycles_per_byte, 2.0);
+    }
+
+    #[test]
+    fn a_replayed_run_reads_every_chunk_of_every_query() {
+        let queries = [
+            query(0, 0, 0..1000),
+            query(1, 0, 250..750),
+            query(1, 1, 900..1000),
+        ];
+        let (cfg, w) = replay_workload(&setup(), &queries).unwrap();
+        let w = w.shaped(crate::QueryShape {
+            workers: 2,
+            split: Split::Dynamic,
+        });
+        let report = run_policies("replay", 0, &cfg, &w, &[PolicyKind::Relevance], true).unwrap();
+        let mut chunks: Vec<(String, u32)> = report.policies["relevance"]
+            .queries
+            .iter()
+            .map(|q| (q.name.clone(), q.chunks))
+            .collect();
+        chunks.sort();
+        let want = [("s0q0", 10), ("s1q0", 6), ("s1q1", 1)];
+        let want: Vec<(String, u32)> = want.iter().map(|(n, c)| (n.to_string(), *c)).collect();
+        assert_eq!(chunks, want);
+    }
+
+    #[test]
+    fn bad_reports_are_refused() {
+        let mut beyond = setup();
+        beyond.table_rows = 900;
+        assert!(replay_workload(&beyond, &[query(0, 0, 0..100)]).is_err());
+        assert!(replay_workload(&setup(), &[query(0, 0, 900..1001)]).is_err());
+        assert!(replay_workload(&setup(), &[query(0, 0, 5..5)]).is_err());
+        assert!(replay_workload(&setup(), &[]).is_err());
+        let mut unsorted = setup();
+        unsorted.chunk_row_starts.swap(1, 2);
+        assert!(replay_workload(&unsorted, &[query(0, 0, 0..100)]).is_err());
+        let mut no_disk = setup();
+        no_disk.bytes_per_s = 0.0;
+        assert!(replay_workload(&no_disk, &[query(0, 0, 0..100)]).is_err());
+        let mut nan_cpu = query(0, 0, 0..100);
+        nan_cpu.cpu_s_per_byte = f64::NAN;
+        assert!(replay_workload(&setup(), &[nan_cpu]).is_err());
+    }
+}
