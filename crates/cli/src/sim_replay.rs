@@ -18,7 +18,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// Largest report `--replay` and `--calibration` read: a Table 2 report is ~150 KB.
-const MAX_REPORT_BYTES: u64 = 512 << 20;
+const MAX_REPORT_BYTES: u64 = 64 << 20;
 
 /// What the replay takes from the command line besides the report.
 pub struct ReplayArgs<'a> {
