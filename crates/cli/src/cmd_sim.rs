@@ -89,6 +89,19 @@ pub struct SimArgs {
     /// many the run had).
     #[arg(long, default_value_t = 2, requires = "replay")]
     pub cores: u32,
+    /// With --replay: the device's bandwidth in MB/s instead of the report's (what the
+    /// run would have done on a disk that delivers this much).
+    #[arg(long, value_name = "MB_S", requires = "replay")]
+    pub bandwidth_mb: Option<f64>,
+    /// With --replay: every query's CPU per byte times this (0.01 to 100; default 1, the
+    /// calibration's: concurrent queries may cost more than one measured alone).
+    #[arg(
+        long,
+        value_name = "FACTOR",
+        default_value_t = 1.0,
+        requires = "replay"
+    )]
+    pub cpu_scale: f64,
     /// table2 and table3 only: checkpoint the table every SECONDS of simulated time
     /// (2012 paper §2.1, case (iv)): queries arriving from then on read a new version
     /// that shares no page with the old, which is freed once its last scan leaves.
@@ -272,6 +285,8 @@ fn replay(args: &SimArgs, report: &Path) -> anyhow::Result<()> {
         scan_workers: args.scan_workers,
         static_split: args.static_split,
         cores: args.cores,
+        bandwidth_mb: args.bandwidth_mb,
+        cpu_scale: args.cpu_scale,
     })?;
     println!("{}", replayed.to_text());
     let json = args

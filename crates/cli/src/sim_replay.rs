@@ -10,6 +10,7 @@
 //! ```
 
 use anyhow::{bail, Context};
+use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
 use coopscan_buffer::{PolicyKind, Split};
 use coopscan_sim::presets::run_policies;
 use coopscan_sim::{replay_workload, PresetReport, QueryShape, ReplayQuery, ReplaySetup};
@@ -30,7 +31,14 @@ pub struct ReplayArgs<'a> {
     pub scan_workers: Option<u16>,
     pub static_split: bool,
     pub cores: u32,
+    /// `None`: the report's.
+    pub bandwidth_mb: Option<f64>,
+    /// Multiplies every query's CPU per byte.
+    pub cpu_scale: f64,
 }
+
+/// The widest `--cpu-scale` takes: beyond it the run is no longer the report's.
+const CPU_SCALE: std::ops::RangeInclusive<f64> = 0.01..=100.0;
 
 /// The replayed run, as the simulator's preset report ("replay").
 pub fn replay(args: &ReplayArgs) -> anyhow::Result<PresetReport> {
@@ -41,7 +49,21 @@ pub fn replay(args: &ReplayArgs) -> anyhow::Result<PresetReport> {
     };
     let table = Table::open(args.table)
         .with_context(|| format!("opening the table {}", args.table.display()))?;
-    let (setup, queries) = replay_input(&report, &calibration, &table, args.cores)?;
+    if !CPU_SCALE.contains(&args.cpu_scale) {
+        bail!(
+            "--cpu-scale {}: a factor in {}..={}",
+            args.cpu_scale,
+            CPU_SCALE.start(),
+            CPU_SCALE.end()
+        );
+    }
+    let (mut setup, mut queries) = replay_input(&report, &calibration, &table, args.cores)?;
+    if let Some(mb_s) = args.bandwidth_mb {
+        setup.bytes_per_s = BandwidthMbS::new(mb_s)?.get() * BYTES_PER_MB;
+    }
+    for q in &mut queries {
+        q.cpu_s_per_byte *= args.cpu_scale;
+    }
     let shape = shape(&report, args.scan_workers, args.static_split)?;
     let (cfg, workload) = replay_workload(&setup, &queries)?;
     Ok(run_policies(
@@ -102,7 +124,7 @@ fn replay_input(
         table_rows: rows,
         table_bytes: number(&report["table"]["bytes"], "table.bytes")? as u64,
         buffer_pct: number(&params["buffer_pct"], "parameters.buffer_pct")?,
-        bytes_per_s: number(&report["bandwidth_mb_s"], "bandwidth_mb_s")? * 1e6,
+        bytes_per_s: number(&report["bandwidth_mb_s"], "bandwidth_mb_s")? * BYTES_PER_MB,
         stagger_s: number(&report["stagger_s"], "stagger_s")?,
         cores,
     };

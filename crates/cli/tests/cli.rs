@@ -721,9 +721,40 @@ fn sim_replays_a_bench_report_over_its_table() {
             "{name}"
         );
     }
-    let refused: [(&[&str], &str); 2] = [
+    // A disk of 1 MB/s instead of the report's 100: one load after another, each of a
+    // 1 MiB chunk, at least 1.048576 s.
+    let slow_json = tmp.path().join("slow.json");
+    let slow = replay(&[
+        "--bandwidth-mb",
+        "1",
+        "--json",
+        slow_json.to_str().expect("utf8"),
+    ]);
+    assert!(
+        slow.status.success(),
+        "{}",
+        String::from_utf8_lossy(&slow.stderr)
+    );
+    let slow: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&slow_json).expect("slow.json"))
+            .expect("JSON");
+    let (loads, total) = (
+        slow["policies"]["relevance"]["chunk_loads"]
+            .as_f64()
+            .expect("loads"),
+        slow["policies"]["relevance"]["total_time_s"]
+            .as_f64()
+            .expect("total"),
+    );
+    assert!(
+        loads > 0.0 && total >= loads * 1.048,
+        "{loads} loads in {total} s"
+    );
+    let refused: [(&[&str], &str); 4] = [
         (&["--scan-workers", "65"], "1 to 64 workers"),
         (&["--cores", "0"], "need a core"),
+        (&["--cpu-scale", "0"], "a factor in"),
+        (&["--bandwidth-mb", "0"], "is outside"),
     ];
     for (extra, why) in refused {
         let out = replay(extra);
