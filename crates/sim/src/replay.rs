@@ -69,6 +69,12 @@ pub fn replay_workload(
         .into_iter()
         .map(|(stream, mut qs)| {
             qs.sort_by_key(|q| q.index);
+            if let Some(w) = qs.windows(2).find(|w| w[0].index == w[1].index) {
+                return Err(invalid(format!(
+                    "stream {stream} lists its query {} twice",
+                    w[0].index
+                )));
+            }
             let queries = qs
                 .into_iter()
                 .map(|q| query_spec(setup, q))
@@ -265,6 +271,8 @@ mod tests {
         let mut no_disk = setup();
         no_disk.bytes_per_s = 0.0;
         assert!(replay_workload(&no_disk, &[query(0, 0, 0..100)]).is_err());
+        let twice = [query(0, 1, 0..100), query(0, 1, 100..200)];
+        assert!(replay_workload(&setup(), &twice).is_err());
         let mut nan_cpu = query(0, 0, 0..100);
         nan_cpu.cpu_s_per_byte = f64::NAN;
         assert!(replay_workload(&setup(), &[nan_cpu]).is_err());
