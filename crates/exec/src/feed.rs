@@ -38,6 +38,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use tokio::sync::mpsc;
 
 use crate::error::ExecError;
+use coopscan_storage::device::{set_current_thread_nice, FEEDER_NICE};
 
 /// Batches buffered between a feeder and its consumer. Small on purpose: a CScan asks
 /// for its next chunk only when the consumer has (nearly) caught up, so the ABM sees the
@@ -163,6 +164,9 @@ where
     std::thread::Builder::new()
         .name(name)
         .spawn(move || {
+            // Give way to the loader when the queries saturate the cores (see
+            // `coopscan_storage::device::FEEDER_NICE`); failing that, run as inherited.
+            let _ = set_current_thread_nice(FEEDER_NICE);
             if !sink.demand.borrow_mut().wait() {
                 // The stream was dropped without being polled: nothing to produce.
                 return;

@@ -24,12 +24,15 @@
 //! 5. **Fault injection.** [`Device::with_faults`] consults a [`FaultInjector`] before
 //!    every real read (errors, short reads, flipped bytes, delays), for tests.
 //! 6. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
+//! 7. **The loader first.** [`set_current_thread_nice`]: threads that decode run at
+//!    [`FEEDER_NICE`], so the loader gets a core between reads when queries saturate them.
 //!
 //! Entry points: [`Device::new`], [`Device::open`], [`Device::read`],
 //! [`Device::read_into`], [`Device::read_vectored`], [`Device::read_early`], [`Device::stats`].
 
 // The one place unsafe code is allowed (workspace lint `unsafe_code`): aligned buffers
-// for O_DIRECT and the positional vectored read.
+// for O_DIRECT, the positional vectored read, and a thread's nice value (`priority.rs`:
+// the threads that decode give way to the loader).
 #![allow(unsafe_code)]
 
 mod aligned;
@@ -40,6 +43,7 @@ mod faults;
 mod file;
 mod io;
 mod pread;
+mod priority;
 mod recycle;
 mod stats;
 mod throttle;
@@ -53,6 +57,7 @@ pub use error::DeviceError;
 pub use faults::{Fault, FaultCounts, FaultInjector, FaultRates, ReadRequest, SeededFaults};
 pub use file::DeviceFile;
 pub use io::Device;
+pub use priority::{set_current_thread_nice, FEEDER_NICE};
 pub use recycle::{Recycler, MAX_RECYCLED_BYTES};
 pub use stats::DeviceStats;
 pub use throttle::{Pacer, THROTTLE_BURST};
