@@ -273,9 +273,6 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
 
 /// `--replay`: a bench report's workload under the policies, printed (and `--json`).
 fn replay(args: &SimArgs, report: &Path) -> anyhow::Result<()> {
-    if args.cores == 0 {
-        anyhow::bail!("--cores 0: the queries need a core");
-    }
     let table = args.table.as_deref().context("--replay needs --table")?;
     let replayed = crate::sim_replay::replay(&crate::sim_replay::ReplayArgs {
         report,

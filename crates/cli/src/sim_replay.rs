@@ -14,6 +14,7 @@ use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
 use coopscan_buffer::{PolicyKind, Split};
 use coopscan_sim::presets::run_policies;
 use coopscan_sim::{replay_workload, PresetReport, QueryShape, ReplayQuery, ReplaySetup};
+use coopscan_storage::chunk_map::chunk_range;
 use coopscan_storage::Table;
 use serde_json::Value;
 use std::path::Path;
@@ -119,9 +120,9 @@ fn replay_input(
         );
     }
     let cpu = CpuCosts::from_calibration(calibration)?;
+    let starts = table.chunk_row_starts();
     let setup = ReplaySetup {
-        chunk_row_starts: table.chunk_row_starts().to_vec(),
-        table_rows: rows,
+        chunk_count: u32::try_from(starts.len()).context("more chunks than a replay takes")?,
         table_bytes: number(&report["table"]["bytes"], "table.bytes")? as u64,
         buffer_pct: number(&params["buffer_pct"], "parameters.buffer_pct")?,
         bytes_per_s: number(&report["bandwidth_mb_s"], "bandwidth_mb_s")? * BYTES_PER_MB,
@@ -132,7 +133,7 @@ fn replay_input(
         .as_array()
         .context("the report has no query_runs")?
         .iter()
-        .map(|run| replay_query(run, &cpu))
+        .map(|run| replay_query(run, &cpu, starts, rows))
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok((setup, queries))
 }
@@ -145,7 +146,14 @@ fn first_policy(report: &Value) -> anyhow::Result<&Value> {
     policies.values().next().context("the report ran no policy")
 }
 
-fn replay_query(run: &Value, cpu: &CpuCosts) -> anyhow::Result<ReplayQuery> {
+/// One query run of the report, its rows mapped to the chunks of a table of `rows` rows
+/// whose chunks start at `starts`.
+fn replay_query(
+    run: &Value,
+    cpu: &CpuCosts,
+    starts: &[u64],
+    rows: u64,
+) -> anyhow::Result<ReplayQuery> {
     let kind = run["query_type"]
         .as_str()
         .context("a query run without query_type")?;
@@ -162,11 +170,17 @@ fn replay_query(run: &Value, cpu: &CpuCosts) -> anyhow::Result<ReplayQuery> {
             .as_u64()
             .with_context(|| format!("a query run without {key}"))
     };
+    let read = index("row_start")?..index("row_end")?;
+    if read.is_empty() || read.end > rows {
+        bail!("a query run reads rows {read:?} of a table of {rows}");
+    }
+    let chunks = chunk_range(starts, rows, read);
     Ok(ReplayQuery {
         stream: index("stream")? as usize,
         index: index("index")? as usize,
         kind: kind.to_string(),
-        rows: index("row_start")?..index("row_end")?,
+        // Within `starts.len()`, which fits a u32 (checked by the caller).
+        chunks: chunks.start as u32..chunks.end as u32,
         cpu_s_per_byte,
     })
 }
@@ -261,17 +275,25 @@ mod tests {
         })
     }
 
+    /// The report's table: ten chunks of 100 rows.
+    const STARTS: [u64; 10] = [0, 100, 200, 300, 400, 500, 600, 700, 800, 900];
+
+    fn query(run: &Value, cpu: &CpuCosts) -> anyhow::Result<ReplayQuery> {
+        replay_query(run, cpu, &STARTS, 1000)
+    }
+
     #[test]
-    fn queries_take_their_kind_s_cpu_cost_and_rows() {
+    fn queries_take_their_kind_s_cpu_cost_and_the_chunks_of_their_rows() {
         let cpu = CpuCosts::from_calibration(&report()).unwrap();
         let runs = report()["policies"]["relevance"]["query_runs"].clone();
-        let slow = replay_query(&runs[0], &cpu).unwrap();
-        assert_eq!((slow.stream, slow.index, slow.rows), (0, 0, 10..110));
+        let slow = query(&runs[0], &cpu).unwrap();
+        // Rows 10..110 lie in chunks 0 (rows 0-99) and 1 (100-199).
+        assert_eq!((slow.stream, slow.index, slow.chunks), (0, 0, 0..2));
         assert_eq!(slow.cpu_s_per_byte, 0.04 / 4000.0);
-        let fast = replay_query(&runs[1], &cpu).unwrap();
+        let fast = query(&runs[1], &cpu).unwrap();
         assert_eq!(
-            (fast.kind.as_str(), fast.cpu_s_per_byte),
-            ("F-100", 0.004 / 4000.0)
+            (fast.kind.as_str(), fast.chunks, fast.cpu_s_per_byte),
+            ("F-100", 0..10, 0.004 / 4000.0)
         );
     }
 
@@ -294,10 +316,15 @@ mod tests {
         let cpu = CpuCosts::from_calibration(&report()).unwrap();
         let columns =
             json!({"stream": 0, "index": 0, "query_type": "ABC-40", "row_start": 0, "row_end": 5});
-        let err = replay_query(&columns, &cpu).unwrap_err().to_string();
+        let err = query(&columns, &cpu).unwrap_err().to_string();
         assert!(err.contains("FAST and SLOW"), "{err}");
         let ordered = json!({"stream": 0, "index": 0, "query_type": "F-01", "row_start": 0, "row_end": 5, "in_order": true});
-        assert!(replay_query(&ordered, &cpu).is_err());
+        assert!(query(&ordered, &cpu).is_err());
+        for (start, end) in [(900, 1001), (5, 5)] {
+            let rows = json!({"stream": 0, "index": 0, "query_type": "F-01", "row_start": start, "row_end": end});
+            let err = query(&rows, &cpu).unwrap_err().to_string();
+            assert!(err.contains("of a table of 1000"), "{err}");
+        }
         let mut uncalibrated = report();
         uncalibrated["calibration"] = Value::Null;
         let err = CpuCosts::from_calibration(&uncalibrated)

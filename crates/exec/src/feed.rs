@@ -38,7 +38,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use tokio::sync::mpsc;
 
 use crate::error::ExecError;
-use coopscan_storage::device::{set_current_thread_nice, FEEDER_NICE};
+use coopscan_storage::device::{make_current_thread_nicer, FEEDER_NICER_BY};
 
 /// Batches buffered between a feeder and its consumer. Small on purpose: a CScan asks
 /// for its next chunk only when the consumer has (nearly) caught up, so the ABM sees the
@@ -165,8 +165,8 @@ where
         .name(name)
         .spawn(move || {
             // Give way to the loader when the queries saturate the cores (see
-            // `coopscan_storage::device::FEEDER_NICE`); failing that, run as inherited.
-            let _ = set_current_thread_nice(FEEDER_NICE);
+            // `coopscan_storage::device::FEEDER_NICER_BY`); failing that, run as inherited.
+            let _ = make_current_thread_nicer(FEEDER_NICER_BY);
             if !sink.demand.borrow_mut().wait() {
                 // The stream was dropped without being polled: nothing to produce.
                 return;

@@ -1,6 +1,6 @@
 //! A benchmark run's own workload on virtual time (`coopscan sim --replay`): the queries
 //! `coopscan bench` ran — their streams, order, kinds and row ranges, as its JSON report
-//! lists them — over the same table's chunks, with the run's buffer, device bandwidth,
+//! lists them, each as the chunks its rows touch — over the same table, with the run's buffer, device bandwidth,
 //! stream stagger and measured CPU costs. A comparison the real engine made (one split
 //! against the other, one policy against another) can then be replayed
 //! deterministically and taken apart, where the real run varies with the machine.
@@ -27,8 +27,9 @@ pub struct ReplayQuery {
     pub index: usize,
     /// Its type, e.g. "F-10" (per-type statistics).
     pub kind: String,
-    /// The table rows it read.
-    pub rows: Range<u64>,
+    /// The chunks its rows touch (the caller maps rows through the table's manifest:
+    /// `coopscan_storage::Table::chunks_for_rows`).
+    pub chunks: Range<u32>,
     /// CPU seconds it spends per byte of the chunks it reads, on one core.
     pub cpu_s_per_byte: f64,
 }
@@ -36,9 +37,7 @@ pub struct ReplayQuery {
 /// The table and machine of the run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplaySetup {
-    /// First row of every chunk, ascending, the first 0 (the table's manifest).
-    pub chunk_row_starts: Vec<u64>,
-    pub table_rows: u64,
+    pub chunk_count: u32,
     pub table_bytes: u64,
     /// The buffer, in % of the table's chunks (`coopscan bench --buffer-pct`).
     pub buffer_pct: f64,
@@ -59,7 +58,7 @@ pub fn replay_workload(
     if queries.is_empty() {
         return Err(invalid("the report lists no queries".into()));
     }
-    let chunks = setup.chunk_row_starts.len() as u32;
+    let chunks = setup.chunk_count;
     let chunk_bytes = (setup.table_bytes / u64::from(chunks)).max(1);
     let mut streams: BTreeMap<usize, Vec<&ReplayQuery>> = BTreeMap::new();
     for q in queries {
@@ -99,19 +98,6 @@ pub fn replay_workload(
 }
 
 fn check_setup(setup: &ReplaySetup) -> Result<(), SimError> {
-    let starts = &setup.chunk_row_starts;
-    if starts.first() != Some(&0) || starts.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(invalid(
-            "chunk row starts must begin at 0 and ascend".into(),
-        ));
-    }
-    if u32::try_from(starts.len()).is_err() || starts.last() >= Some(&setup.table_rows) {
-        return Err(invalid(format!(
-            "{} chunks do not fit a table of {} rows",
-            starts.len(),
-            setup.table_rows
-        )));
-    }
     let positive = |x: f64| x.is_finite() && x > 0.0;
     if !(positive(setup.buffer_pct) && setup.buffer_pct <= 100.0) {
         return Err(invalid(format!(
@@ -126,20 +112,21 @@ fn check_setup(setup: &ReplaySetup) -> Result<(), SimError> {
             setup.bytes_per_s, setup.stagger_s
         )));
     }
-    if setup.cores == 0 || setup.table_bytes == 0 {
-        return Err(invalid(
-            "a replay needs a core and a table of some bytes".into(),
-        ));
+    if setup.cores == 0 {
+        return Err(invalid("the queries need a core".into()));
+    }
+    if setup.chunk_count == 0 || setup.table_bytes == 0 {
+        return Err(invalid("a replay needs a table of some chunks".into()));
     }
     Ok(())
 }
 
-/// `q` as a simulated CScan over the chunks its rows touch.
+/// `q` as a simulated CScan over its chunks.
 fn query_spec(setup: &ReplaySetup, q: &ReplayQuery) -> Result<QuerySpec, SimError> {
-    if q.rows.is_empty() || q.rows.end > setup.table_rows {
+    if q.chunks.is_empty() || q.chunks.end > setup.chunk_count {
         return Err(invalid(format!(
-            "query {}.{} reads rows {:?} of a table of {} rows",
-            q.stream, q.index, q.rows, setup.table_rows
+            "query {}.{} reads chunks {:?} of a table of {}",
+            q.stream, q.index, q.chunks, setup.chunk_count
         )));
     }
     if !(q.cpu_s_per_byte.is_finite() && q.cpu_s_per_byte >= 0.0) {
@@ -153,18 +140,12 @@ fn query_spec(setup: &ReplaySetup, q: &ReplayQuery) -> Result<QuerySpec, SimErro
         kind: q.kind.clone(),
         cycles_per_byte: q.cpu_s_per_byte * CPU_HZ_2GHZ,
         table: 0,
-        chunks: vec![chunks_of(&setup.chunk_row_starts, &q.rows)],
+        chunks: vec![q.chunks.clone()],
         columns: 0,
         workers: 1,
         split: Split::Dynamic,
         snapshot: None,
     })
-}
-
-/// The chunks whose rows intersect `rows` (non-empty, inside the table).
-fn chunks_of(starts: &[u64], rows: &Range<u64>) -> Range<u32> {
-    let chunk_of = |row: u64| starts.partition_point(|&s| s <= row).saturating_sub(1) as u32;
-    chunk_of(rows.start)..chunk_of(rows.end - 1) + 1
 }
 
 fn invalid(why: String) -> SimError {
@@ -177,11 +158,10 @@ mod tests {
     use crate::presets::run_policies;
     use coopscan_buffer::PolicyKind;
 
-    /// Ten chunks of 100 rows, 1 MB each, a 30 % buffer.
+    /// Ten chunks of 1 MB each, a 30 % buffer.
     fn setup() -> ReplaySetup {
         ReplaySetup {
-            chunk_row_starts: (0..10).map(|c| c * 100).collect(),
-            table_rows: 1000,
+            chunk_count: 10,
             table_bytes: 10_000_000,
             buffer_pct: 30.0,
             bytes_per_s: 100e6,
@@ -190,32 +170,19 @@ mod tests {
         }
     }
 
-    fn query(stream: usize, index: usize, rows: Range<u64>) -> ReplayQuery {
+    fn query(stream: usize, index: usize, chunks: Range<u32>) -> ReplayQuery {
         ReplayQuery {
             stream,
             index,
             kind: "F-10".into(),
-            rows,
+            chunks,
             cpu_s_per_byte: 1e-9,
         }
     }
 
     #[test]
-    fn rows_map_to_the_chunks_they_touch() {
-        let starts: Vec<u64> = (0..10).map(|c| c * 100).collect();
-        assert_eq!(chunks_of(&starts, &(150..420)), 1..5);
-        assert_eq!(chunks_of(&starts, &(0..100)), 0..1);
-        assert_eq!(chunks_of(&starts, &(99..101)), 0..2);
-        assert_eq!(chunks_of(&starts, &(999..1000)), 9..10);
-    }
-
-    #[test]
     fn streams_start_a_stagger_apart_and_run_their_queries_in_order() {
-        let queries = [
-            query(1, 1, 0..100),
-            query(0, 0, 500..1000),
-            query(1, 0, 300..400),
-        ];
+        let queries = [query(1, 1, 0..1), query(0, 0, 5..10), query(1, 0, 3..4)];
         let (cfg, w) = replay_workload(&setup(), &queries).unwrap();
         assert_eq!(
             (cfg.chunk_count, cfg.frames, cfg.chunk_bytes),
@@ -235,11 +202,7 @@ mod tests {
 
     #[test]
     fn a_replayed_run_reads_every_chunk_of_every_query() {
-        let queries = [
-            query(0, 0, 0..1000),
-            query(1, 0, 250..750),
-            query(1, 1, 900..1000),
-        ];
+        let queries = [query(0, 0, 0..10), query(1, 0, 2..8), query(1, 1, 9..10)];
         let (cfg, w) = replay_workload(&setup(), &queries).unwrap();
         let w = w.shaped(crate::QueryShape {
             workers: 2,
@@ -259,21 +222,24 @@ mod tests {
 
     #[test]
     fn bad_reports_are_refused() {
-        let mut beyond = setup();
-        beyond.table_rows = 900;
-        assert!(replay_workload(&beyond, &[query(0, 0, 0..100)]).is_err());
-        assert!(replay_workload(&setup(), &[query(0, 0, 900..1001)]).is_err());
+        let mut smaller = setup();
+        smaller.chunk_count = 9;
+        assert!(replay_workload(&smaller, &[query(0, 0, 9..10)]).is_err());
+        assert!(replay_workload(&setup(), &[query(0, 0, 9..11)]).is_err());
         assert!(replay_workload(&setup(), &[query(0, 0, 5..5)]).is_err());
         assert!(replay_workload(&setup(), &[]).is_err());
-        let mut unsorted = setup();
-        unsorted.chunk_row_starts.swap(1, 2);
-        assert!(replay_workload(&unsorted, &[query(0, 0, 0..100)]).is_err());
+        let mut no_chunks = setup();
+        no_chunks.chunk_count = 0;
+        assert!(replay_workload(&no_chunks, &[query(0, 0, 0..1)]).is_err());
         let mut no_disk = setup();
         no_disk.bytes_per_s = 0.0;
-        assert!(replay_workload(&no_disk, &[query(0, 0, 0..100)]).is_err());
-        let twice = [query(0, 1, 0..100), query(0, 1, 100..200)];
+        assert!(replay_workload(&no_disk, &[query(0, 0, 0..1)]).is_err());
+        let mut no_core = setup();
+        no_core.cores = 0;
+        assert!(replay_workload(&no_core, &[query(0, 0, 0..1)]).is_err());
+        let twice = [query(0, 1, 0..1), query(0, 1, 1..2)];
         assert!(replay_workload(&setup(), &twice).is_err());
-        let mut nan_cpu = query(0, 0, 0..100);
+        let mut nan_cpu = query(0, 0, 0..1);
         nan_cpu.cpu_s_per_byte = f64::NAN;
         assert!(replay_workload(&setup(), &[nan_cpu]).is_err());
     }

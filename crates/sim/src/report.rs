@@ -106,8 +106,6 @@ impl PresetReport {
             .collect()
     }
 
-    /// Per-query latency table (one column per policy) plus chunk loads; for table2 the
-    /// system statistics beside the paper's.
     /// The system table with one row per policy and the per-type table (with the
     /// paper's numbers where the preset has them) when latencies are normalized (Table
     /// 2's presets and replays); else the latency of every query.

@@ -24,8 +24,9 @@
 //! 5. **Fault injection.** [`Device::with_faults`] consults a [`FaultInjector`] before
 //!    every real read (errors, short reads, flipped bytes, delays), for tests.
 //! 6. **Counters.** [`Device::stats`] reports requests, bytes and where the time went.
-//! 7. **The loader first.** [`set_current_thread_nice`]: threads that decode run at
-//!    [`FEEDER_NICE`], so the loader gets a core between reads when queries saturate them.
+//! 7. **The loader first.** [`make_current_thread_nicer`]: threads that decode run
+//!    [`FEEDER_NICER_BY`] nicer, so the loader gets a core between reads when queries
+//!    saturate them.
 //!
 //! Entry points: [`Device::new`], [`Device::open`], [`Device::read`],
 //! [`Device::read_into`], [`Device::read_vectored`], [`Device::read_early`], [`Device::stats`].
@@ -57,7 +58,7 @@ pub use error::DeviceError;
 pub use faults::{Fault, FaultCounts, FaultInjector, FaultRates, ReadRequest, SeededFaults};
 pub use file::DeviceFile;
 pub use io::Device;
-pub use priority::{set_current_thread_nice, FEEDER_NICE};
+pub use priority::{make_current_thread_nicer, FEEDER_NICER_BY};
 pub use recycle::{Recycler, MAX_RECYCLED_BYTES};
 pub use stats::DeviceStats;
 pub use throttle::{Pacer, THROTTLE_BURST};
