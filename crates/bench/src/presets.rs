@@ -127,6 +127,9 @@ pub struct Params {
     /// With several scan workers: the paper's static split (each worker its own scan of
     /// a fixed run of chunks, `coopscan_exec::StaticSplit`) instead of the dynamic one.
     pub static_split: bool,
+    /// How the cores are shared among scans decoding at once: `equal` (the papers'
+    /// model) or `short-first` (`coopscan_buffer::CpuShares`).
+    pub cpu_shares: String,
     /// Storage layout of the table: `nsm`, `pax` or `dsm` (Table 3 is Table 2 in DSM).
     pub layout: String,
     pub dataset: Dataset,
@@ -159,6 +162,7 @@ pub struct Overrides {
     pub query_threads: Option<usize>,
     pub scan_workers: Option<usize>,
     pub static_split: Option<bool>,
+    pub cpu_shares: Option<String>,
     pub layout: Option<String>,
     /// Tuples of the synthetic relation (runs over lineitem ignore it).
     pub synthetic_rows: Option<u64>,
@@ -192,6 +196,9 @@ impl Overrides {
         }
         if let Some(policies) = &self.policies {
             params.policies = policies.clone();
+        }
+        if let Some(shares) = &self.cpu_shares {
+            params.cpu_shares = shares.clone();
         }
         if let Some(layout) = &self.layout {
             params.layout = layout.clone();
@@ -298,6 +305,7 @@ fn run_of(e: &Experiment, point: &Point) -> Result<Option<Params>, BenchError> {
         query_threads: PAPER_QUERY_THREADS,
         scan_workers: 1,
         static_split: false,
+        cpu_shares: "equal".to_string(),
         layout: e.layout.to_string(),
         dataset,
         slow_cpu_over_fast_read: if table3 {

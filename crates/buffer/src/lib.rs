@@ -75,6 +75,7 @@ mod abm;
 pub mod catalog;
 mod column_order;
 mod config;
+mod cpu_shares;
 mod driver;
 mod error;
 mod geometry;
@@ -103,6 +104,7 @@ pub use config::{
     AbmConfig, BufferBudget, ADMISSION_CHUNKS_PER_SCAN, ADMISSION_MAX_OVERTAKES,
     DEFAULT_AGING_UNIT, MAX_SCANS, MAX_WORKERS, STARVED_BELOW,
 };
+pub use cpu_shares::{CpuShares, MAX_NICE_STEPS, NICE_STEP_WEIGHT};
 pub use driver::{Answer, Driver, Mail, OnLoadFailure};
 pub use error::BufferError;
 pub use geometry::{AppendedChunk, SharedPages, TableGeometry, MAX_COLUMNS, UNIT_CHUNK_BYTES};
@@ -124,7 +126,7 @@ pub use replacer::{
 pub use scan_set::ScanSet;
 pub use scatter::{page_runs, ScanPages};
 pub use spec::{ChunkRanges, ColumnMask, RowRanges, ScanOrder, ScanSpec, Snapshot};
-pub use split::{static_slices, Split};
+pub use split::{static_slices, touched_chunks, Split};
 pub use state::{AbmState, AbmStats, Residency, ScanState};
 pub use straddle::ReadPlan;
 pub use strategy::{ColumnOrder, EvictionStrategy, UnknownChoice};

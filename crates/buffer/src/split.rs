@@ -24,15 +24,7 @@ pub enum Split {
 /// are empty (a scan that delivers nothing).
 pub fn static_slices(ranges: &RowRanges, starts: &[u64], n: usize) -> Vec<RowRanges> {
     let n = n.max(1);
-    let chunk_of = |row: u64| starts.partition_point(|&s| s <= row).saturating_sub(1);
-    let mut touched: Vec<usize> = Vec::new();
-    for r in ranges.ranges() {
-        for k in chunk_of(r.start)..=chunk_of(r.end - 1) {
-            if touched.last() != Some(&k) {
-                touched.push(k);
-            }
-        }
-    }
+    let touched = touched_chunks(ranges, starts);
     (0..n)
         .map(|i| {
             let (from, to) = (touched.len() * i / n, touched.len() * (i + 1) / n);
@@ -46,6 +38,20 @@ pub fn static_slices(ranges: &RowRanges, starts: &[u64], n: usize) -> Vec<RowRan
         .collect()
 }
 
+/// The chunks `ranges` touch, ascending, each once (chunk `k` starts at `starts[k]`).
+pub fn touched_chunks(ranges: &RowRanges, starts: &[u64]) -> Vec<usize> {
+    let chunk_of = |row: u64| starts.partition_point(|&s| s <= row).saturating_sub(1);
+    let mut touched: Vec<usize> = Vec::new();
+    for r in ranges.ranges() {
+        for k in chunk_of(r.start)..=chunk_of(r.end - 1) {
+            if touched.last() != Some(&k) {
+                touched.push(k);
+            }
+        }
+    }
+    touched
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,6 +61,7 @@ mod tests {
         // Ten chunks of 100 tuples; the query reads 50..420 and 700..1000.
         let starts: Vec<u64> = (0..10).map(|k| k * 100).collect();
         let ranges = RowRanges::new([50..420, 700..1000]);
+        assert_eq!(touched_chunks(&ranges, &starts), [0, 1, 2, 3, 4, 7, 8, 9]);
         let slices = static_slices(&ranges, &starts, 2);
         // Chunks 0-4 and 7-9 touched: four each.
         assert_eq!(slices[0], RowRanges::from(50..400));

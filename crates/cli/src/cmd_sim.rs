@@ -11,7 +11,7 @@
 //! ```
 
 use anyhow::Context;
-use coopscan_buffer::{PolicyKind, Split};
+use coopscan_buffer::{CpuShares, PolicyKind, Split};
 use coopscan_sim::experiments::{
     bandwidth_points, buffer_points, defs, in_order_points, stream_points,
 };
@@ -71,6 +71,11 @@ pub struct SimArgs {
     /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
     #[arg(long)]
     pub static_split: bool,
+    /// table2, table3 and --replay only: equal | short-first, how the queries share
+    /// the cores (default equal, the papers' model; --replay: the report's); as
+    /// `bench --cpu-shares` runs them on the engine.
+    #[arg(long)]
+    pub cpu_shares: Option<CpuShares>,
     /// Instead of a preset: replay a `coopscan bench` JSON report's own workload (Table
     /// 2's mixes over NSM/PAX) on virtual time — its queries, streams, stagger, buffer
     /// and bandwidth, with the CPU costs its calibration measured — over the chunks of
@@ -134,9 +139,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             args.preset.name()
         );
     }
-    if (scan_workers != 1 || args.static_split) && !args.preset.takes_query_shape() {
+    let shaped = scan_workers != 1 || args.static_split || args.cpu_shares.is_some();
+    if shaped && !args.preset.takes_query_shape() {
         anyhow::bail!(
-            "--scan-workers, --static-split: only table2 and table3 run their queries with several workers, not {}",
+            "--scan-workers, --static-split, --cpu-shares: only table2 and table3 run their queries with several workers or CPU shares, not {}",
             args.preset.name()
         );
     }
@@ -242,6 +248,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
                 true => Split::Static,
                 false => Split::Dynamic,
             },
+            cpu_shares: args.cpu_shares.unwrap_or_default(),
         };
         let traced = args.trace.is_some();
         let every = args.checkpoint_every_s;
@@ -281,6 +288,7 @@ fn replay(args: &SimArgs, report: &Path) -> anyhow::Result<()> {
         policies: &args.policies,
         scan_workers: args.scan_workers,
         static_split: args.static_split,
+        cpu_shares: args.cpu_shares,
         cores: args.cores,
         bandwidth_mb: args.bandwidth_mb,
         cpu_scale: args.cpu_scale,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use coopscan_buffer::{BufferBudget, TableId, MAX_WORKERS};
+use coopscan_buffer::{BufferBudget, CpuShares, TableId, MAX_WORKERS};
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
     query_session, query_session_config, CoopTable, IndexPageCost, IndexScans, ScanMode,
@@ -106,6 +106,11 @@ pub struct SessionArgs {
     /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
     #[arg(long)]
     pub static_split: bool,
+    /// equal | short-first: how the cores are shared among scans decoding at once.
+    /// short-first lowers a scan's share one nice level per doubling of the chunks its
+    /// query reads, so short queries are not held up behind long ones.
+    #[arg(long, default_value = "equal")]
+    pub cpu_shares: CpuShares,
     /// Tables of at most this many chunks are read by in-order Scans in the shared
     /// buffer instead of CScans (the thesis's fallback for small tables, §7.5.1);
     /// 0 reads every table by CScans.
@@ -194,6 +199,7 @@ impl SessionArgs {
                 self.index_page_cost_kb,
                 device.config(),
             )));
+        config = config.with_extension(Arc::new(self.cpu_shares));
         let workers = self.scan_workers();
         if workers > 1 {
             config = config.with_extension(Arc::new(ScanWorkers(workers)));

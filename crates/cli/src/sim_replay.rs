@@ -11,7 +11,7 @@
 
 use anyhow::{bail, Context};
 use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
-use coopscan_buffer::{PolicyKind, Split};
+use coopscan_buffer::{CpuShares, PolicyKind, Split};
 use coopscan_sim::presets::run_policies;
 use coopscan_sim::{replay_workload, PresetReport, QueryShape, ReplayQuery, ReplaySetup};
 use coopscan_storage::chunk_map::chunk_range;
@@ -31,6 +31,8 @@ pub struct ReplayArgs<'a> {
     /// `None`: the report's.
     pub scan_workers: Option<u16>,
     pub static_split: bool,
+    /// `None`: the report's.
+    pub cpu_shares: Option<CpuShares>,
     pub cores: u32,
     /// `None`: the report's.
     pub bandwidth_mb: Option<f64>,
@@ -65,8 +67,14 @@ pub fn replay(args: &ReplayArgs) -> anyhow::Result<PresetReport> {
     for q in &mut queries {
         q.cpu_s_per_byte *= args.cpu_scale;
     }
-    let shape = shape(&report, args.scan_workers, args.static_split)?;
-    let (cfg, workload) = replay_workload(&setup, &queries)?;
+    let shape = shape(
+        &report,
+        args.scan_workers,
+        args.static_split,
+        args.cpu_shares,
+    )?;
+    let (mut cfg, workload) = replay_workload(&setup, &queries)?;
+    cfg.cpu.shares = shape.cpu_shares;
     Ok(run_policies(
         "replay",
         0,
@@ -222,6 +230,7 @@ fn shape(
     report: &Value,
     scan_workers: Option<u16>,
     static_split: bool,
+    cpu_shares: Option<CpuShares>,
 ) -> anyhow::Result<QueryShape> {
     let params = &report["parameters"];
     let workers = match scan_workers {
@@ -242,9 +251,16 @@ fn shape(
             coopscan_buffer::MAX_WORKERS
         );
     }
+    // Reports from before the engine shared its cores otherwise have no `cpu_shares`.
+    let cpu_shares = match (cpu_shares, params["cpu_shares"].as_str()) {
+        (Some(given), _) => given,
+        (None, Some(name)) => name.parse()?,
+        (None, None) => CpuShares::Equal,
+    };
     Ok(QueryShape {
         workers,
         split: if split { Split::Static } else { Split::Dynamic },
+        cpu_shares,
     })
 }
 
@@ -263,7 +279,7 @@ mod tests {
 
     fn report() -> Value {
         json!({
-            "parameters": {"layout": "pax", "buffer_pct": 25.0, "scan_workers": 2, "static_split": false},
+            "parameters": {"layout": "pax", "buffer_pct": 25.0, "scan_workers": 2, "static_split": false, "cpu_shares": "short-first"},
             "table": {"rows": 1000, "bytes": 4000},
             "bandwidth_mb_s": 400.0,
             "stagger_s": 0.3,
@@ -303,12 +319,26 @@ mod tests {
         let two = QueryShape {
             workers: 2,
             split: Split::Dynamic,
+            cpu_shares: CpuShares::ShortFirst,
         };
-        assert_eq!(shape(&r, None, false).unwrap(), two);
-        let split = shape(&r, None, true).unwrap();
+        assert_eq!(shape(&r, None, false, None).unwrap(), two);
+        let split = shape(&r, None, true, None).unwrap();
         assert_eq!((split.workers, split.split), (2, Split::Static));
-        assert_eq!(shape(&r, Some(4), false).unwrap().workers, 4);
-        assert!(shape(&r, Some(0), false).is_err());
+        assert_eq!(shape(&r, Some(4), false, None).unwrap().workers, 4);
+        assert!(shape(&r, Some(0), false, None).is_err());
+        let equal = shape(&r, None, false, Some(CpuShares::Equal)).unwrap();
+        assert_eq!(equal.cpu_shares, CpuShares::Equal);
+        let mut old = report();
+        old["parameters"]
+            .as_object_mut()
+            .unwrap()
+            .remove("cpu_shares");
+        assert_eq!(
+            shape(&old, None, false, None).unwrap().cpu_shares,
+            CpuShares::Equal
+        );
+        old["parameters"]["cpu_shares"] = "fair".into();
+        assert!(shape(&old, None, false, None).is_err());
     }
 
     #[test]

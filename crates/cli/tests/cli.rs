@@ -798,7 +798,7 @@ fn sim_scan_workers_and_checkpoints_are_checked() {
     let data = tempfile::tempdir().expect("tempdir");
     let trace = data.path().join("traces");
     let trace = trace.to_str().expect("a UTF-8 path");
-    let refused: [(&[&str], &str); 6] = [
+    let refused: [(&[&str], &str); 8] = [
         (
             &["--preset", "homogeneous", "--checkpoint-every-s", "10"],
             "only table2 and table3 take checkpoints",
@@ -829,6 +829,14 @@ fn sim_scan_workers_and_checkpoints_are_checked() {
         (
             &["--preset", "table2", "--scan-workers", "65"],
             "1 to 64 workers",
+        ),
+        (
+            &["--preset", "pbm-sharing", "--cpu-shares", "short-first"],
+            "only table2 and table3",
+        ),
+        (
+            &["--preset", "table2", "--cpu-shares", "fair"],
+            "equal, short-first",
         ),
     ];
     for (args, why) in refused {

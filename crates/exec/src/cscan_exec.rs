@@ -26,8 +26,11 @@ use std::sync::Arc;
 use coopscan_buffer::ScanOrder::InOrder as InOrderScan;
 use std::sync::{Mutex, PoisonError};
 
-use coopscan_buffer::{static_slices, ScanOrder, ScanPages, Split, TableId};
+use coopscan_buffer::{
+    static_slices, touched_chunks, CpuShares, RowRanges, ScanOrder, ScanPages, Split, TableId,
+};
 use coopscan_runtime::{CScan, Runtime, VersionHold};
+use coopscan_storage::device::make_current_thread_nicer;
 use datafusion::error::Result;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::ExecutionPlan;
@@ -300,6 +303,9 @@ fn feed_from_pool(
 ) -> Result<SendableRecordBatchStream> {
     let config = context.session_config();
     let tag = config.get_extension::<QueryTag>().map(|t| t.0);
+    let shares = config
+        .get_extension::<CpuShares>()
+        .map_or_else(CpuShares::default, |s| *s);
     let feed = match feed {
         Feed::Workers(w, _) if config.get_extension::<InOrderHint>().is_some() => {
             Feed::InOrder(Arc::clone(&w.pooled))
@@ -349,8 +355,27 @@ fn feed_from_pool(
                 }
             })?,
         };
+        let pooled = match &feed {
+            Feed::InOrder(pooled) => pooled,
+            Feed::Workers(workers, _) => &workers.pooled,
+        };
+        give_way_by_length(pooled, &core.ranges, shares);
         produce(core, scan, sink)
     })
+}
+
+/// Lowers the calling feeder's share of the cores by the chunks its query reads (all
+/// its workers' together), as `shares` says; failing that, it runs as it did.
+fn give_way_by_length(pooled: &Pooled, ranges: &RowRanges, shares: CpuShares) {
+    if shares == CpuShares::Equal {
+        return;
+    }
+    let Some(table) = pooled.runtime.table_at(pooled.table) else {
+        return;
+    };
+    let chunks = touched_chunks(ranges, &chunk_starts(&table)).len();
+    let steps = shares.nice_steps(u32::try_from(chunks).unwrap_or(u32::MAX));
+    let _ = make_current_thread_nicer(i32::from(steps));
 }
 
 /// The first tuple of every chunk of `table`, ascending.

@@ -15,6 +15,7 @@ use coopscan_bench::{
 
 use coopscan_bench::presets::Dataset;
 use coopscan_bench::refresh::{Refresh, TPCH_REFRESH_PER_MILLE};
+use coopscan_buffer::CpuShares;
 use coopscan_exec::{SLOW_EXTRA_DEFAULT, SLOW_EXTRA_MAX};
 use coopscan_storage::{Layout, Table};
 
@@ -89,6 +90,11 @@ pub struct BenchArgs {
     /// a fixed run of chunks) instead of one scan whose workers take any ready chunk.
     #[arg(long)]
     pub static_split: bool,
+    /// equal | short-first: how the cores are shared among the scans decoding at once
+    /// (default equal, the papers' model); short-first lowers a scan's share one nice
+    /// level per doubling of the chunks it reads.
+    #[arg(long)]
+    pub cpu_shares: Option<CpuShares>,
     /// Standalone cold runs per query type (default 3); their median normalizes latency.
     #[arg(long)]
     pub standalone_runs: Option<usize>,
@@ -247,6 +253,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             threads: params.query_threads,
             scan_workers: params.scan_workers,
             static_split: params.static_split,
+            cpu_shares: params.cpu_shares.parse()?,
         };
         let reference = scan_engine(&table, Arc::clone(&tokio), shape)?;
         let checked = peers::CachedReference::new(&reference);
@@ -419,6 +426,7 @@ fn overrides(args: &BenchArgs) -> anyhow::Result<Overrides> {
         query_threads: args.query_threads,
         scan_workers: args.scan_workers,
         static_split: args.static_split.then_some(true),
+        cpu_shares: args.cpu_shares.map(|s| s.to_string()),
         layout: args.layout.map(|l| l.to_string()),
         synthetic_rows: args.rows,
         in_order_pct: args.in_order_pct,

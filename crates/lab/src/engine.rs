@@ -10,7 +10,7 @@ use coopscan_bench::{
     Consumption, IoStats, LoadRecord, LoaderTime, PolicyRun, PolicySetup, QueryEngine,
     QueryInstance, QueryKind, QueryOutput, Refresher, SchedulingCost,
 };
-use coopscan_buffer::{EvictionStrategy, Reference};
+use coopscan_buffer::{CpuShares, EvictionStrategy, Reference};
 use coopscan_exec::datafusion::arrow::array::RecordBatch;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{
@@ -61,6 +61,8 @@ pub struct QueryShape {
     pub scan_workers: usize,
     /// The workers split the chunks statically (`StaticSplit`).
     pub static_split: bool,
+    /// How the cores are shared among the scans (`CpuShares`).
+    pub cpu_shares: CpuShares,
 }
 
 /// Which optimizer rules a [`DfEngine`]'s sessions have.
@@ -108,6 +110,7 @@ impl QueryEngine for DfEngine {
         if q.in_order {
             config = config.with_extension(Arc::new(InOrderHint));
         }
+        config = config.with_extension(Arc::new(self.shape.cpu_shares));
         if self.shape.scan_workers > 1 {
             config = config.with_extension(Arc::new(ScanWorkers(self.shape.scan_workers)));
             if self.shape.static_split {
@@ -289,6 +292,7 @@ impl DfFactory {
             threads: setup.params.query_threads,
             scan_workers: setup.params.scan_workers,
             static_split: setup.params.static_split,
+            cpu_shares: setup.params.cpu_shares.parse()?,
         };
         let engine = DfEngine::new(Arc::clone(&self.tokio), provider, shape, Rules::Coopscan);
         Ok(Box::new(DfRun {

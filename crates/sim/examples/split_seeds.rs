@@ -65,7 +65,11 @@ fn main() -> Result<(), SimError> {
 /// Table 2 of `seed`, every query two workers of `split`, under relevance.
 fn run(seed: u64, cpu_divisor: f64, split: Split) -> Result<PolicyReport, SimError> {
     let (cfg, workload) = table2(seed)?;
-    let mut workload = workload.shaped(QueryShape { workers: 2, split });
+    let mut workload = workload.shaped(QueryShape {
+        workers: 2,
+        split,
+        ..QueryShape::default()
+    });
     for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
         q.cycles_per_byte /= cpu_divisor;
     }

@@ -124,10 +124,7 @@ impl SimConfig {
                 bytes_per_sec: PAPER_2007_DISK_BYTES_PER_S,
                 latency_s: 0.0,
             },
-            cpu: CpuModel {
-                hz: crate::model::CPU_HZ_2GHZ,
-                cores: 2,
-            },
+            cpu: CpuModel::new(crate::model::CPU_HZ_2GHZ, 2),
             check_invariants: false,
             record_timeline: false,
             record_trace: false,
@@ -614,12 +611,29 @@ impl Sim<'_> {
         out
     }
 
+    /// Cycles per second of every chunk being processed, query by query in the order
+    /// of their `processing`: the CPU's shares (`CpuModel::rates`), each query weighted
+    /// by the chunks it reads as the runtime's feeders are (`CpuShares`).
+    fn cpu_rates(&self) -> Vec<f64> {
+        let shares = self.cfg.cpu.shares;
+        let weights: Vec<f64> = (self.queries.iter())
+            .flat_map(|q| {
+                let weight = shares.weight(q.wanted.len());
+                q.processing.iter().map(move |_| weight)
+            })
+            .collect();
+        self.cfg.cpu.rates(&weights)
+    }
+
     fn next_event(&self) -> Option<(f64, Event)> {
-        let rate = self.cfg.cpu.rate_per_query(self.running());
-        let cpu = self.queries.iter().enumerate().flat_map(|(i, q)| {
-            (q.processing.iter())
-                .map(move |&(w, _, left, _)| (self.now + left / rate, Event::ChunkDone(i, w)))
+        let processing = (self.queries.iter().enumerate()).flat_map(|(i, q)| {
+            q.processing
+                .iter()
+                .map(move |&(w, _, left, _)| (i, w, left))
         });
+        let cpu = processing
+            .zip(self.cpu_rates())
+            .map(|((i, w, left), rate)| (self.now + left / rate, Event::ChunkDone(i, w)));
         let loads = self
             .inflight
             .iter()
@@ -655,9 +669,9 @@ impl Sim<'_> {
     fn advance_cpu(&mut self, t: f64) {
         let dt = (t - self.now).max(0.0);
         let running = self.running();
-        let rate = self.cfg.cpu.rate_per_query(running);
+        let mut rates = self.cpu_rates().into_iter();
         for q in &mut self.queries {
-            for (_, _, left, _) in &mut q.processing {
+            for ((_, _, left, _), rate) in q.processing.iter_mut().zip(&mut rates) {
                 *left = (*left - rate * dt).max(0.0);
             }
         }

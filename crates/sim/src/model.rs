@@ -3,7 +3,7 @@
 //! shared by the running queries, each query running at most on one core and all slowed
 //! down in inverse proportion to their number once they exceed the cores.
 
-use coopscan_buffer::Nanos;
+use coopscan_buffer::{CpuShares, Nanos};
 use serde::Serialize;
 
 /// Clock of the simulated CPU in both papers' setups.
@@ -56,15 +56,52 @@ pub fn load_requests(pieces: &[coopscan_buffer::PieceId], tiled: bool) -> u32 {
 pub struct CpuModel {
     pub hz: f64,
     pub cores: u32,
+    /// How the cores are shared among the chunks being processed (equal: the papers').
+    pub shares: CpuShares,
 }
 
 impl CpuModel {
-    /// Cycles per second each of `running` queries gets.
+    /// `cores` of `hz` shared equally.
+    pub fn new(hz: f64, cores: u32) -> CpuModel {
+        CpuModel {
+            hz,
+            cores,
+            shares: CpuShares::Equal,
+        }
+    }
+
+    /// Cycles per second each of `running` equally weighted workers gets.
     pub fn rate_per_query(&self, running: usize) -> f64 {
         if running == 0 {
             return self.hz;
         }
         self.hz * (f64::from(self.cores) / running as f64).min(1.0)
+    }
+
+    /// Cycles per second of each worker of weight `weights[i]`, as a fair scheduler
+    /// shares the cores (CFS): in proportion to the weights, none more than one core,
+    /// what a capped worker leaves going to the others.
+    pub fn rates(&self, weights: &[f64]) -> Vec<f64> {
+        if weights.windows(2).all(|w| w[0] == w[1]) {
+            // Equal weights: exactly the papers' model.
+            return vec![self.rate_per_query(weights.len()); weights.len()];
+        }
+        let mut order: Vec<usize> = (0..weights.len()).collect();
+        order.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]));
+        let mut cores = f64::from(self.cores);
+        let mut total: f64 = weights.iter().sum();
+        let mut rates = vec![0.0; weights.len()];
+        // Heaviest first: once one is below a core, so is every lighter one.
+        for i in order {
+            let share = match total > 0.0 {
+                true => (cores * weights[i] / total).min(1.0),
+                false => 0.0,
+            };
+            rates[i] = share * self.hz;
+            cores = (cores - share).max(0.0);
+            total -= weights[i];
+        }
+        rates
     }
 }
 
@@ -75,6 +112,24 @@ pub(crate) fn nanos(seconds: f64) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cores_are_shared_by_weight_and_none_gets_more_than_one() {
+        let cpu = CpuModel::new(1.0, 2);
+        // Equal weights: the papers' model, each min(1, cores / running).
+        assert_eq!(cpu.rates(&[2.0; 4]), vec![0.5; 4]);
+        assert_eq!(cpu.rates(&[1.0]), vec![1.0]);
+        // Three workers of weights 4, 1, 1: the heavy one capped at a core, the other
+        // core split between the light ones.
+        assert_eq!(cpu.rates(&[1.0, 4.0, 1.0]), vec![0.5, 1.0, 0.5]);
+        // Weights 3, 1, 1, 1 on two cores: 1.0 is 3/6 of 2 → a core; 1/3 each after.
+        let r = cpu.rates(&[3.0, 1.0, 1.0, 1.0]);
+        assert!((r[0] - 1.0).abs() < 1e-12 && r[1..].iter().all(|x| (x - 1.0 / 3.0).abs() < 1e-12));
+        // Unequal and uncapped: in proportion, the cores all used.
+        let r = cpu.rates(&[2.0, 1.0, 1.0, 1.0, 1.0]);
+        assert!((r[0] - 2.0 / 3.0).abs() < 1e-12 && (r.iter().sum::<f64>() - 2.0).abs() < 1e-12);
+        assert!(cpu.rates(&[]).is_empty());
+    }
     use coopscan_buffer::{ChunkId, ColumnMask, PieceId};
 
     fn piece(columns: ColumnMask) -> PieceId {

@@ -55,7 +55,7 @@ pub struct PbmBandwidthOptions {
 
 impl Default for PbmBandwidthOptions {
     fn default() -> Self {
-        let CpuModel { hz, cores } = table2_config().cpu;
+        let CpuModel { hz, cores, .. } = table2_config().cpu;
         PbmBandwidthOptions {
             cores,
             clock_hz: hz,
@@ -146,10 +146,7 @@ pub fn pbm_bandwidth_with(
     }
     let base = SimConfig {
         record_timeline: false,
-        cpu: CpuModel {
-            hz: options.clock_hz,
-            cores: options.cores,
-        },
+        cpu: CpuModel::new(options.clock_hz, options.cores),
         ..table2
     };
     let touched = chunks_touched(&workload);

@@ -112,10 +112,7 @@ fn small_table_config() -> SimConfig {
             bytes_per_sec: SMALL_DISK_BYTES_PER_S,
             latency_s: 0.0,
         },
-        cpu: CpuModel {
-            hz: CPU_HZ_2GHZ,
-            cores: 1,
-        },
+        cpu: CpuModel::new(CPU_HZ_2GHZ, 1),
         record_timeline: true,
         ..SimConfig::paper_2007(SMALL_CHUNKS, SMALL_CHUNK_BYTES, SMALL_FRAMES)
     }
@@ -303,11 +300,15 @@ pub fn run_preset_shaped(
 ) -> Result<PresetReport, SimError> {
     let traced = |cfg: SimConfig| SimConfig {
         record_trace,
+        cpu: CpuModel {
+            shares: shape.cpu_shares,
+            ..cfg.cpu
+        },
         ..cfg
     };
     if !name.takes_query_shape() && shape != QueryShape::default() {
         return Err(SimError::InvalidSetup(format!(
-            "{name}: only table2 and table3 run their queries with several workers"
+            "{name}: only table2 and table3 run their queries with several workers or CPU shares"
         )));
     }
     if !name.takes_query_shape() && checkpoint_every_s.is_some() {

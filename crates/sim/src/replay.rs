@@ -90,10 +90,7 @@ pub fn replay_workload(
         bytes_per_sec: setup.bytes_per_s,
         latency_s: 0.0,
     };
-    cfg.cpu = CpuModel {
-        hz: CPU_HZ_2GHZ,
-        cores: setup.cores,
-    };
+    cfg.cpu = CpuModel::new(CPU_HZ_2GHZ, setup.cores);
     Ok((cfg, Workload::new(streams)))
 }
 
@@ -206,7 +203,7 @@ mod tests {
         let (cfg, w) = replay_workload(&setup(), &queries).unwrap();
         let w = w.shaped(crate::QueryShape {
             workers: 2,
-            split: Split::Dynamic,
+            ..Default::default()
         });
         let report = run_policies("replay", 0, &cfg, &w, &[PolicyKind::Relevance], true).unwrap();
         let mut chunks: Vec<(String, u32)> = report.policies["relevance"]

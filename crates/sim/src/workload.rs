@@ -3,7 +3,7 @@
 //! buffer (`SimConfig::tables`, the 2012 paper's TPC-H throughput run, §4.2) mixes
 //! queries of different tables, in one stream or across streams.
 
-use coopscan_buffer::Split;
+use coopscan_buffer::{CpuShares, Split};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -68,12 +68,14 @@ pub struct SimCheckpoint {
 }
 
 /// How every query of a workload runs its scan: its workers and how they share its
-/// chunks (the 2012 paper's parallel CScans, §2.2). The default is the papers' one
-/// worker per query.
+/// chunks (the 2012 paper's parallel CScans, §2.2), and how the queries share the
+/// cores. The default is the papers': one worker per query, cores shared equally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueryShape {
     pub workers: u16,
     pub split: Split,
+    /// Applied to the run's `CpuModel` by whoever runs the shaped workload.
+    pub cpu_shares: CpuShares,
 }
 
 impl Default for QueryShape {
@@ -81,6 +83,7 @@ impl Default for QueryShape {
         QueryShape {
             workers: 1,
             split: Split::Dynamic,
+            cpu_shares: CpuShares::Equal,
         }
     }
 }

@@ -31,7 +31,7 @@ fn config(frames: u32) -> SimConfig {
         check_invariants: true,
         record_timeline: false,
         device: DeviceModel::FixedPerChunk { seconds: READ_S },
-        cpu: CpuModel { hz: 2e9, cores: 1 },
+        cpu: CpuModel::new(2e9, 1),
         ..SimConfig::paper_2007(CHUNKS, CHUNK_BYTES, frames)
     }
 }

@@ -9,10 +9,11 @@
 //! COOPSCAN_SIM_SEEDS=3000 cargo test -p coopscan-sim --release --test mixed_orders
 //! ```
 
+use common::random_cpu;
 use coopscan_buffer::{AnyPolicy, PolicyKind};
 use coopscan_sim::{
-    abm_config, geometry, mixed_pool, simulate_ordered, CpuModel, DeviceModel, QuerySpec,
-    SimConfig, StreamSpec, Workload, MIXED_TARGET,
+    abm_config, geometry, mixed_pool, simulate_ordered, DeviceModel, QuerySpec, SimConfig,
+    StreamSpec, Workload, MIXED_TARGET,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -43,10 +44,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload, BTreeSet<String>) {
         device: DeviceModel::FixedPerChunk {
             seconds: rng.random_range(0.01..0.2),
         },
-        cpu: CpuModel {
-            hz: 2e9,
-            cores: rng.random_range(1..=3),
-        },
+        cpu: random_cpu(&mut rng),
         check_invariants: true,
         record_timeline: false,
         record_trace: false,

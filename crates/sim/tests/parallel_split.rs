@@ -65,7 +65,12 @@ fn table2_runs_with_parallel_scans_of_either_split() {
         v
     };
     for split in [Split::Dynamic, Split::Static] {
-        let report = table2(QueryShape { workers: 4, split }).unwrap();
+        let report = table2(QueryShape {
+            workers: 4,
+            split,
+            ..QueryShape::default()
+        })
+        .unwrap();
         let queries = report.workload.streams.iter().flat_map(|s| &s.queries);
         assert!(queries.clone().all(|q| q.workers == 4 && q.split == split));
         assert_eq!(chunks(&report), chunks(&one), "{split:?}");
@@ -85,7 +90,7 @@ fn table2_runs_with_parallel_scans_of_either_split() {
     }
     let shape = QueryShape {
         workers: 2,
-        split: Split::Dynamic,
+        ..QueryShape::default()
     };
     let other = run_preset_shaped(PresetName::Heterogeneous, &policies, 7, false, shape, None);
     assert!(other.is_err());

@@ -32,7 +32,7 @@ fn small(record_timeline: bool) -> SimConfig {
         budget_bytes: None,
         max_inflight: 1,
         device: DeviceModel::FixedPerChunk { seconds: 0.1 },
-        cpu: CpuModel { hz: 2e9, cores: 2 },
+        cpu: CpuModel::new(2e9, 2),
         check_invariants: true,
         record_timeline,
         record_trace: false,

@@ -8,8 +8,9 @@
 //! COOPSCAN_SIM_SEEDS=2000 cargo test -p coopscan-sim --release --test random_dsm_sims
 //! ```
 
+use common::random_cpu;
 use coopscan_buffer::{ColumnOrder, EvictionStrategy, PolicyKind};
-use coopscan_sim::{simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, Workload};
+use coopscan_sim::{simulate, DeviceModel, QuerySpec, SimConfig, Workload};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -34,10 +35,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
             bytes_per_sec: rng.random_range(20e6..400e6),
             latency_s: rng.random_range(0.0..0.01),
         },
-        cpu: CpuModel {
-            hz: 2e9,
-            cores: rng.random_range(1..=3),
-        },
+        cpu: random_cpu(&mut rng),
         ..SimConfig::paper_2007(chunk_count, 1 << 20, 2)
     };
     cfg.frames = rng.random_range(2..=12);

@@ -8,11 +8,10 @@
 //! COOPSCAN_SIM_SEEDS=5000 cargo test -p coopscan-sim --release --test random_sims
 //! ```
 
+use common::random_cpu;
 use coopscan_buffer::policy::THROTTLE_MAX_SHARE;
 use coopscan_buffer::PolicyKind;
-use coopscan_sim::{
-    simulate, CpuModel, DeviceModel, QuerySpec, SimConfig, SimFaults, StreamSpec, Workload,
-};
+use coopscan_sim::{simulate, DeviceModel, QuerySpec, SimConfig, SimFaults, StreamSpec, Workload};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
@@ -56,10 +55,7 @@ fn random_setup(seed: u64) -> (SimConfig, Workload) {
         budget_bytes: None,
         max_inflight: rng.random_range(1..=3),
         device,
-        cpu: CpuModel {
-            hz: 2e9,
-            cores: rng.random_range(1..=3),
-        },
+        cpu: random_cpu(&mut rng),
         check_invariants: true,
         record_timeline: rng.random_bool(0.2),
         record_trace: false,

@@ -185,7 +185,7 @@ fn three_table_setup(seed: u64) -> (SimConfig, Workload) {
         tables: tables.clone(),
         budget_bytes: Some(BUDGET_BYTES),
         device: device(),
-        cpu: CpuModel { hz: 2e9, cores: 2 },
+        cpu: CpuModel::new(2e9, 2),
         check_invariants: true,
         record_trace: true,
         max_events: 1_000_000,
@@ -316,7 +316,7 @@ fn a_query_pays_cycles_for_each_chunks_own_bytes() {
         tables: vec![other, queried.clone()],
         // A read takes no time: the latency is the CPU's alone.
         device: DeviceModel::FixedPerChunk { seconds: 0.0 },
-        cpu: CpuModel { hz, cores: 1 },
+        cpu: CpuModel::new(hz, 1),
         check_invariants: true,
         ..SimConfig::paper_2007(1, 1, 4)
     };

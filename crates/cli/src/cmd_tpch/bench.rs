@@ -455,6 +455,9 @@ fn session_flags(args: &BenchArgs) -> Vec<String> {
     if args.static_split {
         flags.push("--static-split".to_string());
     }
+    if let Some(shares) = args.cpu_shares {
+        flags.extend(["--cpu-shares".to_string(), shares.to_string()]);
+    }
     flags
 }
 

@@ -30,7 +30,7 @@ use coopscan_bench::bandwidth::BYTES_PER_MB;
 use coopscan_bench::cpu::process_cpu_time;
 use coopscan_bench::tpch_throughput::{TpchRun, SIMULATED};
 use coopscan_buffer::trace::opt::replay_opt;
-use coopscan_buffer::{ChunkId, ColumnMask, PolicyKind, Split, TableGeometry, TableId};
+use coopscan_buffer::{ChunkId, ColumnMask, CpuShares, PolicyKind, Split, TableGeometry, TableId};
 use coopscan_exec::datafusion::physical_plan::collect;
 use coopscan_exec::datafusion::prelude::SessionContext;
 use coopscan_exec::{plan_read_only, planned_scans, PlannedScan};
@@ -61,6 +61,8 @@ pub struct SimulatedStreams {
     /// Per stream, its queries in its order.
     streams: Vec<Vec<SimQuery>>,
     cores: u32,
+    /// How the engine's scans share the cores (`--cpu-shares`).
+    shares: CpuShares,
 }
 
 impl SimulatedStreams {
@@ -130,6 +132,7 @@ impl SimulatedStreams {
             geometries,
             streams,
             cores,
+            shares: session.cpu_shares,
         })
     }
 
@@ -173,8 +176,8 @@ impl SimulatedStreams {
         config.tables = self.tables.clone();
         config.budget_bytes = conditions.buffer_bytes;
         config.cpu = CpuModel {
-            hz: CPU_HZ_2GHZ,
-            cores: self.cores,
+            shares: self.shares,
+            ..CpuModel::new(CPU_HZ_2GHZ, self.cores)
         };
         config.device = match conditions.bandwidth_mb_s {
             Some(mb_s) => DeviceModel::Bandwidth {

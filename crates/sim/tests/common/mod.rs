@@ -90,3 +90,19 @@ pub fn random_streams(
         })
         .collect()
 }
+
+/// One to three 2 GHz cores, shared equally or shorter scans first.
+#[allow(dead_code)] // used by some of the test files that include this module
+pub fn random_cpu(rng: &mut rand_chacha::ChaCha8Rng) -> coopscan_sim::CpuModel {
+    use coopscan_buffer::CpuShares;
+    use rand::RngExt;
+    let cores = rng.random_range(1..=3);
+    let shares = match rng.random_bool(0.5) {
+        true => CpuShares::ShortFirst,
+        false => CpuShares::Equal,
+    };
+    coopscan_sim::CpuModel {
+        shares,
+        ..coopscan_sim::CpuModel::new(2e9, cores)
+    }
+}
