@@ -107,9 +107,10 @@ pub struct SessionArgs {
     #[arg(long)]
     pub static_split: bool,
     /// equal | short-first: how the cores are shared among scans decoding at once.
-    /// short-first lowers a scan's share one nice level per doubling of the chunks its
-    /// query reads, so short queries are not held up behind long ones.
-    #[arg(long, default_value = "equal")]
+    /// short-first (the default) lowers a scan's share one nice level per doubling of
+    /// the chunks it reads, so short queries are not held up behind long ones; equal is
+    /// the papers' model.
+    #[arg(long, default_value = "short-first")]
     pub cpu_shares: CpuShares,
     /// Tables of at most this many chunks are read by in-order Scans in the shared
     /// buffer instead of CScans (the thesis's fallback for small tables, §7.5.1);

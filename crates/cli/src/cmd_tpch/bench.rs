@@ -443,7 +443,8 @@ pub(super) fn generated_database(sf: f64, layout: Layout) -> anyhow::Result<Path
     Ok(opts.out_dir)
 }
 
-/// The bench flags a session takes: cores per query and scan workers.
+/// The bench flags a session takes: cores per query, scan workers and CPU shares (the
+/// bench's default, equal, passed too: a session's own default is short-first).
 fn session_flags(args: &BenchArgs) -> Vec<String> {
     let mut flags = Vec::new();
     if let Some(t) = args.query_threads {
@@ -455,9 +456,8 @@ fn session_flags(args: &BenchArgs) -> Vec<String> {
     if args.static_split {
         flags.push("--static-split".to_string());
     }
-    if let Some(shares) = args.cpu_shares {
-        flags.extend(["--cpu-shares".to_string(), shares.to_string()]);
-    }
+    let shares = args.cpu_shares.unwrap_or_default();
+    flags.extend(["--cpu-shares".to_string(), shares.to_string()]);
     flags
 }
 

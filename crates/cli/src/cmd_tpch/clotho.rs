@@ -95,6 +95,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let flags = ["--bandwidth-mb".to_string(), bandwidth.to_string()]
         .into_iter()
         .chain(["--latency-ms".to_string(), LATENCY_MS.to_string()])
+        // The bench's model, as the paper's: the cores shared equally.
+        .chain(["--cpu-shares".to_string(), "equal".to_string()])
         .collect::<Vec<_>>();
     let mut cells = run_rounds(&databases, &queries, &kit, &flags, rounds)?;
     finish(&mut cells);
