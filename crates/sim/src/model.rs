@@ -1,7 +1,8 @@
 //! Device and CPU models (2004 report §3.1): a "perfect" disk where each chunk costs the
 //! same regardless of order, or bandwidth + latency; a CPU of fixed clock whose cores are
 //! shared by the running queries, each query running at most on one core and all slowed
-//! down in inverse proportion to their number once they exceed the cores.
+//! down in inverse proportion to their number once they exceed the cores — or, with
+//! `CpuShares::ShortFirst`, in proportion to weights, as the engine's reniced feeders.
 
 use coopscan_buffer::{CpuShares, Nanos};
 use serde::Serialize;
@@ -112,6 +113,7 @@ pub(crate) fn nanos(seconds: f64) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coopscan_buffer::{ChunkId, ColumnMask, PieceId};
 
     #[test]
     fn cores_are_shared_by_weight_and_none_gets_more_than_one() {
@@ -130,7 +132,6 @@ mod tests {
         assert!((r[0] - 2.0 / 3.0).abs() < 1e-12 && (r.iter().sum::<f64>() - 2.0).abs() < 1e-12);
         assert!(cpu.rates(&[]).is_empty());
     }
-    use coopscan_buffer::{ChunkId, ColumnMask, PieceId};
 
     fn piece(columns: ColumnMask) -> PieceId {
         PieceId {
