@@ -106,7 +106,11 @@ fn header(out: &mut String, r: &BenchReport) {
         1 => "one core per query (the paper's model)".to_string(),
         n => format!("up to {n} cores per query"),
     };
-    let _ = writeln!(out, "execution: {model}{}", in_order_note(r));
+    let shares = match p.cpu_shares.as_str() {
+        "equal" => "",
+        _ => ", cores shared shorter scans first",
+    };
+    let _ = writeln!(out, "execution: {model}{shares}{}", in_order_note(r));
     if let Some(c) = &r.calibration {
         let _ = writeln!(
             out,
