@@ -123,6 +123,13 @@ fn text_has_table2_rows_and_the_papers_numbers() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+    assert!(!out.contains("shorter scans first"), "{out}");
+    let mut params = small_params();
+    params.cpu_shares = "short-first".to_string();
+    let out = text::render(&report_of(params));
+    let needle =
+        "execution: one core per query (the paper's model), cores shared shorter scans first";
+    assert!(out.contains(needle), "missing {needle:?} in\n{out}");
 }
 
 #[test]
