@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::strategy::UnknownChoice;
+use crate::strategy::{parse_choice, UnknownChoice};
 
 /// The most nice levels a scan is lowered by: a feeder already runs a few levels below
 /// the loader, and Linux's lowest priority is nice 19.
@@ -74,12 +74,7 @@ impl fmt::Display for CpuShares {
 impl FromStr for CpuShares {
     type Err = UnknownChoice;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let found = Self::ALL.into_iter().find(|k| k.name() == s.trim());
-        found.ok_or_else(|| UnknownChoice {
-            what: "CPU shares",
-            given: s.to_string(),
-            expected: "equal, short-first",
-        })
+        parse_choice(&Self::ALL, Self::name, "CPU shares", s)
     }
 }
 

@@ -73,30 +73,37 @@ impl fmt::Display for ColumnOrder {
 pub struct UnknownChoice {
     pub what: &'static str,
     pub given: String,
-    pub expected: &'static str,
+    /// The choices' names, comma separated.
+    pub expected: String,
+}
+
+/// The one of `all` that `name` calls `given` (spaces around it ignored), or an error
+/// listing every name: what each choice's `FromStr` does.
+pub(crate) fn parse_choice<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    what: &'static str,
+    given: &str,
+) -> Result<T, UnknownChoice> {
+    let found = all.iter().copied().find(|&k| name(k) == given.trim());
+    found.ok_or_else(|| UnknownChoice {
+        what,
+        given: given.to_string(),
+        expected: all.iter().map(|&k| name(k)).collect::<Vec<_>>().join(", "),
+    })
 }
 
 impl FromStr for EvictionStrategy {
     type Err = UnknownChoice;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let found = Self::ALL.into_iter().find(|k| k.name() == s.trim());
-        found.ok_or_else(|| UnknownChoice {
-            what: "eviction strategy",
-            given: s.to_string(),
-            expected: "greedy, knapsack",
-        })
+        parse_choice(&Self::ALL, Self::name, "eviction strategy", s)
     }
 }
 
 impl FromStr for ColumnOrder {
     type Err = UnknownChoice;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let found = Self::ALL.into_iter().find(|k| k.name() == s.trim());
-        found.ok_or_else(|| UnknownChoice {
-            what: "column order",
-            given: s.to_string(),
-            expected: "smallest-first, completes-query",
-        })
+        parse_choice(&Self::ALL, Self::name, "column order", s)
     }
 }
 
@@ -114,5 +121,11 @@ mod tests {
         }
         let err = "best".parse::<EvictionStrategy>().unwrap_err();
         assert!(err.to_string().contains("greedy, knapsack"), "{err}");
+        let err = "first".parse::<ColumnOrder>().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected one of smallest-first, completes-query"),
+            "{err}"
+        );
     }
 }

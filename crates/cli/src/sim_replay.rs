@@ -13,7 +13,9 @@ use anyhow::{bail, Context};
 use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
 use coopscan_buffer::{CpuShares, PolicyKind, Split};
 use coopscan_sim::presets::run_policies;
-use coopscan_sim::{replay_workload, PresetReport, QueryShape, ReplayQuery, ReplaySetup};
+use coopscan_sim::{
+    replay_workload, shaped_run, PresetReport, QueryShape, ReplayQuery, ReplaySetup,
+};
 use coopscan_storage::chunk_map::chunk_range;
 use coopscan_storage::Table;
 use serde_json::Value;
@@ -73,13 +75,13 @@ pub fn replay(args: &ReplayArgs) -> anyhow::Result<PresetReport> {
         args.static_split,
         args.cpu_shares,
     )?;
-    let (mut cfg, workload) = replay_workload(&setup, &queries)?;
-    cfg.cpu.shares = shape.cpu_shares;
+    let (cfg, workload) = replay_workload(&setup, &queries)?;
+    let (cfg, workload) = shaped_run(cfg, workload, shape);
     Ok(run_policies(
         "replay",
         0,
         &cfg,
-        &workload.shaped(shape),
+        &workload,
         args.policies,
         true,
     )?)

@@ -337,8 +337,8 @@ fn feed_from_pool(
                         .map_err(external),
                     (Split::Static, _) => {
                         let table = runtime.table_at(pooled.table);
-                        let starts = table.map(|t| chunk_starts(&t)).unwrap_or_default();
-                        static_slices(&ranges, &starts, usize::from(count))
+                        let starts = table.as_deref().map_or(&[][..], |t| t.chunk_row_starts());
+                        static_slices(&ranges, starts, usize::from(count))
                             .into_iter()
                             .map(|slice| {
                                 let scan = runtime.register_scan(
@@ -373,14 +373,7 @@ fn give_way_by_length(pooled: &Pooled, ranges: &RowRanges, shares: CpuShares) {
     let Some(table) = pooled.runtime.table_at(pooled.table) else {
         return;
     };
-    let chunks = touched_chunks(ranges, &chunk_starts(&table)).len();
+    let chunks = touched_chunks(ranges, table.chunk_row_starts()).len();
     let steps = shares.nice_steps(u32::try_from(chunks).unwrap_or(u32::MAX));
     let _ = make_current_thread_nicer(i32::from(steps));
-}
-
-/// The first tuple of every chunk of `table`, ascending.
-fn chunk_starts(table: &coopscan_storage::Table) -> Vec<u64> {
-    (0..table.chunk_count())
-        .map(|k| table.chunk(k).row_start)
-        .collect()
 }

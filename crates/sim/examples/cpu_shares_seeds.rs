@@ -11,7 +11,7 @@
 
 use coopscan_buffer::{CpuShares, PolicyKind, Split};
 use coopscan_sim::presets::{run_policies, table2};
-use coopscan_sim::{PolicyReport, QueryShape, SimError};
+use coopscan_sim::{shaped_run, PolicyReport, QueryShape, SimError};
 
 /// The two balances: the paper's, and the bench's at a 400 MB/s throttle.
 const CPU_DIVISORS: [f64; 2] = [1.0, 1840.0 / 400.0];
@@ -78,9 +78,8 @@ fn over_seeds(
 ) -> Result<Vec<PolicyReport>, SimError> {
     SEEDS
         .map(|seed| {
-            let (mut cfg, workload) = table2(seed)?;
-            cfg.cpu.shares = shape.cpu_shares;
-            let mut workload = workload.shaped(shape);
+            let (cfg, workload) = table2(seed)?;
+            let (cfg, mut workload) = shaped_run(cfg, workload, shape);
             for q in workload.streams.iter_mut().flat_map(|s| &mut s.queries) {
                 q.cycles_per_byte /= divisor;
             }

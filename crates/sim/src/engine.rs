@@ -20,7 +20,7 @@ use crate::boundaries::Boundaries;
 use crate::model::{nanos, CpuModel, DeviceModel};
 use crate::result::{QueryResult, RunResult};
 use crate::timeline::Timeline;
-use crate::workload::{QuerySpec, SimCheckpoint, Workload};
+use crate::workload::{QueryShape, QuerySpec, SimCheckpoint, Workload};
 use checkpoints::checkpoints_in_order;
 
 mod checkpoints;
@@ -28,8 +28,9 @@ use crate::SimError;
 use coopscan_buffer::static_slices;
 use coopscan_buffer::{
     Abm, AbmConfig, Answer, AnyPolicy, BufferBudget, BufferError, Catalog, ChunkId, ChunkRanges,
-    ColumnMask, ColumnOrder, Driver, EvictionStrategy, HolderId, Mail, OnLoadFailure, PieceId,
-    Policy, PolicyKind, RowRanges, ScanId, ScanSpec, Snapshot, Split, TableGeometry, TableId,
+    ColumnMask, ColumnOrder, CpuShares, Driver, EvictionStrategy, HolderId, Mail, OnLoadFailure,
+    PieceId, Policy, PolicyKind, RowRanges, ScanId, ScanSpec, Snapshot, Split, TableGeometry,
+    TableId,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -195,6 +196,23 @@ struct Query {
     holds: u32,
 }
 
+/// Cycles per second of the chunks in process, numbered query by query in the order of
+/// their `processing` (`Sim::cpu_rates`).
+enum CpuRates {
+    /// Every chunk alike (equal shares).
+    Same(f64),
+    Each(Vec<f64>),
+}
+
+impl CpuRates {
+    fn at(&self, k: usize) -> f64 {
+        match self {
+            CpuRates::Same(rate) => *rate,
+            CpuRates::Each(rates) => rates[k],
+        }
+    }
+}
+
 /// One piece being read; the pieces of a load arrive one after another.
 struct InFlight {
     piece: PieceId,
@@ -331,6 +349,17 @@ pub fn abm_config(cfg: &SimConfig) -> AbmConfig {
         .with_max_inflight(cfg.max_inflight)
         .with_eviction(cfg.eviction)
         .with_column_order(cfg.column_order)
+}
+
+/// `cfg` and `workload` with every query run as `shape` says: the queries' workers and
+/// split (`Workload::shaped`) and the CPU's shares of the cores (`CpuModel::shares`).
+pub fn shaped_run(
+    mut cfg: SimConfig,
+    workload: Workload,
+    shape: QueryShape,
+) -> (SimConfig, Workload) {
+    cfg.cpu.shares = shape.cpu_shares;
+    (cfg, workload.shaped(shape))
 }
 
 /// Runs `workload` under the policy of `kind` (one per table) and reports per-query
@@ -611,29 +640,33 @@ impl Sim<'_> {
         out
     }
 
-    /// Cycles per second of every chunk being processed, query by query in the order
-    /// of their `processing`: the CPU's shares (`CpuModel::rates`), each query weighted
-    /// by the chunks it reads as the runtime's feeders are (`CpuShares`).
-    fn cpu_rates(&self) -> Vec<f64> {
-        let shares = self.cfg.cpu.shares;
+    /// The CPU's shares of the chunks being processed: with equal shares one rate for
+    /// all (nothing gathered, as every event asks), else each query weighted by the
+    /// chunks it reads as the runtime's feeders are (`CpuShares`, `CpuModel::rates`).
+    fn cpu_rates(&self) -> CpuRates {
+        let cpu = &self.cfg.cpu;
+        if cpu.shares == CpuShares::Equal {
+            return CpuRates::Same(cpu.rate_per_query(self.running()));
+        }
         let weights: Vec<f64> = (self.queries.iter())
             .flat_map(|q| {
-                let weight = shares.weight(q.wanted.len());
+                let weight = cpu.shares.weight(q.wanted.len());
                 q.processing.iter().map(move |_| weight)
             })
             .collect();
-        self.cfg.cpu.rates(&weights)
+        CpuRates::Each(cpu.rates(&weights))
     }
 
     fn next_event(&self) -> Option<(f64, Event)> {
+        let rates = self.cpu_rates();
         let processing = (self.queries.iter().enumerate()).flat_map(|(i, q)| {
             q.processing
                 .iter()
                 .map(move |&(w, _, left, _)| (i, w, left))
         });
         let cpu = processing
-            .zip(self.cpu_rates())
-            .map(|((i, w, left), rate)| (self.now + left / rate, Event::ChunkDone(i, w)));
+            .enumerate()
+            .map(|(k, (i, w, left))| (self.now + left / rates.at(k), Event::ChunkDone(i, w)));
         let loads = self
             .inflight
             .iter()
@@ -669,10 +702,12 @@ impl Sim<'_> {
     fn advance_cpu(&mut self, t: f64) {
         let dt = (t - self.now).max(0.0);
         let running = self.running();
-        let mut rates = self.cpu_rates().into_iter();
+        let rates = self.cpu_rates();
+        let mut k = 0;
         for q in &mut self.queries {
-            for ((_, _, left, _), rate) in q.processing.iter_mut().zip(&mut rates) {
-                *left = (*left - rate * dt).max(0.0);
+            for (_, _, left, _) in &mut q.processing {
+                *left = (*left - rates.at(k) * dt).max(0.0);
+                k += 1;
             }
         }
         self.cpu_busy_core_s += dt * (running as f64).min(f64::from(self.cfg.cpu.cores));

@@ -46,9 +46,9 @@ pub use boundaries::Boundaries;
 pub use common_prefix::{common_prefix, common_prefix_text, CommonPrefixReport, CommonPrefixRun};
 pub use dsm_variants::{table4_variants, variants_text, VARIANTS};
 pub use engine::{
-    abm_config, check_setup, geometries, geometry, simulate, simulate_catalog, simulate_ordered,
-    simulate_policy, simulate_tables, table_policies, SimConfig, SimFaults, SimTable,
-    DEFAULT_MAX_EVENTS, MAX_FAULT_PER_MILLE,
+    abm_config, check_setup, geometries, geometry, shaped_run, simulate, simulate_catalog,
+    simulate_ordered, simulate_policy, simulate_tables, table_policies, SimConfig, SimFaults,
+    SimTable, DEFAULT_MAX_EVENTS, MAX_FAULT_PER_MILLE,
 };
 pub use error::SimError;
 pub use fig8::{fig8, fig8_default_chunks, Fig8Point, Fig8Report};

@@ -1,6 +1,6 @@
 //! Named experiments: the 2004 report's simulations and the 2007 paper's Table 2.
 
-use crate::engine::{simulate, SimConfig};
+use crate::engine::{shaped_run, simulate, SimConfig};
 use crate::experiments::{defs, range_workload, short_names, table2_config};
 use crate::model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
 use crate::report::{table2_paper, PolicyReport, PresetReport};
@@ -300,10 +300,6 @@ pub fn run_preset_shaped(
 ) -> Result<PresetReport, SimError> {
     let traced = |cfg: SimConfig| SimConfig {
         record_trace,
-        cpu: CpuModel {
-            shares: shape.cpu_shares,
-            ..cfg.cpu
-        },
         ..cfg
     };
     if !name.takes_query_shape() && shape != QueryShape::default() {
@@ -338,12 +334,14 @@ pub fn run_preset_shaped(
         }
         PresetName::Table2 => {
             let (cfg, w) = table2(seed)?;
-            let (cfg, w) = checkpointed(cfg, w.shaped(shape));
+            let (cfg, w) = shaped_run(cfg, w, shape);
+            let (cfg, w) = checkpointed(cfg, w);
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Table3 => {
             let (cfg, w) = crate::table3::table3(seed);
-            let (cfg, w) = checkpointed(cfg, w.shaped(shape));
+            let (cfg, w) = shaped_run(cfg, w, shape);
+            let (cfg, w) = checkpointed(cfg, w);
             run_policies(name.name(), seed, &traced(cfg), &w, policies, true)
         }
         PresetName::Fig5 | PresetName::Fig6 | PresetName::Fig7 => Err(SimError::InvalidSetup(

@@ -74,7 +74,7 @@ pub struct SimCheckpoint {
 pub struct QueryShape {
     pub workers: u16,
     pub split: Split,
-    /// Applied to the run's `CpuModel` by whoever runs the shaped workload.
+    /// The run's `CpuModel::shares`: set with the queries' shape by `shaped_run`.
     pub cpu_shares: CpuShares,
 }
 
@@ -103,7 +103,8 @@ impl Workload {
         self
     }
 
-    /// This workload with every query of `shape`.
+    /// This workload with every query of `shape`'s workers and split (the CPU's
+    /// shares are the config's: `shaped_run` sets both).
     pub fn shaped(mut self, shape: QueryShape) -> Workload {
         let queries = self.streams.iter_mut().flat_map(|s| s.queries.iter_mut());
         for query in queries {
