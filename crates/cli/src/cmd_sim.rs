@@ -107,6 +107,11 @@ pub struct SimArgs {
         requires = "replay"
     )]
     pub cpu_scale: f64,
+    /// With --replay: milliseconds of a core the loader runs after each load before the
+    /// scans see it and the device reads again, at the weight the engine's loader has
+    /// beside its feeders (default 0: the papers' loader, which needs no CPU).
+    #[arg(long, value_name = "MS", requires = "replay")]
+    pub loader_cpu_ms: Option<f64>,
     /// table2 and table3 only: checkpoint the table every SECONDS of simulated time
     /// (2012 paper §2.1, case (iv)): queries arriving from then on read a new version
     /// that shares no page with the old, which is freed once its last scan leaves.
@@ -292,6 +297,7 @@ fn replay(args: &SimArgs, report: &Path) -> anyhow::Result<()> {
         cores: args.cores,
         bandwidth_mb: args.bandwidth_mb,
         cpu_scale: args.cpu_scale,
+        loader_cpu_ms: args.loader_cpu_ms,
     })?;
     println!("{}", replayed.to_text());
     let json = args

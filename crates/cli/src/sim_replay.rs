@@ -11,12 +11,13 @@
 
 use anyhow::{bail, Context};
 use coopscan_bench::bandwidth::{BandwidthMbS, BYTES_PER_MB};
-use coopscan_buffer::{CpuShares, PolicyKind, Split};
+use coopscan_buffer::{CpuShares, PolicyKind, Split, NICE_STEP_WEIGHT};
 use coopscan_sim::presets::run_policies;
 use coopscan_sim::{
-    replay_workload, shaped_run, PresetReport, QueryShape, ReplayQuery, ReplaySetup,
+    replay_workload, shaped_run, LoaderCpu, PresetReport, QueryShape, ReplayQuery, ReplaySetup,
 };
 use coopscan_storage::chunk_map::chunk_range;
+use coopscan_storage::device::FEEDER_NICER_BY;
 use coopscan_storage::Table;
 use serde_json::Value;
 use std::path::Path;
@@ -40,6 +41,23 @@ pub struct ReplayArgs<'a> {
     pub bandwidth_mb: Option<f64>,
     /// Multiplies every query's CPU per byte.
     pub cpu_scale: f64,
+    /// The loader's turn on a core after each load (`None`: it needs none).
+    pub loader_cpu_ms: Option<f64>,
+}
+
+/// The longest `--loader-cpu-ms` takes: far beyond any read of a chunk.
+const MAX_LOADER_CPU_MS: f64 = 1000.0;
+
+/// The engine's loader as the simulator's: `ms` of a core per load, at the weight CFS
+/// gives it beside feeders `FEEDER_NICER_BY` nice levels lower.
+fn loader_cpu(ms: f64) -> anyhow::Result<LoaderCpu> {
+    if !(0.0..=MAX_LOADER_CPU_MS).contains(&ms) {
+        bail!("--loader-cpu-ms {ms}: milliseconds in 0..={MAX_LOADER_CPU_MS}");
+    }
+    Ok(LoaderCpu {
+        s_per_load: ms / 1e3,
+        weight: NICE_STEP_WEIGHT.powi(FEEDER_NICER_BY),
+    })
 }
 
 /// The widest `--cpu-scale` takes: beyond it the run is no longer the report's.
@@ -62,6 +80,7 @@ pub fn replay(args: &ReplayArgs) -> anyhow::Result<PresetReport> {
             CPU_SCALE.end()
         );
     }
+    let loader = args.loader_cpu_ms.map(loader_cpu).transpose()?;
     let (mut setup, mut queries) = replay_input(&report, &calibration, &table, args.cores)?;
     if let Some(mb_s) = args.bandwidth_mb {
         setup.bytes_per_s = BandwidthMbS::new(mb_s)?.get() * BYTES_PER_MB;
@@ -76,7 +95,8 @@ pub fn replay(args: &ReplayArgs) -> anyhow::Result<PresetReport> {
         args.cpu_shares,
     )?;
     let (cfg, workload) = replay_workload(&setup, &queries)?;
-    let (cfg, workload) = shaped_run(cfg, workload, shape);
+    let (mut cfg, workload) = shaped_run(cfg, workload, shape);
+    cfg.cpu.loader = loader;
     Ok(run_policies(
         "replay",
         0,

@@ -24,6 +24,7 @@ use crate::workload::{QueryShape, QuerySpec, SimCheckpoint, Workload};
 use checkpoints::checkpoints_in_order;
 
 mod checkpoints;
+mod loader;
 use crate::SimError;
 use coopscan_buffer::static_slices;
 use coopscan_buffer::{
@@ -146,6 +147,8 @@ enum Event {
     /// Query `.0`'s worker `.1` finishes its chunk.
     ChunkDone(usize, u16),
     LoadDone(usize),
+    /// The loader's turn on the CPU after its reads ends (`LoaderCpu`).
+    LoaderTurnEnds,
     /// The run's next checkpoint: before the arrivals at its time, so a query that
     /// arrives then reads the new version.
     Checkpoint,
@@ -159,9 +162,10 @@ impl Event {
         match self {
             Event::ChunkDone(..) => 0,
             Event::LoadDone(_) => 1,
-            Event::Checkpoint => 2,
-            Event::Arrival(_) => 3,
-            Event::HoldEnds(_) => 4,
+            Event::LoaderTurnEnds => 2,
+            Event::Checkpoint => 3,
+            Event::Arrival(_) => 4,
+            Event::HoldEnds(_) => 5,
         }
     }
 }
@@ -197,10 +201,11 @@ struct Query {
 }
 
 /// Cycles per second of the chunks in process, numbered query by query in the order of
-/// their `processing` (`Sim::cpu_rates`).
+/// their `processing`, and of the loader when it has a turn (`Sim::cpu_rates`).
 enum CpuRates {
-    /// Every chunk alike (equal shares).
+    /// Every chunk alike (equal shares), the loader not on the CPU.
     Same(f64),
+    /// One per chunk in process; the loader's last when it has a turn.
     Each(Vec<f64>),
 }
 
@@ -237,6 +242,8 @@ struct Sim<'a> {
     stream_end: Vec<f64>,
     disk_free_at: f64,
     inflight: Vec<InFlight>,
+    /// The loader's turn on the CPU and the reads it has yet to announce (`loader.rs`).
+    loader: loader::LoaderTurn,
     timeline: Option<Timeline>,
     results: Vec<Option<QueryResult>>,
     cpu_busy_core_s: f64,
@@ -427,6 +434,9 @@ pub fn simulate_catalog(
     policies: Vec<AnyPolicy>,
     in_order: &BTreeSet<String>,
 ) -> Result<RunResult, SimError> {
+    if let Some(loader) = &cfg.cpu.loader {
+        loader.check().map_err(SimError::InvalidSetup)?;
+    }
     if let Some(f) = cfg.faults.filter(|f| f.per_mille > MAX_FAULT_PER_MILLE) {
         return Err(SimError::InvalidSetup(format!(
             "fault rate {} per mille: at most {MAX_FAULT_PER_MILLE}",
@@ -470,6 +480,7 @@ pub fn simulate_catalog(
         stream_end: workload.streams.iter().map(|s| s.start_s).collect(),
         disk_free_at: 0.0,
         inflight: Vec::new(),
+        loader: loader::LoaderTurn::default(),
         timeline: cfg.record_timeline.then(|| Timeline::new(first_chunks)),
         results: Vec::new(),
         cpu_busy_core_s: 0.0,
@@ -587,6 +598,7 @@ impl Sim<'_> {
             match event {
                 Event::ChunkDone(q, w) => self.on_chunk_done(q, w)?,
                 Event::LoadDone(i) => self.on_load_done(i)?,
+                Event::LoaderTurnEnds => self.on_loader_turn_end()?,
                 Event::Checkpoint => self.on_checkpoint()?,
                 Event::Arrival(s) => self.on_arrival(s)?,
                 Event::HoldEnds(q) => self.on_hold_end(q)?,
@@ -640,12 +652,14 @@ impl Sim<'_> {
         out
     }
 
-    /// The CPU's shares of the chunks being processed: with equal shares one rate for
-    /// all (nothing gathered, as every event asks), else each query weighted by the
-    /// chunks it reads as the runtime's feeders are (`CpuShares`, `CpuModel::rates`).
+    /// The CPU's shares of the chunks being processed: with equal shares and no loader
+    /// on the CPU one rate for all (nothing gathered, as every event asks), else each
+    /// query weighted by the chunks it reads as the runtime's feeders are (`CpuShares`,
+    /// `CpuModel::rates`), the loader in a turn last at its weight (`LoaderCpu`).
     fn cpu_rates(&self) -> CpuRates {
         let cpu = &self.cfg.cpu;
-        if cpu.shares == CpuShares::Equal {
+        let loader = self.loader_weight();
+        if cpu.shares == CpuShares::Equal && loader.is_none() {
             return CpuRates::Same(cpu.rate_per_query(self.running()));
         }
         let weights: Vec<f64> = (self.queries.iter())
@@ -653,6 +667,7 @@ impl Sim<'_> {
                 let weight = cpu.shares.weight(q.wanted.len());
                 q.processing.iter().map(move |_| weight)
             })
+            .chain(loader)
             .collect();
         CpuRates::Each(cpu.rates(&weights))
     }
@@ -672,6 +687,12 @@ impl Sim<'_> {
             .iter()
             .enumerate()
             .map(|(i, l)| (l.done_s, Event::LoadDone(i)));
+        let turn = self.loader_turn_left().map(|cycles| {
+            (
+                self.now + cycles / rates.at(self.running()),
+                Event::LoaderTurnEnds,
+            )
+        });
         let arrivals = self
             .arrivals
             .iter()
@@ -689,6 +710,7 @@ impl Sim<'_> {
             .filter(|_| busy)
             .map(|c| (c.at_s.max(self.now), Event::Checkpoint));
         cpu.chain(loads)
+            .chain(turn)
             .chain(checkpoint)
             .chain(arrivals)
             .chain(holds)
@@ -701,7 +723,6 @@ impl Sim<'_> {
 
     fn advance_cpu(&mut self, t: f64) {
         let dt = (t - self.now).max(0.0);
-        let running = self.running();
         let rates = self.cpu_rates();
         let mut k = 0;
         for q in &mut self.queries {
@@ -710,6 +731,12 @@ impl Sim<'_> {
                 k += 1;
             }
         }
+        // The loader in a turn has the last rate.
+        let loader_on_cpu = self.loader_turn_left().is_some();
+        if loader_on_cpu {
+            self.loader.advance(rates.at(k) * dt);
+        }
+        let running = k + usize::from(loader_on_cpu);
         self.cpu_busy_core_s += dt * (running as f64).min(f64::from(self.cfg.cpu.cores));
         self.now = t.max(self.now);
     }
@@ -722,6 +749,10 @@ impl Sim<'_> {
         // Straddling pages are DSM's: every table of `tables` is columnar, the one
         // table when it has column sizes.
         let columnar = !self.cfg.column_bytes.is_empty() || !self.cfg.tables.is_empty();
+        if self.loader.busy() {
+            // It has reads to announce before it chooses again.
+            return Ok(());
+        }
         while let Some(load) = self.timed(|driver| driver.next_load(now)) {
             let started_s = self.now.max(self.disk_free_at);
             let requests = crate::model::load_requests(&load.pieces, self.cfg.tiles);
@@ -1003,6 +1034,20 @@ impl Sim<'_> {
 
     fn on_load_done(&mut self, i: usize) -> Result<(), SimError> {
         let load = self.inflight.swap_remove(i);
+        match self.cfg.cpu.loader.filter(|l| l.s_per_load > 0.0) {
+            None => self.announce(load),
+            Some(loader) => {
+                let turn_cycles = loader.s_per_load * self.cfg.cpu.hz;
+                self.loader
+                    .read(load, self.inflight.is_empty(), turn_cycles);
+                Ok(())
+            }
+        }
+    }
+
+    /// Tells the ABM that `load`'s piece arrived (or failed) and hands out what it
+    /// answers.
+    fn announce(&mut self, load: InFlight) -> Result<(), SimError> {
         let failed = self.read_fails();
         if let Some(t) = self.timeline.as_mut() {
             let interval = crate::timeline::Interval {

@@ -55,7 +55,7 @@ pub use fig8::{fig8, fig8_default_chunks, Fig8Point, Fig8Report};
 pub use mixed_pool::{
     choose_scans, mixed_pool, mixed_pool_text, MixedPoint, MixedReport, MixedRun, MIXED_TARGET,
 };
-pub use model::{CpuModel, DeviceModel, CPU_HZ_2GHZ};
+pub use model::{CpuModel, DeviceModel, LoaderCpu, CPU_HZ_2GHZ};
 pub use parallel_split::{
     split_example, SplitExampleRun, SPLIT_EXAMPLE_CHUNKS, SPLIT_EXAMPLE_RESIDENT,
     SPLIT_EXAMPLE_WORKERS,

@@ -3,6 +3,7 @@
 //! shared by the running queries, each query running at most on one core and all slowed
 //! down in inverse proportion to their number once they exceed the cores — or, with
 //! `CpuShares::ShortFirst`, in proportion to weights, as the engine's reniced feeders.
+//! Optionally the loader needs the CPU too ([`LoaderCpu`]): the engine's does.
 
 use coopscan_buffer::{CpuShares, Nanos};
 use serde::Serialize;
@@ -59,6 +60,42 @@ pub struct CpuModel {
     pub cores: u32,
     /// How the cores are shared among the chunks being processed (equal: the papers').
     pub shares: CpuShares,
+    /// The loader's own CPU after each load (`None`: the papers' loader needs none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loader: Option<LoaderCpu>,
+}
+
+/// The loader as a thread that needs a core: after each load it must run — complete the
+/// read, mark the chunk loaded, choose and issue the next load — and until it has, the
+/// scans do not see the chunk and the device idles. When the scans saturate the cores it
+/// waits for its share of them, so the device delivers less the busier the CPU: on the
+/// engine a reader of 4 MB requests drops from 1.2 GB/s alone to 0.5-0.6 GB/s beside
+/// sixteen busy threads on two cores (docs/performance.md, "The loader on the CPU").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LoaderCpu {
+    /// Seconds of one core the loader runs after each load.
+    pub s_per_load: f64,
+    /// Its weight beside a chunk in process of weight 1 (a one-chunk scan's,
+    /// `CpuShares::weight`): the runtime's feeders run a few nice levels below the
+    /// loader (`coopscan_storage::device::FEEDER_NICER_BY`).
+    pub weight: f64,
+}
+
+impl LoaderCpu {
+    /// A loader that is a usable model: time not negative, weight positive, both finite.
+    pub fn check(&self) -> Result<(), String> {
+        let ok = self.s_per_load.is_finite()
+            && self.s_per_load >= 0.0
+            && self.weight.is_finite()
+            && self.weight > 0.0;
+        match ok {
+            true => Ok(()),
+            false => Err(format!(
+                "loader CPU {} s per load at weight {}: a time ≥ 0 and a weight > 0",
+                self.s_per_load, self.weight
+            )),
+        }
+    }
 }
 
 impl CpuModel {
@@ -68,6 +105,7 @@ impl CpuModel {
             hz,
             cores,
             shares: CpuShares::Equal,
+            loader: None,
         }
     }
 

@@ -91,7 +91,8 @@ pub fn random_streams(
         .collect()
 }
 
-/// One to three 2 GHz cores, shared equally or shorter scans first.
+/// One to three 2 GHz cores, shared equally or shorter scans first; in half the runs
+/// the loader needs a turn on them after each load, as heavy as a feeder or three times.
 #[allow(dead_code)] // used by some of the test files that include this module
 pub fn random_cpu(rng: &mut rand_chacha::ChaCha8Rng) -> coopscan_sim::CpuModel {
     use coopscan_buffer::CpuShares;
@@ -101,8 +102,13 @@ pub fn random_cpu(rng: &mut rand_chacha::ChaCha8Rng) -> coopscan_sim::CpuModel {
         true => CpuShares::ShortFirst,
         false => CpuShares::Equal,
     };
+    let loader = rng.random_bool(0.5).then(|| coopscan_sim::LoaderCpu {
+        s_per_load: rng.random_range(0.0..0.02),
+        weight: [1.0, 3.0][rng.random_range(0..2)],
+    });
     coopscan_sim::CpuModel {
         shares,
+        loader,
         ..coopscan_sim::CpuModel::new(2e9, cores)
     }
 }
