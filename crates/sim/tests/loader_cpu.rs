@@ -42,7 +42,7 @@ fn one_scan(chunks: u32, cpu_s: f64) -> Workload {
         kind: "scan".into(),
         cycles_per_byte: cpu_s * HZ / CHUNK_BYTES as f64,
         table: 0,
-        chunks: vec![0..chunks],
+        chunks: vec![0..chunks; 1],
         columns: 0,
         workers: 1,
         split: Split::Dynamic,
