@@ -114,6 +114,17 @@ impl ScanState {
         self.waiting.iter().map(|(_, t)| *t).min()
     }
 
+    /// Since when the scan, as one query, has waited for service (paper: the start of
+    /// waitingTime): since its longest-waiting worker began to wait, or since its last
+    /// delivery if that is later. The two agree for a scan of one worker, which waits
+    /// only after its last delivery; a parallel scan whose other workers are busy or
+    /// are being served would otherwise age for as long as one worker idles — a whole
+    /// scan long when it is I/O bound — and outrank shorter queries (the 2012 paper's
+    /// imbalance problem: a parallel query counts as one query).
+    pub fn waiting_since(&self) -> Option<Nanos> {
+        self.blocked_since().map(|t| t.max(self.last_served))
+    }
+
     /// Its starvation threshold before capping at `needed` (Figure 3's 2, plus one per
     /// further worker).
     pub fn starved_below(&self) -> u32 {

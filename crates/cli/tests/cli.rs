@@ -742,11 +742,22 @@ fn sim_replays_a_bench_report_over_its_table() {
         loads > 0.0 && total >= loads * 1.048,
         "{loads} loads in {total} s"
     );
-    let refused: [(&[&str], &str); 4] = [
+    // The loader's turn after each load makes the same run longer.
+    let loader = relevance_run(&["--loader-cpu-ms", "5"]);
+    let base = relevance_run(&[]);
+    let time = |run: &serde_json::Value| run["total_time_s"].as_f64().expect("total");
+    assert!(
+        time(&loader) > time(&base),
+        "{} s with the loader's turn, {} s without",
+        time(&loader),
+        time(&base)
+    );
+    let refused: [(&[&str], &str); 5] = [
         (&["--scan-workers", "65"], "1 to 64 workers"),
         (&["--cores", "0"], "need a core"),
         (&["--cpu-scale", "0"], "a factor in"),
         (&["--bandwidth-mb", "0"], "is outside"),
+        (&["--loader-cpu-ms", "2000"], "milliseconds in"),
     ];
     for (extra, why) in refused {
         let out = replay(extra);

@@ -49,11 +49,12 @@ pub struct RelevancePolicy {
     eviction: EvictionStrategy,
 }
 
-/// Paper: queryRelevance, for a starved scan. Shorter scans first, aged by waiting time.
+/// Paper: queryRelevance, for a starved scan. Shorter scans first, aged by waiting time
+/// (`ScanState::waiting_since`: a parallel scan's since its last delivery).
 pub fn query_relevance(state: &AbmState, slot: ScanSlot, now: Nanos) -> f64 {
     let scan = state.active_scan(slot);
     let waiting = scan
-        .blocked_since()
+        .waiting_since()
         .map_or(Nanos::ZERO, |t| now.saturating_sub(t));
     let waiting_units = waiting.0 as f64 / state.config().aging_unit.0 as f64;
     let running = f64::from(state.active_count().max(1));
