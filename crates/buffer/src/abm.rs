@@ -160,7 +160,7 @@ impl<P: Policy> Abm<P> {
             self.state.check_pages(pages)?;
         }
         let cols = self.state.scan_cols(spec.columns);
-        let needed = self.state.footprint(cols, spec.workers, chunks.len());
+        let needed = self.state.footprint(cols, chunks.len());
         let capacity = self.state.admission_bytes;
         if needed > capacity {
             return Err(BufferError::ScanTooLarge { needed, capacity });

@@ -12,9 +12,11 @@ pub const STARVED_BELOW: u32 = 2;
 pub const MAX_WORKERS: u16 = 64;
 
 /// Admission rule: a scan is admitted only while the buffer holds at least this many
-/// of the table's largest chunks per active scan, plus one per further worker. It is the same 2 as [`STARVED_BELOW`]:
-/// with it, relevance's `findFreeSlot` always finds a victim (2004 report §3.1: "if the
-/// chunk cache size is at least 2·Q_T it is certain that there exists such a chunk").
+/// of the table's largest chunks per active scan, whatever its workers. It is the same
+/// 2 as [`STARVED_BELOW`]: with scans of one worker, relevance's `findFreeSlot` always
+/// finds a victim (2004 report §3.1: "if the chunk cache size is at least 2·Q_T it is
+/// certain that there exists such a chunk"); a parallel scan's further workers may pin
+/// more, and a load that finds no room then waits for a release, which wakes the loader.
 pub const ADMISSION_CHUNKS_PER_SCAN: u32 = STARVED_BELOW;
 
 /// Most scans that can be active at once in one ABM: the bits of a [`crate::ScanSet`].

@@ -101,16 +101,17 @@ impl AbmState {
         })
     }
 
-    /// The budget a scan reading `cols` of `chunks` chunks with `workers` workers
-    /// reserves: room for 2 of its largest chunks, and one more per further worker
-    /// (each holds one while the next is ready) — but never for more chunks than it
-    /// reads, which are all it can ever hold. Without that cap a short query of four
-    /// workers reserved room for 5 chunks to read 1 or 2, and waited for admission
-    /// behind scans that needed the room.
-    pub(crate) fn footprint(&self, cols: u64, workers: u16, chunks: u32) -> u64 {
-        let held = ADMISSION_CHUNKS_PER_SCAN + u32::from(workers.max(1)) - 1;
+    /// The budget a scan reading `cols` of `chunks` chunks reserves: room for 2 of its
+    /// largest chunks, whatever its workers — what it needs to progress, one chunk in
+    /// process and one ready — but never for more chunks than it reads, which are all
+    /// it can ever hold. A parallel scan's further workers use what room there is.
+    /// Reserving one more chunk per further worker let a long scan of four workers
+    /// hold room for 5 chunks for its whole run, and short queries waited for
+    /// admission behind such scans (docs/performance.md, "Admission: what a scan needs
+    /// to progress").
+    pub(crate) fn footprint(&self, cols: u64, chunks: u32) -> u64 {
         self.largest_load(cols)
-            .saturating_mul(u64::from(held.min(chunks)))
+            .saturating_mul(u64::from(ADMISSION_CHUNKS_PER_SCAN.min(chunks)))
     }
 
     /// The bytes of the largest chunk's pieces for `cols`: the most one load of a scan
@@ -123,9 +124,10 @@ impl AbmState {
         }
     }
 
-    /// The most workers a scan reading `cols` may have: room for its footprint (2
-    /// chunks of its columns plus one per further worker) in the budget alone. At
-    /// least 1 (a scan too large for even that is refused at registration).
+    /// The most workers a scan reading `cols` may have: room in the budget alone for
+    /// 2 chunks of its columns plus one per further worker (more could never all hold
+    /// a chunk while one more is ready). At least 1 (a scan too large for even that is
+    /// refused at registration).
     pub fn max_workers(&self, cols: u64) -> u16 {
         let fit = self.admission_bytes / self.largest_load(cols).max(1);
         let further = fit.saturating_sub(u64::from(ADMISSION_CHUNKS_PER_SCAN));

@@ -498,9 +498,9 @@ fn admission_queues_scans_beyond_two_frames_each() {
     assert_eq!(abm.state().pending_count(), 1);
 }
 
-/// A scan never reserves room for more chunks than it reads: four workers over 2 chunks
-/// reserve 2 frames, not 2 + 3 (which 4 frames could not even hold), so beside a full
-/// scan's 2 they are admitted at once; a full scan of two workers (3 frames) then waits.
+/// A scan reserves room for 2 chunks whatever its workers, and never for more chunks
+/// than it reads: four workers over 2 chunks reserve 2 frames beside a full scan's 2
+/// and are admitted at once; a full scan of two workers (2 frames) then waits.
 #[test]
 fn a_short_parallel_scan_reserves_only_the_chunks_it_reads() {
     let geometry = TableGeometry::uniform(10, ROWS_PER_CHUNK).unwrap();
@@ -520,24 +520,24 @@ fn a_short_parallel_scan_reserves_only_the_chunks_it_reads() {
 }
 
 /// When room frees, admission takes the queued scan reading the fewest chunks first
-/// (queryRelevance's "shorter scans first"), not the first queued: here room for 4
-/// chunks admits a 2-chunk scan and leaves a full scan of 2 workers (3 chunks) queued,
-/// where first come first served would admit the full scan and leave the short one.
+/// (queryRelevance's "shorter scans first"), not the first queued: here room for 2
+/// chunks admits a 1-chunk scan and leaves a full scan (2 chunks) queued, where first
+/// come first served would admit the full scan and leave the short one.
 #[test]
 fn admission_takes_the_shortest_queued_scan_first() {
     let geometry = TableGeometry::uniform(10, ROWS_PER_CHUNK).unwrap();
+    let one_chunk = ScanSpec::new(3 * ROWS_PER_CHUNK..4 * ROWS_PER_CHUNK, ColumnMask::ALL);
     for kind in PolicyKind::ALL {
         let mut abm = Abm::with_kind(geometry.clone(), AbmConfig::new(4), kind).unwrap();
         let full = ScanSpec::full(10 * ROWS_PER_CHUNK);
-        let first = abm
-            .register_scan(&full.clone().with_workers(3), Nanos(0))
+        let first = abm.register_scan(&full, Nanos(0)).unwrap();
+        // Two workers reserve what one does: 2 chunks.
+        let second = abm
+            .register_scan(&full.clone().with_workers(2), Nanos(0))
             .unwrap();
-        assert!(first.admitted, "{kind:?}");
-        let long = abm
-            .register_scan(&full.clone().with_workers(2), Nanos(1))
-            .unwrap();
-        let two_chunks = ScanSpec::new(3 * ROWS_PER_CHUNK..5 * ROWS_PER_CHUNK, ColumnMask::ALL);
-        let short = abm.register_scan(&two_chunks, Nanos(2)).unwrap();
+        assert!(first.admitted && second.admitted, "{kind:?}");
+        let long = abm.register_scan(&full, Nanos(1)).unwrap();
+        let short = abm.register_scan(&one_chunk, Nanos(2)).unwrap();
         assert!(!long.admitted && !short.admitted, "{kind:?}: no room left");
         let chunk = abm.state().chunk_bytes(ChunkId(0));
         let mut out = Vec::new();
@@ -545,37 +545,39 @@ fn admission_takes_the_shortest_queued_scan_first() {
         assert_eq!(abm.state().pending_count(), 1, "{kind:?}");
         assert_eq!(
             abm.state().reserved_bytes(),
-            2 * chunk,
-            "{kind:?}: the short scan's"
+            3 * chunk,
+            "{kind:?}: the second scan's and the short scan's"
         );
         abm.unregister_scan(short.scan, Nanos(4), &mut out).unwrap();
         assert_eq!(abm.state().pending_count(), 0, "{kind:?}");
         assert_eq!(
             abm.state().reserved_bytes(),
-            3 * chunk,
-            "{kind:?}: the long scan's"
+            4 * chunk,
+            "{kind:?}: the second scan's and the long scan's"
         );
         abm.check_invariants().unwrap();
     }
 }
 
-/// Admission backfills: a short scan that fits is admitted before a queued parallel
-/// scan that does not, but only `ADMISSION_MAX_OVERTAKES` times; the next short one
-/// queues behind it, and when room frees the parallel scan goes first.
+/// Admission backfills: a short scan that fits is admitted before a queued scan that
+/// does not, but only `ADMISSION_MAX_OVERTAKES` times; the next short one queues
+/// behind it, and when room frees the queued scan goes first.
 #[test]
 fn short_scans_pass_a_queued_scan_a_bounded_number_of_times() {
     let geometry = TableGeometry::uniform(10, ROWS_PER_CHUNK).unwrap();
+    let one_chunk = ScanSpec::new(3 * ROWS_PER_CHUNK..4 * ROWS_PER_CHUNK, ColumnMask::ALL);
     for kind in PolicyKind::ALL {
         let mut abm = Abm::with_kind(geometry.clone(), AbmConfig::new(4), kind).unwrap();
         let full = ScanSpec::full(10 * ROWS_PER_CHUNK);
-        let first = abm.register_scan(&full, Nanos(0)).unwrap();
-        assert!(first.admitted, "{kind:?}");
-        // Three workers reserve 4 chunks; with the first scan's 2 they do not fit in 4.
+        // 1 + 2 of the 4 chunks reserved.
+        let first = abm.register_scan(&one_chunk, Nanos(0)).unwrap();
+        let other = abm.register_scan(&full, Nanos(0)).unwrap();
+        assert!(first.admitted && other.admitted, "{kind:?}");
+        // Three workers reserve 2 chunks too: they do not fit in the 1 left.
         let wide = abm
             .register_scan(&full.clone().with_workers(3), Nanos(0))
             .unwrap();
         assert!(!wide.admitted, "{kind:?}");
-        let one_chunk = ScanSpec::new(3 * ROWS_PER_CHUNK..4 * ROWS_PER_CHUNK, ColumnMask::ALL);
         let mut out = Vec::new();
         for k in 0..ADMISSION_MAX_OVERTAKES {
             let short = abm.register_scan(&one_chunk, Nanos(1)).unwrap();
@@ -588,7 +590,7 @@ fn short_scans_pass_a_queued_scan_a_bounded_number_of_times() {
             !late.admitted,
             "{kind:?}: the queued scan was passed enough"
         );
-        // Room for the queued scan's 4 chunks, and then none for the late one.
+        // Room for the queued scan's 2 chunks, and then none for the late one.
         let chunk = abm.state().chunk_bytes(ChunkId(0));
         abm.unregister_scan(first.scan, Nanos(4), &mut out).unwrap();
         let state = abm.state();
@@ -596,14 +598,14 @@ fn short_scans_pass_a_queued_scan_a_bounded_number_of_times() {
         assert_eq!(
             state.reserved_bytes(),
             4 * chunk,
-            "{kind:?}: the wide scan's"
+            "{kind:?}: the other scan's and the wide scan's"
         );
         abm.unregister_scan(wide.scan, Nanos(5), &mut out).unwrap();
         assert_eq!(abm.state().pending_count(), 0, "{kind:?}");
         assert_eq!(
             abm.state().reserved_bytes(),
-            chunk,
-            "{kind:?}: the late scan's"
+            3 * chunk,
+            "{kind:?}: the other scan's and the late scan's"
         );
         abm.check_invariants().unwrap();
     }
