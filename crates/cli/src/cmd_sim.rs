@@ -109,7 +109,7 @@ pub struct SimArgs {
     pub cpu_scale: f64,
     /// With --replay: milliseconds of a core the loader runs after each load before the
     /// scans see it and the device reads again, at the weight the engine's loader has
-    /// beside its feeders (default 0: the papers' loader, which needs no CPU).
+    /// beside its feeders (default none: the papers' loader, which needs no CPU).
     #[arg(long, value_name = "MS", requires = "replay")]
     pub loader_cpu_ms: Option<f64>,
     /// table2 and table3 only: checkpoint the table every SECONDS of simulated time
