@@ -35,22 +35,26 @@ fn loader(weight: f64) -> Option<LoaderCpu> {
     })
 }
 
-/// One scan of `chunks` chunks costing `cpu_s` each on a core of its own.
-fn one_scan(chunks: u32, cpu_s: f64) -> Workload {
-    let query = QuerySpec {
-        name: "scan".into(),
-        kind: "scan".into(),
+/// A scan of `chunks` costing `cpu_s` each on a core of its own.
+fn scan(name: &str, chunks: std::ops::Range<u32>, cpu_s: f64) -> QuerySpec {
+    QuerySpec {
+        name: name.into(),
+        kind: name.into(),
         cycles_per_byte: cpu_s * HZ / CHUNK_BYTES as f64,
         table: 0,
-        chunks: vec![0..chunks; 1],
+        chunks: vec![chunks; 1],
         columns: 0,
         workers: 1,
         split: Split::Dynamic,
         snapshot: None,
-    };
+    }
+}
+
+/// One stream of one scan of chunks `0..chunks`.
+fn one_scan(chunks: u32, cpu_s: f64) -> Workload {
     Workload::new(vec![StreamSpec {
         start_s: 0.0,
-        queries: vec![query],
+        queries: vec![scan("scan", 0..chunks, cpu_s)],
     }])
 }
 
@@ -86,19 +90,13 @@ fn the_loader_shares_the_core_with_the_chunks_in_process_by_weight() {
     // at 0.15 (the loader's turn on the idle core). A scan of three chunks of next to no
     // CPU arrives at 0.01: each of its reads takes 0.1 s and the turn after it shares
     // the core with the hog, the loader getting w / (1 + w) of it: 0.05 (1 + w) / w.
-    let query = |name: &str, chunks, cpu_s| {
-        let mut q = one_scan(1, cpu_s).streams.remove(0).queries.remove(0);
-        q.name = name.into();
-        q.chunks = vec![chunks];
-        q
-    };
     let stream = |start_s, q| StreamSpec {
         start_s,
         queries: vec![q],
     };
     let workload = Workload::new(vec![
-        stream(0.0, query("hog", 0..1, 10.0)),
-        stream(0.01, query("scan", 1..4, 1e-6)),
+        stream(0.0, scan("hog", 0..1, 10.0)),
+        stream(0.01, scan("scan", 1..4, 1e-6)),
     ]);
     for policy in [PolicyKind::Normal, PolicyKind::Relevance] {
         let scan_latency = |cfg: &SimConfig| {

@@ -12,19 +12,19 @@ use crate::SimError;
 pub(super) struct LoaderTurn {
     /// Cycles the loader still runs; `None` while reads are still in flight (or none).
     cycles_left: Option<f64>,
-    read: Vec<InFlight>,
+    unannounced: Vec<InFlight>,
 }
 
 impl LoaderTurn {
     /// It has read pieces to announce: it chooses no new load until it has.
     pub(super) fn busy(&self) -> bool {
-        !self.read.is_empty()
+        !self.unannounced.is_empty()
     }
 
     /// A piece's read completed; with the device now idle (`last`) the loader's turn of
     /// `cycles` begins.
     pub(super) fn read(&mut self, piece: InFlight, last: bool, cycles: f64) {
-        self.read.push(piece);
+        self.unannounced.push(piece);
         if last {
             self.cycles_left = Some(cycles);
         }
@@ -41,8 +41,8 @@ impl LoaderTurn {
 impl Sim<'_> {
     /// The loader's weight among the chunks in process while it has a turn.
     pub(super) fn loader_weight(&self) -> Option<f64> {
-        self.loader.cycles_left?;
-        self.cfg.cpu.loader.map(|l| l.weight)
+        let loader = self.cfg.cpu.loader?;
+        self.loader.cycles_left.map(|_| loader.weight)
     }
 
     /// Cycles left of the loader's turn, if it has one.
@@ -53,7 +53,7 @@ impl Sim<'_> {
     /// The turn ends: every read piece is announced, in the order it arrived.
     pub(super) fn on_loader_turn_end(&mut self) -> Result<(), SimError> {
         self.loader.cycles_left = None;
-        for piece in std::mem::take(&mut self.loader.read) {
+        for piece in std::mem::take(&mut self.loader.unannounced) {
             self.announce(piece)?;
         }
         Ok(())
