@@ -255,8 +255,9 @@ impl Runtime {
     /// A parallel CScan (2012 paper §2.2) of `table`: one scan (one interest, each
     /// chunk of its ranges delivered once) with `workers` handles, one per worker
     /// thread, each processing its own chunk at a time. The scan is unregistered when
-    /// the last handle is finished or dropped. A worker reserves one more chunk of the
-    /// budget at admission (docs/abm.md, "Admission").
+    /// the last handle is finished or dropped. Admission reserves room for 2 chunks
+    /// whatever the workers; further workers use the room there is (docs/abm.md,
+    /// "Admission").
     pub fn register_parallel(
         &self,
         table: TableId,
@@ -294,8 +295,8 @@ impl Runtime {
     }
 
     /// The most workers a scan of `table` reading `projection` may have under this
-    /// runtime's budget (each further worker reserves one more chunk at admission);
-    /// 1 for an unknown table.
+    /// runtime's budget (room for 2 of its chunks plus one per further worker, so that
+    /// all of them can hold a chunk while one more is ready); 1 for an unknown table.
     pub fn max_workers(&self, table: TableId, projection: &[usize]) -> u16 {
         let inner = self.shared.inner.lock();
         let Ok(abm) = inner.driver.catalog().table(table) else {
