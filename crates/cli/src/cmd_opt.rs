@@ -25,7 +25,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, clap::Args)]
 pub struct OptArgs {
     /// A trace file (`coopscan sim --trace DIR` and `coopscan bench --trace DIR` write
-    /// them; format in crates/buffer/src/trace.rs).
+    /// them; format in crates/buffer/src/trace/mod.rs).
     pub trace: PathBuf,
     /// Buffer sizes as % of the distinct bytes the trace references, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "10,20,40,60,80,100")]
