@@ -255,9 +255,9 @@ impl Runtime {
     /// A parallel CScan (2012 paper §2.2) of `table`: one scan (one interest, each
     /// chunk of its ranges delivered once) with `workers` handles, one per worker
     /// thread, each processing its own chunk at a time. The scan is unregistered when
-    /// the last handle is finished or dropped. Admission reserves room for 2 chunks
-    /// whatever the workers; further workers use the room there is (docs/abm.md,
-    /// "Admission").
+    /// the last handle is finished or dropped. Admission reserves room for 2 of its
+    /// chunks (1 if it reads one) whatever the workers; further workers use the room
+    /// there is (docs/abm.md, "Admission").
     pub fn register_parallel(
         &self,
         table: TableId,
