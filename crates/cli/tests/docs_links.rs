@@ -113,8 +113,12 @@ fn check_link(doc: &Path, target: &str, own: &HashSet<String>) -> Option<String>
         return Some(format!("no file {file}"));
     }
     let anchor = anchor?;
-    let text = std::fs::read_to_string(&path).ok()?;
-    (!anchors(&text).contains(anchor)).then(|| format!("no heading for {file}#{anchor}"))
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            (!anchors(&text).contains(anchor)).then(|| format!("no heading for {file}#{anchor}"))
+        }
+        Err(e) => Some(format!("{file} unreadable for #{anchor}: {e}")),
+    }
 }
 
 #[test]
